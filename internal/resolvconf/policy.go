@@ -57,6 +57,9 @@ func ForPod(pod *dpcorev1.Pod, node Node) (Config, []Warning, error) {
 	warnings = append(warnings, w...)
 	c.Searches, w = fitSearches(c.Searches)
 	warnings = append(warnings, w...)
+	if err := checkWords(c); err != nil {
+		return Config{}, nil, fmt.Errorf("pod %s/%s: %w", pod.Namespace, pod.Name, err)
+	}
 	return c, warnings, nil
 }
 
