@@ -1,0 +1,57 @@
+// Command dnsplane is the single binary of the dnsplane DNS control plane.
+// This package only wires subcommands; the work lives in internal/ packages.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+// Exit statuses shared by every subcommand.
+const (
+	exitOK      = 0
+	exitInvalid = 1 // the input was read and is invalid
+	exitUsage   = 2 // the command line or an input path is wrong
+)
+
+// exitError carries an exit status out of a cobra command; an empty message
+// means the command already reported the problem.
+type exitError struct {
+	code int
+	msg  string
+}
+
+func (e *exitError) Error() string { return e.msg }
+
+// run executes the command line and returns the process exit status.
+func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	cmd := newRootCommand(stdin, stdout, stderr)
+	cmd.SetArgs(args)
+	err := cmd.ExecuteContext(ctx)
+	if err == nil {
+		return exitOK
+	}
+	var ex *exitError
+	if errors.As(err, &ex) {
+		if ex.msg != "" {
+			fmt.Fprintln(stderr, "error:", ex.msg)
+		}
+		return ex.code
+	}
+	// Anything cobra itself rejects (unknown flag, missing argument) is a
+	// usage error.
+	fmt.Fprintln(stderr, "error:", err)
+	return exitUsage
+}

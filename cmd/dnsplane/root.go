@@ -1,0 +1,28 @@
+package main
+
+import (
+	"io"
+
+	"github.com/spf13/cobra"
+)
+
+func newRootCommand(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
+	root := &cobra.Command{
+		Use:   "dnsplane",
+		Short: "A Kubernetes-compatible DNS control plane",
+		Long: `dnsplane is a Kubernetes-compatible DNS control plane: pod DNS policies
+(Custom, ClusterFirstWithAutopath), relaxed search validation, server-side
+field validation, and cluster DNS on CoreDNS.`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.SetIn(stdin)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	root.AddCommand(
+		newValidateCommand(),
+		newResolvconfCommand(),
+		newVersionCommand(),
+	)
+	return root
+}

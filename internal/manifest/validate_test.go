@@ -1,0 +1,97 @@
+package manifest
+
+import (
+	"context"
+	"errors"
+	"io"
+	"strings"
+	"testing"
+
+	"github.com/dnsplane/dnsplane/internal/validation"
+)
+
+func stringSource(name, content string) Source {
+	return Source{Name: name, open: func() (io.ReadCloser, error) { return io.NopCloser(strings.NewReader(content)), nil }}
+}
+
+var allOn = validation.Options{RelaxedDNSSearchValidation: true, PodDNSCustomPolicy: true, PodDNSAutopath: true}
+
+func TestValidateSourceFindings(t *testing.T) {
+	tests := []struct {
+		name       string
+		in         string
+		wantStatus []Status
+		want       []string
+	}{
+		{name: "valid pod", in: "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec: {containers: [{name: c, image: i}]}\n",
+			wantStatus: []Status{Valid}},
+		{name: "missing field points at its parent", in: "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  dnsPolicy: Custom\n",
+			wantStatus: []Status{Invalid},
+			want:       []string{"x:4:1: spec.dnsParams: Required value: must be set when `dnsPolicy` is Custom"}},
+		{name: "None without dnsConfig", in: "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  dnsPolicy: None\n",
+			wantStatus: []Status{Invalid},
+			want:       []string{"x:4:1: spec.dnsConfig: Required value: must provide `dnsConfig` when `dnsPolicy` is None"}},
+		{name: "bad apiVersion", in: "apiVersion: a/b/c\nkind: Pod\n", wantStatus: []Status{Invalid},
+			want: []string{`x:1:1: apiVersion: Invalid value: "a/b/c": unexpected GroupVersion string: a/b/c`}},
+		{name: "fatal decode error", in: "apiVersion: v1\nkind: Pod\nspec: {hostNetwork: maybe}\n", wantStatus: []Status{Invalid},
+			want: []string{"x:1:1: json: cannot unmarshal string into Go struct field PodSpec.spec.hostNetwork of type bool"}},
+		{name: "two documents", in: "apiVersion: v1\nkind: Namespace\nmetadata: {name: a}\n---\napiVersion: example.com/v1\nkind: Widget\n",
+			wantStatus: []Status{Valid, Skipped}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			objs := Validator{Options: allOn}.ValidateSource(context.Background(), stringSource("x", tt.in))
+			var statuses []Status
+			var got []string
+			for _, o := range objs {
+				statuses = append(statuses, o.Status)
+				for _, f := range o.Findings {
+					got = append(got, f.String())
+				}
+			}
+			if len(statuses) != len(tt.wantStatus) {
+				t.Fatalf("statuses %v, want %v", statuses, tt.wantStatus)
+			}
+			for i := range statuses {
+				if statuses[i] != tt.wantStatus[i] {
+					t.Errorf("object %d: status %v, want %v", i, statuses[i], tt.wantStatus[i])
+				}
+			}
+			if strings.Join(got, "\n") != strings.Join(tt.want, "\n") {
+				t.Errorf("findings:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(tt.want, "\n"))
+			}
+		})
+	}
+}
+
+func TestPodFromCarrier(t *testing.T) {
+	in := `apiVersion: batch/v1
+kind: CronJob
+metadata: {name: nightly, namespace: jobs}
+spec:
+  schedule: "0 0 * * *"
+  jobTemplate:
+    spec:
+      template:
+        spec:
+          containers: [{name: c, image: i}]
+          dnsPolicy: ClusterFirstWithAutopath
+`
+	pod, _, err := Validator{Options: allOn}.Pod(context.Background(), stringSource("cj.yaml", in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pod.Namespace != "jobs" || pod.Spec.DNSPolicy != "ClusterFirstWithAutopath" || pod.Spec.Containers[0].Name != "c" {
+		t.Errorf("pod = %s/%s %+v", pod.Namespace, pod.Name, pod.Spec.PodSpec)
+	}
+
+	_, findings, err := Validator{}.Pod(context.Background(), stringSource("cj.yaml", in))
+	if !errors.Is(err, ErrInvalid) || len(findings) != 1 || !strings.Contains(findings[0].String(), `Unsupported value: "ClusterFirstWithAutopath"`) {
+		t.Errorf("with gates off: err=%v findings=%v", err, findings)
+	}
+
+	if _, _, err := (Validator{}).Pod(context.Background(), stringSource("cm.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n")); err == nil ||
+		!strings.Contains(err.Error(), "a ConfigMap has no pod spec") {
+		t.Errorf("ConfigMap: err = %v", err)
+	}
+}
