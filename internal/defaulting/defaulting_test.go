@@ -20,7 +20,9 @@ func TestDNSPolicy(t *testing.T) {
 		{"kept", &dpcorev1.Pod{Spec: dpcorev1.PodSpec{PodSpec: corev1.PodSpec{DNSPolicy: dpcorev1.DNSCustom}}},
 			func(o any) corev1.DNSPolicy { return o.(*dpcorev1.Pod).Spec.DNSPolicy }, dpcorev1.DNSCustom},
 		{"cronjob template", &dpbatchv1.CronJob{},
-			func(o any) corev1.DNSPolicy { return o.(*dpbatchv1.CronJob).Spec.JobTemplate.Spec.Template.Spec.DNSPolicy }, corev1.DNSClusterFirst},
+			func(o any) corev1.DNSPolicy {
+				return o.(*dpbatchv1.CronJob).Spec.JobTemplate.Spec.Template.Spec.DNSPolicy
+			}, corev1.DNSClusterFirst},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
