@@ -1,0 +1,109 @@
+package storage
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/url"
+	"os"
+	"slices"
+	"sync"
+	"sync/atomic"
+
+	"go.etcd.io/etcd/server/v3/embed"
+	"go.uber.org/zap/zapcore"
+)
+
+// Embedded is a single-member etcd running inside this process.
+type Embedded struct {
+	etcd      *embed.Etcd
+	endpoints []string
+	unlock    func() error
+	closeOnce sync.Once
+	// closing quiets etcd's log while we stop it on purpose.
+	closing *atomic.Bool
+}
+
+// StartEmbedded starts a single-member etcd whose data lives in dataDir and waits (bounded
+// by ctx) until it serves requests. It listens on 127.0.0.1 only, on ports the kernel
+// picks, so several instances (tests, or one per data dir) never collide. etcd's own
+// log goes to logger at warn level and above.
+//
+// Durability is etcd's: every acknowledged write has been fsynced to its WAL, so a
+// restart on the same dataDir, graceful or not, keeps it.
+func StartEmbedded(ctx context.Context, dataDir string, logger *slog.Logger) (*Embedded, error) {
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	if err := os.MkdirAll(dataDir, 0o700); err != nil {
+		return nil, fmt.Errorf("creating etcd data dir: %w", err)
+	}
+	// bbolt waits forever for the lock on its database file, so a second process on
+	// the same data dir would hang instead of failing; take our own lock first.
+	unlock, err := lockDir(dataDir)
+	if err != nil {
+		return nil, err
+	}
+
+	cfg := embed.NewConfig()
+	cfg.Name = "dnsplane"
+	cfg.Dir = dataDir
+	// Port 0: the kernel assigns free ports, race-free. The advertised URLs therefore
+	// carry port 0; nothing uses them in a single-member cluster (no peers dial us and
+	// our clients do not sync endpoints), and on restart etcd keeps the membership
+	// recorded in its WAL rather than re-checking these.
+	loopback := url.URL{Scheme: "http", Host: "127.0.0.1:0"}
+	cfg.ListenClientUrls = []url.URL{loopback}
+	cfg.AdvertiseClientUrls = []url.URL{loopback}
+	cfg.ListenPeerUrls = []url.URL{loopback}
+	cfg.AdvertisePeerUrls = []url.URL{loopback}
+	cfg.InitialCluster = cfg.InitialClusterFromName(cfg.Name)
+	// The gateway would dial the listen address (port 0) and nothing of ours uses it.
+	cfg.EnableGRPCGateway = false
+	cfg.Logger = "zap"
+	cfg.LogOutputs = []string{"stderr"} // never consulted: the builder below replaces the sink
+	closing := new(atomic.Bool)
+	cfg.ZapLoggerBuilder = embed.NewZapLoggerBuilder(newZapLogger(logger.With("component", "etcd"), zapcore.WarnLevel, closing))
+
+	e, err := embed.StartEtcd(cfg)
+	if err != nil {
+		return nil, errors.Join(fmt.Errorf("starting embedded etcd in %s: %w", dataDir, err), unlock())
+	}
+	select {
+	case <-e.Server.ReadyNotify():
+	case err := <-e.Err():
+		closing.Store(true)
+		e.Close()
+		return nil, errors.Join(fmt.Errorf("starting embedded etcd in %s: %w", dataDir, err), unlock())
+	case <-ctx.Done():
+		closing.Store(true)
+		e.Close()
+		return nil, errors.Join(fmt.Errorf("waiting for embedded etcd in %s to become ready: %w", dataDir, ctx.Err()), unlock())
+	}
+
+	emb := &Embedded{etcd: e, unlock: unlock, closing: closing}
+	for _, l := range e.Clients {
+		emb.endpoints = append(emb.endpoints, "http://"+l.Addr().String())
+	}
+	logger.Info("embedded etcd ready", "dataDir", dataDir, "endpoints", emb.endpoints)
+	return emb, nil
+}
+
+// Endpoints are the client URLs to pass to Connect.
+func (e *Embedded) Endpoints() []string { return slices.Clone(e.endpoints) }
+
+// Err reports a fatal error of the running etcd (the process should shut down).
+func (e *Embedded) Err() <-chan error { return e.etcd.Err() }
+
+// Close stops etcd gracefully. Close clients first: etcd waits for open streams
+// (watches) up to its request timeout before cutting them.
+func (e *Embedded) Close() error {
+	var err error
+	e.closeOnce.Do(func() {
+		e.closing.Store(true)
+		e.etcd.Close()
+		err = e.unlock()
+	})
+	return err
+}
