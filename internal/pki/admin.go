@@ -1,0 +1,147 @@
+package pki
+
+import (
+	"bytes"
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/csv"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"net/url"
+	"os"
+	"path/filepath"
+
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+)
+
+const (
+	tokensName     = "tokens.csv"
+	kubeconfigName = "kubeconfig"
+
+	adminUser  = "admin"
+	adminUID   = "admin-uid"
+	adminGroup = "system:masters"
+	// kubeconfigEntry names the cluster, user and context in the kubeconfig.
+	kubeconfigEntry = "dnsplane"
+)
+
+// EnsureAdmin makes sure <dir>/tokens.csv holds a bearer token for the user
+// "admin" in group system:masters and that <dir>/kubeconfig lets kubectl use
+// it against serverURL, trusting the bundle's CA. The token is created once;
+// an operator's other lines in tokens.csv are kept, and an existing admin
+// line is reused. The kubeconfig is owned by dnsplane: it is rewritten
+// whenever it differs from what the current URL, CA and token call for.
+func EnsureAdmin(dir, serverURL string, b *Bundle) (kubeconfigPath, tokenFile string, err error) {
+	if b == nil || len(b.CACertPEM) == 0 {
+		return "", "", errors.New("pki: EnsureAdmin needs a bundle with a CA certificate")
+	}
+	u, err := url.Parse(serverURL)
+	if err != nil {
+		return "", "", fmt.Errorf("pki: server URL: %w", err)
+	}
+	if u.Scheme != "https" || u.Host == "" {
+		return "", "", fmt.Errorf("pki: server URL %q must be https://host[:port]", serverURL)
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return "", "", fmt.Errorf("pki: create data directory: %w", err)
+	}
+	tokenFile = filepath.Join(dir, tokensName)
+	token, err := ensureAdminToken(tokenFile)
+	if err != nil {
+		return "", "", fmt.Errorf("pki: %w", err)
+	}
+	kubeconfigPath = filepath.Join(dir, kubeconfigName)
+	if err := ensureKubeconfig(kubeconfigPath, serverURL, b.CACertPEM, token); err != nil {
+		return "", "", fmt.Errorf("pki: %w", err)
+	}
+	return kubeconfigPath, tokenFile, nil
+}
+
+func ensureAdminToken(path string) (string, error) {
+	data, err := os.ReadFile(path)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return "", fmt.Errorf("read token file: %w", err)
+	}
+	token, found, err := findAdminToken(data)
+	if err != nil {
+		return "", fmt.Errorf("token file %s: %w", path, err)
+	}
+	if found {
+		return token, restrictMode(path)
+	}
+	token, err = newToken()
+	if err != nil {
+		return "", err
+	}
+	if len(data) > 0 && data[len(data)-1] != '\n' {
+		data = append(data, '\n')
+	}
+	data = fmt.Appendf(data, "%s,%s,%s,\"%s\"\n", token, adminUser, adminUID, adminGroup)
+	if err := writeFileAtomic(path, data, 0o600); err != nil {
+		return "", err
+	}
+	return token, nil
+}
+
+// findAdminToken returns the token that the API server will map to the admin
+// user, reading the file with the same rules: CSV records, empty tokens
+// skipped, and a repeated token belonging to its last record.
+func findAdminToken(data []byte) (string, bool, error) {
+	r := csv.NewReader(bytes.NewReader(data))
+	r.FieldsPerRecord = -1
+	owner := make(map[string]string)
+	var candidates []string
+	for {
+		record, err := r.Read()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return "", false, err
+		}
+		if len(record) < 3 || record[0] == "" {
+			continue
+		}
+		owner[record[0]] = record[1]
+		if record[1] == adminUser {
+			candidates = append(candidates, record[0])
+		}
+	}
+	for i := len(candidates) - 1; i >= 0; i-- {
+		if owner[candidates[i]] == adminUser {
+			return candidates[i], true, nil
+		}
+	}
+	return "", false, nil
+}
+
+// newToken returns 256 random bits in base64url, which needs no CSV quoting
+// and no escaping in a header.
+func newToken() (string, error) {
+	b := make([]byte, 32)
+	if _, err := rand.Read(b); err != nil {
+		return "", fmt.Errorf("generate admin token: %w", err)
+	}
+	return base64.RawURLEncoding.EncodeToString(b), nil
+}
+
+func ensureKubeconfig(path, serverURL string, caPEM []byte, token string) error {
+	cfg := clientcmdapi.NewConfig()
+	cfg.Clusters[kubeconfigEntry] = &clientcmdapi.Cluster{Server: serverURL, CertificateAuthorityData: caPEM}
+	cfg.AuthInfos[kubeconfigEntry] = &clientcmdapi.AuthInfo{Token: token}
+	cfg.Contexts[kubeconfigEntry] = &clientcmdapi.Context{Cluster: kubeconfigEntry, AuthInfo: kubeconfigEntry}
+	cfg.CurrentContext = kubeconfigEntry
+	want, err := clientcmd.Write(*cfg)
+	if err != nil {
+		return fmt.Errorf("encode kubeconfig: %w", err)
+	}
+	// Comparing bytes is enough because clientcmd.Write is deterministic,
+	// and it leaves an up-to-date file (and its mtime) alone.
+	if have, err := os.ReadFile(path); err == nil && bytes.Equal(have, want) {
+		return restrictMode(path)
+	}
+	return writeFileAtomic(path, want, 0o600)
+}
