@@ -12,6 +12,7 @@ import (
 	dpappsv1 "github.com/dnsplane/dnsplane/api/apps/v1"
 	dpbatchv1 "github.com/dnsplane/dnsplane/api/batch/v1"
 	dpcorev1 "github.com/dnsplane/dnsplane/api/core/v1"
+	dpoperatorv1 "github.com/dnsplane/dnsplane/api/operator/v1"
 )
 
 // New returns a pointer to a new, empty object of the Go type that decodes
@@ -67,4 +68,7 @@ var kinds = map[schema.GroupVersionKind]func() any{
 	core("ServiceAccount"): func() any { return &corev1.ServiceAccount{} },
 	{Group: "discovery.k8s.io", Version: "v1", Kind: "EndpointSlice"}: func() any { return &discoveryv1.EndpointSlice{} },
 	{Group: "coordination.k8s.io", Version: "v1", Kind: "Lease"}:      func() any { return &coordinationv1.Lease{} },
+
+	// dnsplane's own API.
+	{Group: dpoperatorv1.GroupName, Version: "v1", Kind: "DNS"}: func() any { return &dpoperatorv1.DNS{} },
 }

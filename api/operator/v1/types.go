@@ -1,0 +1,54 @@
+// Package v1 holds the operator.dnsplane.io/v1 API: the cluster-scoped DNS
+// resource (singleton "default") that the DNS operator turns into a CoreDNS
+// Corefile (seed 003). This first version carries the seed's forwarding
+// contract; the operator completes it.
+package v1
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// GroupName is the API group of the DNS resource.
+const GroupName = "operator.dnsplane.io"
+
+// DNS configures cluster DNS.
+type DNS struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+	Spec              DNSSpec   `json:"spec,omitempty"`
+	Status            DNSStatus `json:"status,omitempty"`
+}
+
+// DNSSpec is the desired cluster DNS configuration.
+type DNSSpec struct {
+	PluginConfig PluginConfig `json:"pluginConfig,omitempty"`
+}
+
+// PluginConfig configures CoreDNS plugins.
+type PluginConfig struct {
+	// ForwardPlugins send queries for a domain to other nameservers.
+	ForwardPlugins []ForwardPlugin `json:"forwardPlugins,omitempty"`
+}
+
+// ForwardPolicy selects how a forward plugin picks an upstream.
+type ForwardPolicy string
+
+const (
+	ForwardPolicyRandom     ForwardPolicy = "Random"
+	ForwardPolicyRoundRobin ForwardPolicy = "RoundRobin"
+	ForwardPolicySequential ForwardPolicy = "Sequential"
+)
+
+// ForwardPlugin forwards one domain to up to 15 nameservers.
+type ForwardPlugin struct {
+	Domain      string        `json:"domain"`
+	NameServers []string      `json:"nameServers"`
+	Policy      ForwardPolicy `json:"policy,omitempty"`
+}
+
+// DNSStatus is the observed state of cluster DNS.
+type DNSStatus struct {
+	ClusterIP     string             `json:"clusterIP,omitempty"`
+	ClusterDomain string             `json:"clusterDomain,omitempty"`
+	Conditions    []metav1.Condition `json:"conditions,omitempty"`
+}

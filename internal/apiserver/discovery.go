@@ -1,0 +1,411 @@
+package apiserver
+
+import (
+	"encoding/json"
+	"mime"
+	"net/http"
+	"sort"
+	"strconv"
+	"strings"
+
+	apidiscoveryv2 "k8s.io/api/apidiscovery/v2"
+	apidiscoveryv2beta1 "k8s.io/api/apidiscovery/v2beta1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+)
+
+// Discovery serves /api, /apis, /api/v1, /apis/<group> and
+// /apis/<group>/<version> for a Registry. It keeps no state besides the
+// registry, which is read-only once built.
+type Discovery struct{ reg *Registry }
+
+// NewDiscovery returns the discovery handlers for reg.
+func NewDiscovery(reg *Registry) *Discovery { return &Discovery{reg: reg} }
+
+// Media types of aggregated discovery. Clients may list the parameters in
+// any order; the response always uses this order.
+const (
+	aggregatedDiscoveryKind = "APIGroupDiscoveryList"
+	// ContentTypeAggregatedDiscoveryV2 is the Content-Type of an aggregated
+	// discovery v2 response.
+	ContentTypeAggregatedDiscoveryV2 = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList"
+	// ContentTypeAggregatedDiscoveryV2Beta1 is the Content-Type of an
+	// aggregated discovery v2beta1 response.
+	ContentTypeAggregatedDiscoveryV2Beta1 = "application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList"
+)
+
+// subresourceVerbs are the verbs of every status subresource.
+var subresourceVerbs = []string{"get", "patch", "update"}
+
+// ServeAPI answers GET /api: APIVersions, or the core group as an
+// APIGroupDiscoveryList when the client asks for aggregated discovery.
+func (d *Discovery) ServeAPI(w http.ResponseWriter, r *http.Request) {
+	w.Header().Add("Vary", "Accept")
+	if version, ok := wantsAggregatedDiscovery(r.Header.Get("Accept")); ok {
+		d.writeAggregated(w, version, true)
+		return
+	}
+	// kube-apiserver sends kind but no apiVersion on /api.
+	body := metav1.APIVersions{
+		TypeMeta: metav1.TypeMeta{Kind: "APIVersions"},
+		ServerAddressByClientCIDRs: []metav1.ServerAddressByClientCIDR{
+			{ClientCIDR: "0.0.0.0/0", ServerAddress: r.Host},
+		},
+	}
+	for _, gv := range d.reg.GroupVersions() {
+		if gv.Group == "" {
+			body.Versions = append(body.Versions, gv.Version)
+		}
+	}
+	discWriteJSON(w, http.StatusOK, "application/json", body)
+}
+
+// ServeAPIs answers GET /apis: an APIGroupList of every non-core group, or
+// an APIGroupDiscoveryList when the client asks for aggregated discovery.
+func (d *Discovery) ServeAPIs(w http.ResponseWriter, r *http.Request) {
+	w.Header().Add("Vary", "Accept")
+	if version, ok := wantsAggregatedDiscovery(r.Header.Get("Accept")); ok {
+		d.writeAggregated(w, version, false)
+		return
+	}
+	list := metav1.APIGroupList{TypeMeta: metav1.TypeMeta{Kind: "APIGroupList", APIVersion: "v1"}, Groups: []metav1.APIGroup{}}
+	for _, group := range d.groups() {
+		g, _ := d.apiGroup(group)
+		list.Groups = append(list.Groups, g)
+	}
+	discWriteJSON(w, http.StatusOK, "application/json", list)
+}
+
+// ServeGroup answers GET /apis/<group> with the group's APIGroup, or 404.
+func (d *Discovery) ServeGroup(w http.ResponseWriter, r *http.Request, group string) {
+	g, ok := d.apiGroup(group)
+	if group == "" || !ok {
+		discNotFound(w)
+		return
+	}
+	g.TypeMeta = metav1.TypeMeta{Kind: "APIGroup", APIVersion: "v1"}
+	discWriteJSON(w, http.StatusOK, "application/json", g)
+}
+
+// ServeGroupVersion answers GET /api/v1 and GET /apis/<group>/<version> with
+// the APIResourceList of that group/version, or 404.
+func (d *Discovery) ServeGroupVersion(w http.ResponseWriter, r *http.Request, gv schema.GroupVersion) {
+	list, ok := d.resourceList(gv)
+	if !ok {
+		discNotFound(w)
+		return
+	}
+	discWriteJSON(w, http.StatusOK, "application/json", list)
+}
+
+// groups returns the served non-core groups in registry order.
+func (d *Discovery) groups() []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, gv := range d.reg.GroupVersions() {
+		if gv.Group != "" && !seen[gv.Group] {
+			seen[gv.Group] = true
+			out = append(out, gv.Group)
+		}
+	}
+	return out
+}
+
+// versions returns the served versions of group, preferred first: v1 when
+// served, otherwise registry order.
+func (d *Discovery) versions(group string) []string {
+	var out []string
+	for _, gv := range d.reg.GroupVersions() {
+		if gv.Group == group {
+			out = append(out, gv.Version)
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i] == "v1" && out[j] != "v1" })
+	return out
+}
+
+// apiGroup describes one non-core group, without TypeMeta.
+func (d *Discovery) apiGroup(group string) (metav1.APIGroup, bool) {
+	versions := d.versions(group)
+	if len(versions) == 0 {
+		return metav1.APIGroup{}, false
+	}
+	g := metav1.APIGroup{Name: group}
+	for _, v := range versions {
+		g.Versions = append(g.Versions, metav1.GroupVersionForDiscovery{
+			GroupVersion: schema.GroupVersion{Group: group, Version: v}.String(),
+			Version:      v,
+		})
+	}
+	g.PreferredVersion = g.Versions[0]
+	return g, true
+}
+
+// resourcesOf returns the registry's resources in gv, ordered by plural.
+func (d *Discovery) resourcesOf(gv schema.GroupVersion) []*Resource {
+	var out []*Resource
+	for _, r := range d.reg.Resources() {
+		if r.GroupVersion() == gv {
+			out = append(out, r)
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Plural < out[j].Plural })
+	return out
+}
+
+// resourceList is the legacy APIResourceList of gv.
+func (d *Discovery) resourceList(gv schema.GroupVersion) (metav1.APIResourceList, bool) {
+	rs := d.resourcesOf(gv)
+	if len(rs) == 0 {
+		return metav1.APIResourceList{}, false
+	}
+	list := metav1.APIResourceList{TypeMeta: metav1.TypeMeta{Kind: "APIResourceList"}, GroupVersion: gv.String()}
+	if gv.Group != "" {
+		// The legacy /api/v1 list has no apiVersion in kube-apiserver;
+		// group lists carry "v1".
+		list.APIVersion = "v1"
+	}
+	for _, r := range rs {
+		list.APIResources = append(list.APIResources, metav1.APIResource{
+			Name:         r.Plural,
+			SingularName: r.Singular,
+			Namespaced:   r.Namespaced,
+			Kind:         r.GVK.Kind,
+			Verbs:        discCopy(r.Verbs),
+			ShortNames:   discCopy(r.ShortNames),
+			Categories:   discCopy(r.Categories),
+		})
+		if r.Status {
+			list.APIResources = append(list.APIResources, metav1.APIResource{
+				Name:       r.Plural + "/status",
+				Namespaced: r.Namespaced,
+				Kind:       r.GVK.Kind,
+				Verbs:      discCopy(subresourceVerbs),
+			})
+		}
+	}
+	sort.SliceStable(list.APIResources, func(i, j int) bool {
+		return list.APIResources[i].Name < list.APIResources[j].Name
+	})
+	return list, true
+}
+
+// aggregated builds the APIGroupDiscoveryList of the core group (legacy) or
+// of every other group.
+func (d *Discovery) aggregated(legacy bool) apidiscoveryv2.APIGroupDiscoveryList {
+	list := apidiscoveryv2.APIGroupDiscoveryList{Items: []apidiscoveryv2.APIGroupDiscovery{}}
+	groups := d.groups()
+	if legacy {
+		groups = []string{""}
+	}
+	for _, group := range groups {
+		item := apidiscoveryv2.APIGroupDiscovery{ObjectMeta: metav1.ObjectMeta{Name: group}}
+		for _, v := range d.versions(group) {
+			gv := schema.GroupVersion{Group: group, Version: v}
+			version := apidiscoveryv2.APIVersionDiscovery{Version: v, Freshness: apidiscoveryv2.DiscoveryFreshnessCurrent}
+			for _, r := range d.resourcesOf(gv) {
+				version.Resources = append(version.Resources, aggregatedResource(r))
+			}
+			item.Versions = append(item.Versions, version)
+		}
+		if len(item.Versions) > 0 {
+			list.Items = append(list.Items, item)
+		}
+	}
+	return list
+}
+
+func aggregatedResource(r *Resource) apidiscoveryv2.APIResourceDiscovery {
+	kind := metav1.GroupVersionKind{Group: r.GVK.Group, Version: r.GVK.Version, Kind: r.GVK.Kind}
+	scope := apidiscoveryv2.ScopeCluster
+	if r.Namespaced {
+		scope = apidiscoveryv2.ScopeNamespace
+	}
+	out := apidiscoveryv2.APIResourceDiscovery{
+		Resource:         r.Plural,
+		ResponseKind:     &kind,
+		Scope:            scope,
+		SingularResource: r.Singular,
+		Verbs:            discCopy(r.Verbs),
+		ShortNames:       discCopy(r.ShortNames),
+		Categories:       discCopy(r.Categories),
+	}
+	if r.Status {
+		sk := kind
+		out.Subresources = append(out.Subresources, apidiscoveryv2.APISubresourceDiscovery{
+			Subresource:  "status",
+			ResponseKind: &sk,
+			Verbs:        discCopy(subresourceVerbs),
+		})
+	}
+	return out
+}
+
+// writeAggregated writes the aggregated document in the negotiated version.
+// v2beta1 has the same JSON shape as v2, so only apiVersion and the
+// Content-Type differ.
+func (d *Discovery) writeAggregated(w http.ResponseWriter, version string, legacy bool) {
+	list := d.aggregated(legacy)
+	contentType := ContentTypeAggregatedDiscoveryV2
+	gv := apidiscoveryv2.SchemeGroupVersion
+	if version == apidiscoveryv2beta1.SchemeGroupVersion.Version {
+		contentType = ContentTypeAggregatedDiscoveryV2Beta1
+		gv = apidiscoveryv2beta1.SchemeGroupVersion
+	}
+	list.TypeMeta = metav1.TypeMeta{Kind: aggregatedDiscoveryKind, APIVersion: gv.String()}
+	discWriteJSON(w, http.StatusOK, contentType, list)
+}
+
+// wantsAggregatedDiscovery negotiates the Accept header of /api and /apis.
+// It returns the aggregated discovery version ("v2" or "v2beta1") when the
+// most preferred acceptable media range is aggregated discovery, and false
+// when plain JSON (or nothing we know) wins.
+func wantsAggregatedDiscovery(accept string) (string, bool) {
+	for _, c := range parseAcceptList(accept) {
+		if c.jsonGVK("apidiscovery.k8s.io", aggregatedDiscoveryKind) {
+			switch c.params["v"] {
+			case "v2", "v2beta1":
+				// profile=nopeer asks to leave out peer servers; there are none.
+				if p, ok := c.params["profile"]; ok && p != "nopeer" {
+					continue
+				}
+				return c.params["v"], true
+			}
+			continue
+		}
+		if c.plainJSON() {
+			return "", false
+		}
+	}
+	return "", false
+}
+
+// acceptEntry is one media range of an Accept header.
+type acceptEntry struct {
+	typ, subtype string
+	params       map[string]string // lower-case keys, without q
+	q            float64
+	index        int
+}
+
+// matchesJSON reports whether the range accepts application/json.
+func (a acceptEntry) matchesJSON() bool {
+	return (a.typ == "application" || a.typ == "*") && (a.subtype == "json" || a.subtype == "*")
+}
+
+// plainJSON reports whether the range accepts application/json without
+// asking for a particular kind.
+func (a acceptEntry) plainJSON() bool {
+	if !a.matchesJSON() {
+		return false
+	}
+	for k := range a.params {
+		if k != "charset" {
+			return false
+		}
+	}
+	return true
+}
+
+// jsonGVK reports whether the range is application/json naming group g and
+// kind as (any version).
+func (a acceptEntry) jsonGVK(g, as string) bool {
+	return a.typ == "application" && a.subtype == "json" && a.params["g"] == g && a.params["as"] == as
+}
+
+// parseAcceptList parses an Accept header into its acceptable media ranges,
+// most preferred first (by q, then by position). Ranges with q=0 and
+// malformed ranges are dropped. An empty header accepts everything.
+func parseAcceptList(header string) []acceptEntry {
+	if strings.TrimSpace(header) == "" {
+		return []acceptEntry{{typ: "*", subtype: "*", params: map[string]string{}, q: 1}}
+	}
+	var out []acceptEntry
+	for i, part := range splitAcceptHeader(header) {
+		part = strings.TrimSpace(part)
+		if part == "" {
+			continue
+		}
+		mt, params, err := mime.ParseMediaType(part)
+		if err != nil {
+			continue
+		}
+		typ, sub, ok := strings.Cut(mt, "/")
+		if !ok || typ == "" || sub == "" {
+			continue
+		}
+		e := acceptEntry{typ: typ, subtype: sub, params: map[string]string{}, q: 1, index: i}
+		for k, v := range params {
+			if k == "q" {
+				q, err := strconv.ParseFloat(v, 64)
+				if err != nil || q < 0 || q > 1 {
+					q = 0
+				}
+				e.q = q
+				continue
+			}
+			e.params[k] = v
+		}
+		if e.q > 0 {
+			out = append(out, e)
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].q > out[j].q })
+	return out
+}
+
+// splitAcceptHeader splits on commas outside quoted strings.
+func splitAcceptHeader(s string) []string {
+	var parts []string
+	start, quoted := 0, false
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case '\\':
+			if quoted {
+				i++
+			}
+		case '"':
+			quoted = !quoted
+		case ',':
+			if !quoted {
+				parts = append(parts, s[start:i])
+				start = i + 1
+			}
+		}
+	}
+	return append(parts, s[start:])
+}
+
+func discCopy(in []string) []string {
+	if in == nil {
+		return nil
+	}
+	return append([]string(nil), in...)
+}
+
+// discWriteJSON writes v as JSON with the given status and Content-Type.
+func discWriteJSON(w http.ResponseWriter, code int, contentType string, v any) {
+	body, err := json.Marshal(v)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", contentType)
+	w.Header().Set("Content-Length", strconv.Itoa(len(body)))
+	w.WriteHeader(code)
+	_, _ = w.Write(body)
+}
+
+// discNotFound writes the 404 Status kube-apiserver sends for an unknown
+// path.
+func discNotFound(w http.ResponseWriter) {
+	status := metav1.Status{
+		TypeMeta: metav1.TypeMeta{Kind: "Status", APIVersion: "v1"},
+		Status:   metav1.StatusFailure,
+		Message:  "the server could not find the requested resource",
+		Reason:   metav1.StatusReasonNotFound,
+		Details:  &metav1.StatusDetails{},
+		Code:     http.StatusNotFound,
+	}
+	discWriteJSON(w, http.StatusNotFound, "application/json", status)
+}

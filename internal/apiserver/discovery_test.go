@@ -1,0 +1,437 @@
+package apiserver
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	apidiscoveryv2 "k8s.io/api/apidiscovery/v2"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/restmapper"
+)
+
+// kubectlDiscoveryAccept is the Accept header kubectl 1.32 sends to /api
+// and /apis.
+const kubectlDiscoveryAccept = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList,application/json"
+
+// apiDocsServer serves the discovery and OpenAPI handlers of one registry
+// over HTTP and records the paths requested.
+type apiDocsServer struct {
+	*httptest.Server
+	mu    sync.Mutex
+	paths []string
+}
+
+func (s *apiDocsServer) requested() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.paths)
+}
+
+func newAPIDocsServer(t *testing.T, opts ...OpenAPIOption) *apiDocsServer {
+	t.Helper()
+	reg := NewRegistry()
+	d := NewDiscovery(reg)
+	oa, err := NewOpenAPI(reg, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /api", d.ServeAPI)
+	mux.HandleFunc("GET /apis", d.ServeAPIs)
+	mux.HandleFunc("GET /api/{v}", func(w http.ResponseWriter, r *http.Request) {
+		d.ServeGroupVersion(w, r, schema.GroupVersion{Version: r.PathValue("v")})
+	})
+	mux.HandleFunc("GET /apis/{g}", func(w http.ResponseWriter, r *http.Request) {
+		d.ServeGroup(w, r, r.PathValue("g"))
+	})
+	mux.HandleFunc("GET /apis/{g}/{v}", func(w http.ResponseWriter, r *http.Request) {
+		d.ServeGroupVersion(w, r, schema.GroupVersion{Group: r.PathValue("g"), Version: r.PathValue("v")})
+	})
+	mux.HandleFunc("GET /openapi/v3", oa.ServeIndex)
+	mux.HandleFunc("GET /openapi/v3/{path...}", func(w http.ResponseWriter, r *http.Request) {
+		oa.ServeGroupVersion(w, r, r.PathValue("path"))
+	})
+	s := &apiDocsServer{}
+	s.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s.mu.Lock()
+		s.paths = append(s.paths, r.URL.Path)
+		s.mu.Unlock()
+		mux.ServeHTTP(w, r)
+	}))
+	t.Cleanup(s.Close)
+	return s
+}
+
+// getDoc GETs path with an Accept header and returns the response and body.
+func getDoc(t *testing.T, url, accept string, header ...string) (*http.Response, []byte) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodGet, url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if accept != "" {
+		req.Header.Set("Accept", accept)
+	}
+	for i := 0; i+1 < len(header); i += 2 {
+		req.Header.Set(header[i], header[i+1])
+	}
+	client := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	resp, err := client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp, body
+}
+
+func TestDiscoveryLegacyDocuments(t *testing.T) {
+	srv := newAPIDocsServer(t)
+	host := strings.TrimPrefix(srv.URL, "http://")
+
+	t.Run("/api", func(t *testing.T) {
+		resp, body := getDoc(t, srv.URL+"/api", "application/json")
+		if ct := resp.Header.Get("Content-Type"); ct != "application/json" {
+			t.Errorf("Content-Type = %q", ct)
+		}
+		var got map[string]any
+		if err := json.Unmarshal(body, &got); err != nil {
+			t.Fatal(err)
+		}
+		// kube-apiserver sends kind but no apiVersion here.
+		if got["kind"] != "APIVersions" || got["apiVersion"] != nil {
+			t.Errorf("type meta = %v/%v", got["kind"], got["apiVersion"])
+		}
+		var v metav1.APIVersions
+		if err := json.Unmarshal(body, &v); err != nil {
+			t.Fatal(err)
+		}
+		want := []metav1.ServerAddressByClientCIDR{{ClientCIDR: "0.0.0.0/0", ServerAddress: host}}
+		if !slices.Equal(v.Versions, []string{"v1"}) || !slices.Equal(v.ServerAddressByClientCIDRs, want) {
+			t.Errorf("got %+v", v)
+		}
+	})
+
+	t.Run("/apis", func(t *testing.T) {
+		_, body := getDoc(t, srv.URL+"/apis", "")
+		var l metav1.APIGroupList
+		if err := json.Unmarshal(body, &l); err != nil {
+			t.Fatal(err)
+		}
+		if l.Kind != "APIGroupList" || l.APIVersion != "v1" {
+			t.Errorf("type meta = %+v", l.TypeMeta)
+		}
+		var names []string
+		for _, g := range l.Groups {
+			names = append(names, g.Name)
+			gv := metav1.GroupVersionForDiscovery{GroupVersion: g.Name + "/v1", Version: "v1"}
+			if g.PreferredVersion != gv || !slices.Equal(g.Versions, []metav1.GroupVersionForDiscovery{gv}) {
+				t.Errorf("group %s: %+v", g.Name, g)
+			}
+		}
+		want := []string{"apps", "batch", "coordination.k8s.io", "discovery.k8s.io", "operator.dnsplane.io"}
+		if !slices.Equal(names, want) {
+			t.Errorf("groups = %v, want %v", names, want)
+		}
+	})
+
+	t.Run("/apis/apps", func(t *testing.T) {
+		_, body := getDoc(t, srv.URL+"/apis/apps", "")
+		var g metav1.APIGroup
+		if err := json.Unmarshal(body, &g); err != nil {
+			t.Fatal(err)
+		}
+		if g.Kind != "APIGroup" || g.APIVersion != "v1" || g.Name != "apps" || g.PreferredVersion.GroupVersion != "apps/v1" {
+			t.Errorf("got %+v", g)
+		}
+	})
+
+	resourceLists := []struct {
+		path, groupVersion, apiVersion string
+		want                           []metav1.APIResource
+	}{
+		{"/api/v1", "v1", "", []metav1.APIResource{
+			{Name: "namespaces", SingularName: "namespace", Kind: "Namespace", Verbs: allVerbs, ShortNames: []string{"ns"}},
+			{Name: "namespaces/status", Kind: "Namespace", Verbs: []string{"get", "patch", "update"}},
+			{Name: "pods", SingularName: "pod", Namespaced: true, Kind: "Pod", Verbs: allVerbs, ShortNames: []string{"po"}, Categories: []string{"all"}},
+			{Name: "pods/status", Namespaced: true, Kind: "Pod", Verbs: []string{"get", "patch", "update"}},
+			{Name: "secrets", SingularName: "secret", Namespaced: true, Kind: "Secret", Verbs: allVerbs},
+		}},
+		{"/apis/apps/v1", "apps/v1", "v1", []metav1.APIResource{
+			{Name: "deployments", SingularName: "deployment", Namespaced: true, Kind: "Deployment", Verbs: allVerbs, ShortNames: []string{"deploy"}, Categories: []string{"all"}},
+			{Name: "deployments/status", Namespaced: true, Kind: "Deployment", Verbs: []string{"get", "patch", "update"}},
+		}},
+		{"/apis/operator.dnsplane.io/v1", "operator.dnsplane.io/v1", "v1", []metav1.APIResource{
+			{Name: "dnses", SingularName: "dns", Kind: "DNS", Verbs: allVerbs},
+			{Name: "dnses/status", Kind: "DNS", Verbs: []string{"get", "patch", "update"}},
+		}},
+	}
+	for _, tc := range resourceLists {
+		t.Run(tc.path, func(t *testing.T) {
+			resp, body := getDoc(t, srv.URL+tc.path, "application/json")
+			if resp.StatusCode != http.StatusOK {
+				t.Fatalf("status %d", resp.StatusCode)
+			}
+			var l metav1.APIResourceList
+			if err := json.Unmarshal(body, &l); err != nil {
+				t.Fatal(err)
+			}
+			if l.Kind != "APIResourceList" || l.APIVersion != tc.apiVersion || l.GroupVersion != tc.groupVersion {
+				t.Errorf("header = %+v, groupVersion %q", l.TypeMeta, l.GroupVersion)
+			}
+			byName := map[string]metav1.APIResource{}
+			var names []string
+			for _, r := range l.APIResources {
+				byName[r.Name] = r
+				names = append(names, r.Name)
+			}
+			if !slices.IsSorted(names) {
+				t.Errorf("resources not sorted: %v", names)
+			}
+			for _, want := range tc.want {
+				got, ok := byName[want.Name]
+				if !ok {
+					t.Errorf("missing %s", want.Name)
+					continue
+				}
+				if got.SingularName != want.SingularName || got.Namespaced != want.Namespaced || got.Kind != want.Kind ||
+					!slices.Equal(got.Verbs, want.Verbs) || !slices.Equal(got.ShortNames, want.ShortNames) || !slices.Equal(got.Categories, want.Categories) {
+					t.Errorf("%s = %+v, want %+v", want.Name, got, want)
+				}
+			}
+		})
+	}
+
+	for _, path := range []string{"/apis/nope", "/apis/nope/v1", "/apis/apps/v2", "/api/v2"} {
+		t.Run("404 "+path, func(t *testing.T) {
+			resp, body := getDoc(t, srv.URL+path, "")
+			var st metav1.Status
+			if err := json.Unmarshal(body, &st); err != nil {
+				t.Fatal(err)
+			}
+			if resp.StatusCode != http.StatusNotFound || st.Kind != "Status" || st.Reason != metav1.StatusReasonNotFound {
+				t.Errorf("status %d, body %s", resp.StatusCode, body)
+			}
+		})
+	}
+}
+
+func TestDiscoveryNegotiation(t *testing.T) {
+	srv := newAPIDocsServer(t)
+	tests := []struct {
+		name, accept, want string
+	}{
+		{"kubectl", kubectlDiscoveryAccept, ContentTypeAggregatedDiscoveryV2},
+		{"client-go nopeer", "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList;profile=nopeer," + kubectlDiscoveryAccept, ContentTypeAggregatedDiscoveryV2},
+		{"params in any order", "application/json; as=APIGroupDiscoveryList; v=v2; g=apidiscovery.k8s.io", ContentTypeAggregatedDiscoveryV2},
+		{"v2beta1 only", "application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList", ContentTypeAggregatedDiscoveryV2Beta1},
+		{"v2beta1 preferred by q", "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList;q=0.5,application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList", ContentTypeAggregatedDiscoveryV2Beta1},
+		{"plain JSON preferred by q", "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList;q=0.9,application/json", "application/json"},
+		{"plain JSON first", "application/json," + kubectlDiscoveryAccept, "application/json"},
+		{"q=0 excludes v2", "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList;q=0,*/*", "application/json"},
+		{"unknown version", "application/json;g=apidiscovery.k8s.io;v=v3;as=APIGroupDiscoveryList,application/json", "application/json"},
+		{"unknown profile", "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList;profile=other", "application/json"},
+		{"protobuf only", "application/vnd.kubernetes.protobuf;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList", "application/json"},
+		{"legacy client", "application/json", "application/json"},
+		{"no Accept", "", "application/json"},
+	}
+	for _, tc := range tests {
+		for _, path := range []string{"/api", "/apis"} {
+			t.Run(tc.name+" "+path, func(t *testing.T) {
+				resp, body := getDoc(t, srv.URL+path, tc.accept)
+				if ct := resp.Header.Get("Content-Type"); ct != tc.want {
+					t.Fatalf("Content-Type = %q, want %q", ct, tc.want)
+				}
+				var tm metav1.TypeMeta
+				if err := json.Unmarshal(body, &tm); err != nil {
+					t.Fatal(err)
+				}
+				switch tc.want {
+				case ContentTypeAggregatedDiscoveryV2:
+					if tm.APIVersion != "apidiscovery.k8s.io/v2" || tm.Kind != "APIGroupDiscoveryList" {
+						t.Errorf("type meta %+v", tm)
+					}
+				case ContentTypeAggregatedDiscoveryV2Beta1:
+					if tm.APIVersion != "apidiscovery.k8s.io/v2beta1" || tm.Kind != "APIGroupDiscoveryList" {
+						t.Errorf("type meta %+v", tm)
+					}
+				default:
+					if tm.Kind == "APIGroupDiscoveryList" {
+						t.Errorf("got aggregated discovery for %q", tc.accept)
+					}
+				}
+				if v := resp.Header.Values("Vary"); !slices.Contains(v, "Accept") {
+					t.Errorf("Vary = %v", v)
+				}
+			})
+		}
+	}
+}
+
+func TestDiscoveryAggregatedDocuments(t *testing.T) {
+	srv := newAPIDocsServer(t)
+	reg := NewRegistry()
+	seen := map[schema.GroupVersionKind]bool{}
+	for _, path := range []string{"/api", "/apis"} {
+		_, body := getDoc(t, srv.URL+path, kubectlDiscoveryAccept)
+		var l apidiscoveryv2.APIGroupDiscoveryList
+		if err := json.Unmarshal(body, &l); err != nil {
+			t.Fatal(err)
+		}
+		if path == "/api" && (len(l.Items) != 1 || l.Items[0].Name != "") {
+			t.Fatalf("/api items: %+v", l.Items)
+		}
+		for _, g := range l.Items {
+			if len(g.Versions) != 1 || g.Versions[0].Version != "v1" || g.Versions[0].Freshness != apidiscoveryv2.DiscoveryFreshnessCurrent {
+				t.Errorf("group %q versions %+v", g.Name, g.Versions)
+				continue
+			}
+			for _, r := range g.Versions[0].Resources {
+				if r.ResponseKind == nil {
+					t.Errorf("%s/%s: no responseKind", g.Name, r.Resource)
+					continue
+				}
+				gvk := schema.GroupVersionKind{Group: r.ResponseKind.Group, Version: r.ResponseKind.Version, Kind: r.ResponseKind.Kind}
+				res, ok := reg.Lookup(schema.GroupVersionResource{Group: g.Name, Version: "v1", Resource: r.Resource})
+				if !ok || res.GVK != gvk {
+					t.Errorf("%s/%s: responseKind %v", g.Name, r.Resource, gvk)
+					continue
+				}
+				seen[gvk] = true
+				scope := apidiscoveryv2.ScopeCluster
+				if res.Namespaced {
+					scope = apidiscoveryv2.ScopeNamespace
+				}
+				if r.Scope != scope || r.SingularResource != res.Singular || !slices.Equal(r.Verbs, res.Verbs) ||
+					!slices.Equal(r.ShortNames, res.ShortNames) || !slices.Equal(r.Categories, res.Categories) {
+					t.Errorf("%s: %+v", r.Resource, r)
+				}
+				var subs []string
+				for _, s := range r.Subresources {
+					subs = append(subs, s.Subresource)
+					if s.ResponseKind == nil || s.ResponseKind.Kind != res.GVK.Kind || !slices.Equal(s.Verbs, []string{"get", "patch", "update"}) {
+						t.Errorf("%s/%s: %+v", r.Resource, s.Subresource, s)
+					}
+				}
+				if want := res.Status; want != slices.Equal(subs, []string{"status"}) {
+					t.Errorf("%s subresources %v, status %v", r.Resource, subs, res.Status)
+				}
+			}
+		}
+	}
+	for _, res := range reg.Resources() {
+		if !seen[res.GVK] {
+			t.Errorf("%v missing from aggregated discovery", res.GVK)
+		}
+	}
+}
+
+// TestDiscoveryClientGo runs client-go's discovery client and REST mapper,
+// as kubectl does, over both the aggregated and the legacy documents.
+func TestDiscoveryClientGo(t *testing.T) {
+	for _, legacy := range []bool{false, true} {
+		name := "aggregated"
+		if legacy {
+			name = "legacy"
+		}
+		t.Run(name, func(t *testing.T) {
+			srv := newAPIDocsServer(t)
+			dc := discovery.NewDiscoveryClientForConfigOrDie(&rest.Config{Host: srv.URL})
+			dc.UseLegacyDiscovery = legacy
+			groups, lists, err := dc.ServerGroupsAndResources()
+			if err != nil {
+				t.Fatal(err)
+			}
+			perGV := false
+			for _, p := range srv.requested() {
+				if p == "/api/v1" || p == "/apis/apps/v1" {
+					perGV = true
+				}
+			}
+			if perGV != legacy {
+				t.Errorf("requested %v; legacy = %v", srv.requested(), legacy)
+			}
+			if len(groups) != 6 {
+				t.Errorf("%d groups", len(groups))
+			}
+			got := map[schema.GroupVersionResource]metav1.APIResource{}
+			for _, l := range lists {
+				gv, err := schema.ParseGroupVersion(l.GroupVersion)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, r := range l.APIResources {
+					got[gv.WithResource(r.Name)] = r
+				}
+			}
+			for _, res := range NewRegistry().Resources() {
+				gvr := res.GroupVersion().WithResource(res.Plural)
+				r, ok := got[gvr]
+				if !ok {
+					t.Errorf("%v missing", gvr)
+					continue
+				}
+				if r.Kind != res.GVK.Kind || r.Namespaced != res.Namespaced || r.SingularName != res.Singular ||
+					!slices.Equal(r.ShortNames, res.ShortNames) || !slices.Equal(r.Verbs, res.Verbs) || !slices.Equal(r.Categories, res.Categories) {
+					t.Errorf("%v = %+v", gvr, r)
+				}
+				if _, ok := got[res.GroupVersion().WithResource(res.Plural+"/status")]; ok != res.Status {
+					t.Errorf("%v/status listed = %v", gvr, ok)
+				}
+			}
+
+			grs, err := restmapper.GetAPIGroupResources(dc)
+			if err != nil {
+				t.Fatal(err)
+			}
+			mapper := restmapper.NewShortcutExpander(restmapper.NewDiscoveryRESTMapper(grs), dc, func(string) {})
+			for in, want := range map[string]schema.GroupVersionResource{
+				"deploy":     {Group: "apps", Version: "v1", Resource: "deployments"},
+				"po":         {Version: "v1", Resource: "pods"},
+				"svc":        {Version: "v1", Resource: "services"},
+				"cj":         {Group: "batch", Version: "v1", Resource: "cronjobs"},
+				"dns":        {Group: "operator.dnsplane.io", Version: "v1", Resource: "dnses"},
+				"lease":      {Group: "coordination.k8s.io", Version: "v1", Resource: "leases"},
+				"namespaces": {Version: "v1", Resource: "namespaces"},
+			} {
+				gvr, err := mapper.ResourceFor(schema.GroupVersionResource{Resource: in})
+				if err != nil || gvr != want {
+					t.Errorf("ResourceFor(%q) = %v, %v; want %v", in, gvr, err, want)
+				}
+			}
+			m, err := mapper.RESTMapping(schema.GroupKind{Group: "apps", Kind: "Deployment"})
+			if err != nil || m.Resource.Resource != "deployments" || m.Scope.Name() != "namespace" {
+				t.Errorf("RESTMapping(Deployment) = %+v, %v", m, err)
+			}
+			all, ok := restmapper.NewDiscoveryCategoryExpander(dc).Expand("all")
+			if !ok || !slices.Contains(all, schema.GroupResource{Group: "apps", Resource: "deployments"}) ||
+				slices.Contains(all, schema.GroupResource{Resource: "secrets"}) {
+				t.Errorf("category all = %v, %v", all, ok)
+			}
+		})
+	}
+}
+
+func TestParseAcceptList(t *testing.T) {
+	got := parseAcceptList(`text/plain;q=0.1, application/json;as=Table;v=v1;g=meta.k8s.io, application/yaml;q=0, application/x;foo="a,b";q=0.5, bad/`)
+	var types []string
+	for _, e := range got {
+		types = append(types, e.typ+"/"+e.subtype+"@"+e.params["as"]+e.params["foo"])
+	}
+	want := []string{"application/json@Table", "application/x@a,b", "text/plain@"}
+	if !slices.Equal(types, want) {
+		t.Errorf("got %v, want %v", types, want)
+	}
+}

@@ -1,0 +1,420 @@
+package apiserver
+
+import (
+	"bytes"
+	"crypto/sha512"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"time"
+	"unicode"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
+)
+
+// OpenAPI serves a minimal OpenAPI v3 surface: /openapi/v3 and one document
+// per group/version, listing every path and operation the server serves
+// with kube-apiserver's operation extensions and query parameters, but no
+// schemas (components.schemas is empty). That is what kubectl needs to see
+// that server-side field validation (and dry-run) is supported.
+//
+// The documents are rendered once, when the OpenAPI is built; it is
+// read-only afterwards.
+type OpenAPI struct {
+	index     []byte
+	indexHash string
+	docs      map[string]openAPIDocument // by "api/v1", "apis/apps/v1"
+}
+
+type openAPIDocument struct {
+	body []byte
+	hash string
+}
+
+// OpenAPIOption configures NewOpenAPI.
+type OpenAPIOption func(*openAPIConfig)
+
+type openAPIConfig struct {
+	omitFieldValidation bool
+}
+
+// OpenAPIOmitFieldValidation leaves the fieldValidation query parameter out
+// of every operation, for when the ServerSideFieldValidation gate is off:
+// kubectl then judges server-side field validation unsupported.
+func OpenAPIOmitFieldValidation() OpenAPIOption {
+	return func(c *openAPIConfig) { c.omitFieldValidation = true }
+}
+
+// openAPIKubernetesVersion is info.version of every document.
+const openAPIKubernetesVersion = "v1.32.0"
+
+// NewOpenAPI renders the OpenAPI v3 index and documents of reg.
+func NewOpenAPI(reg *Registry, opts ...OpenAPIOption) (*OpenAPI, error) {
+	var cfg openAPIConfig
+	for _, o := range opts {
+		o(&cfg)
+	}
+	o := &OpenAPI{docs: map[string]openAPIDocument{}}
+	type indexEntry struct {
+		ServerRelativeURL string `json:"serverRelativeURL"`
+	}
+	index := struct {
+		Paths map[string]indexEntry `json:"paths"`
+	}{Paths: map[string]indexEntry{}}
+	for _, gv := range reg.GroupVersions() {
+		doc := buildOpenAPIDocument(reg, gv, cfg)
+		body, err := json.Marshal(doc)
+		if err != nil {
+			return nil, fmt.Errorf("openapi %s: %w", gv, err)
+		}
+		key := openAPIPath(gv)
+		d := openAPIDocument{body: body, hash: openAPIHash(body)}
+		o.docs[key] = d
+		index.Paths[key] = indexEntry{ServerRelativeURL: openAPIDocumentURL(key, d.hash)}
+	}
+	body, err := json.Marshal(index)
+	if err != nil {
+		return nil, fmt.Errorf("openapi index: %w", err)
+	}
+	o.index, o.indexHash = body, openAPIHash(body)
+	return o, nil
+}
+
+// openAPIPath is a group/version's key in the index: api/v1, apis/<g>/<v>.
+func openAPIPath(gv schema.GroupVersion) string {
+	if gv.Group == "" {
+		return "api/" + gv.Version
+	}
+	return "apis/" + gv.Group + "/" + gv.Version
+}
+
+// openAPIHash is the upper-case hex SHA-512 of a document, as kube-openapi
+// computes it for the ?hash= parameter and the ETag.
+func openAPIHash(body []byte) string {
+	return fmt.Sprintf("%X", sha512.Sum512(body))
+}
+
+func openAPIDocumentURL(key, hash string) string {
+	u := url.URL{Path: "/openapi/v3/" + key, RawQuery: url.Values{"hash": {hash}}.Encode()}
+	return u.String()
+}
+
+// ServeIndex answers GET /openapi/v3 with the index of documents. The index
+// changes whenever a document does, so it is never cached without
+// revalidation.
+func (o *OpenAPI) ServeIndex(w http.ResponseWriter, r *http.Request) {
+	h := w.Header()
+	h.Set("Content-Type", "application/json")
+	h.Set("Etag", `"`+o.indexHash+`"`)
+	h.Set("Cache-Control", "no-cache, private")
+	http.ServeContent(w, r, "", time.Time{}, bytes.NewReader(o.index))
+}
+
+// ServeGroupVersion answers GET /openapi/v3/<path> (path is "api/v1" or
+// "apis/<group>/<version>") like kube-openapi: with ?hash= equal to the
+// document's hash the response is immutable; a stale hash is redirected
+// (301) to the current one; without a hash it must be revalidated. The ETag
+// is the hash, and If-None-Match gives 304. Only JSON is served.
+func (o *OpenAPI) ServeGroupVersion(w http.ResponseWriter, r *http.Request, path string) {
+	path = strings.Trim(path, "/")
+	doc, ok := o.docs[path]
+	if !ok {
+		discNotFound(w)
+		return
+	}
+	h := w.Header()
+	h.Add("Vary", "Accept")
+	if !acceptsJSON(r.Header.Get("Accept")) {
+		w.WriteHeader(http.StatusNotAcceptable)
+		return
+	}
+	h.Set("Content-Type", "application/json")
+	h.Set("Etag", `"`+doc.hash+`"`)
+	switch hash := r.URL.Query().Get("hash"); {
+	case hash == "":
+		h.Set("Cache-Control", "no-cache, private")
+	case hash != doc.hash:
+		http.Redirect(w, r, openAPIDocumentURL(path, doc.hash), http.StatusMovedPermanently)
+		return
+	default:
+		h.Set("Cache-Control", "public, immutable")
+		h.Set("Expires", time.Now().AddDate(1, 0, 0).UTC().Format(http.TimeFormat))
+	}
+	http.ServeContent(w, r, "", time.Time{}, bytes.NewReader(doc.body))
+}
+
+// acceptsJSON reports whether an Accept header admits application/json.
+func acceptsJSON(accept string) bool {
+	for _, c := range parseAcceptList(accept) {
+		if c.matchesJSON() {
+			return true
+		}
+	}
+	return false
+}
+
+// --- document model: only what the documents use ---
+
+type oaDocument struct {
+	OpenAPI    string                 `json:"openapi"`
+	Info       oaInfo                 `json:"info"`
+	Paths      map[string]*oaPathItem `json:"paths"`
+	Components oaComponents           `json:"components"`
+}
+
+type oaInfo struct {
+	Title   string `json:"title"`
+	Version string `json:"version"`
+}
+
+type oaComponents struct {
+	Schemas map[string]any `json:"schemas"`
+}
+
+type oaPathItem struct {
+	Get        *oaOperation  `json:"get,omitempty"`
+	Put        *oaOperation  `json:"put,omitempty"`
+	Post       *oaOperation  `json:"post,omitempty"`
+	Delete     *oaOperation  `json:"delete,omitempty"`
+	Patch      *oaOperation  `json:"patch,omitempty"`
+	Parameters []oaParameter `json:"parameters,omitempty"`
+}
+
+type oaOperation struct {
+	Tags        []string              `json:"tags,omitempty"`
+	Description string                `json:"description,omitempty"`
+	OperationID string                `json:"operationId"`
+	Parameters  []oaParameter         `json:"parameters,omitempty"`
+	RequestBody *oaRequestBody        `json:"requestBody,omitempty"`
+	Responses   map[string]oaResponse `json:"responses"`
+	Action      string                `json:"x-kubernetes-action,omitempty"`
+	// GVK is the single-object form kubectl's verifier reads.
+	GVK *oaGVK `json:"x-kubernetes-group-version-kind,omitempty"`
+}
+
+type oaGVK struct {
+	Group   string `json:"group"`
+	Kind    string `json:"kind"`
+	Version string `json:"version"`
+}
+
+type oaParameter struct {
+	Name        string   `json:"name"`
+	In          string   `json:"in"`
+	Description string   `json:"description,omitempty"`
+	Required    bool     `json:"required,omitempty"`
+	Schema      oaSchema `json:"schema"`
+}
+
+type oaSchema struct {
+	Type        string `json:"type"`
+	UniqueItems bool   `json:"uniqueItems,omitempty"`
+}
+
+type oaRequestBody struct {
+	Content  map[string]oaMediaType `json:"content"`
+	Required bool                   `json:"required,omitempty"`
+}
+
+type oaMediaType struct {
+	Schema oaSchema `json:"schema"`
+}
+
+type oaResponse struct {
+	Description string `json:"description"`
+}
+
+// Query parameters, inline in every operation as kubectl's verifier wants.
+func oaQuery(name, typ, desc string) oaParameter {
+	return oaParameter{Name: name, In: "query", Description: desc, Schema: oaSchema{Type: typ, UniqueItems: true}}
+}
+
+var (
+	oaPretty          = oaQuery("pretty", "string", "If 'true', the output is pretty printed.")
+	oaDryRun          = oaQuery("dryRun", "string", "When present, modifications are not persisted. The only valid value is All: process every stage of the request without storing the result.")
+	oaFieldManager    = oaQuery("fieldManager", "string", "fieldManager is the name of the actor making the change; it must be at most 128 printable characters.")
+	oaFieldValidation = oaQuery("fieldValidation", "string", "fieldValidation tells the server what to do with unknown or duplicate fields in the request object. Ignore drops them silently; Warn (the default) drops them and returns one Warning header per field; Strict fails the request with a BadRequest error listing every such field.")
+	oaForce           = oaQuery("force", "boolean", "Force is only for apply requests: it makes the caller take ownership of conflicting fields. It must be unset for other patch types.")
+	oaListParams      = []oaParameter{
+		oaQuery("allowWatchBookmarks", "boolean", "Ask for watch events of type BOOKMARK."),
+		oaQuery("continue", "string", "The continue token of the previous page of a paginated list."),
+		oaQuery("fieldSelector", "string", "Restrict the returned objects by their fields."),
+		oaQuery("labelSelector", "string", "Restrict the returned objects by their labels."),
+		oaQuery("limit", "integer", "The maximum number of objects in one page of a list."),
+		oaQuery("resourceVersion", "string", "Which resource version the list or watch is served from."),
+		oaQuery("resourceVersionMatch", "string", "How resourceVersion applies to a list."),
+		oaQuery("timeoutSeconds", "integer", "Timeout of the list or watch call."),
+		oaQuery("watch", "boolean", "Watch for changes and return them as a stream of events."),
+	}
+	oaDeleteParams = []oaParameter{
+		oaDryRun,
+		oaQuery("gracePeriodSeconds", "integer", "The duration in seconds before the object is deleted."),
+		oaQuery("orphanDependents", "boolean", "Deprecated: use propagationPolicy."),
+		oaQuery("propagationPolicy", "string", "Whether and how garbage collection deletes dependents: Orphan, Background or Foreground."),
+	}
+)
+
+// oaDeleteCollectionParams are the delete parameters plus the list
+// parameters that select what to delete.
+func oaDeleteCollectionParams() []oaParameter {
+	out := slices.Clone(oaDeleteParams)
+	for _, p := range oaListParams {
+		switch p.Name {
+		case "allowWatchBookmarks", "watch":
+		default:
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// PATCH bodies: JSON patch, merge patch and server-side apply. Strategic
+// merge patch is left out until the documents carry schemas; kubectl would
+// otherwise look for patch metadata that is not there.
+var oaPatchTypes = []string{"application/apply-patch+yaml", "application/json-patch+json", "application/merge-patch+json"}
+
+func oaBody(types ...string) *oaRequestBody {
+	b := &oaRequestBody{Content: map[string]oaMediaType{}, Required: true}
+	for _, t := range types {
+		b.Content[t] = oaMediaType{Schema: oaSchema{Type: "object"}}
+	}
+	return b
+}
+
+func oaResponses(codes ...string) map[string]oaResponse {
+	text := map[string]string{"200": "OK", "201": "Created", "202": "Accepted", "401": "Unauthorized"}
+	out := map[string]oaResponse{"401": {Description: "Unauthorized"}}
+	for _, c := range codes {
+		out[c] = oaResponse{Description: text[c]}
+	}
+	return out
+}
+
+// oaGroupVersionName is the group/version fragment of operation IDs:
+// CoreV1, AppsV1, DiscoveryV1, OperatorDnsplaneIoV1.
+func oaGroupVersionName(gv schema.GroupVersion) string {
+	group := strings.TrimSuffix(gv.Group, ".k8s.io")
+	if group == "" {
+		group = "core"
+	}
+	var b strings.Builder
+	for _, part := range strings.FieldsFunc(group, func(r rune) bool { return r == '.' || r == '-' }) {
+		b.WriteString(oaUpperFirst(part))
+	}
+	b.WriteString(oaUpperFirst(gv.Version))
+	return b.String()
+}
+
+func oaUpperFirst(s string) string {
+	if s == "" {
+		return s
+	}
+	r := []rune(s)
+	r[0] = unicode.ToUpper(r[0])
+	return string(r)
+}
+
+// oaTag is the tag of a group/version's operations: core_v1, apps_v1.
+func oaTag(gv schema.GroupVersion) string {
+	name := oaGroupVersionName(schema.GroupVersion{Group: gv.Group})
+	r := []rune(name)
+	r[0] = unicode.ToLower(r[0])
+	return string(r) + "_" + gv.Version
+}
+
+// buildOpenAPIDocument lists, for every resource of gv, the collection,
+// item and status paths with one operation per served verb.
+func buildOpenAPIDocument(reg *Registry, gv schema.GroupVersion, cfg openAPIConfig) *oaDocument {
+	doc := &oaDocument{
+		OpenAPI:    "3.0.0",
+		Info:       oaInfo{Title: "Kubernetes", Version: openAPIKubernetesVersion},
+		Paths:      map[string]*oaPathItem{},
+		Components: oaComponents{Schemas: map[string]any{}},
+	}
+	prefix := "/" + openAPIPath(gv)
+	gvName, tag := oaGroupVersionName(gv), oaTag(gv)
+	doc.Paths[prefix+"/"] = &oaPathItem{Get: &oaOperation{
+		Tags: []string{tag}, Description: "get available resources",
+		OperationID: "get" + gvName + "APIResources", Responses: oaResponses("200"),
+	}}
+	write := []oaParameter{oaDryRun, oaFieldManager}
+	if !cfg.omitFieldValidation {
+		write = append(write, oaFieldValidation)
+	}
+	patch := append(slices.Clone(write), oaForce)
+
+	namespaceParam := oaParameter{Name: "namespace", In: "path", Description: "object name and auth scope, such as for teams and projects", Required: true, Schema: oaSchema{Type: "string", UniqueItems: true}}
+	for _, res := range reg.Resources() {
+		if res.GroupVersion() != gv {
+			continue
+		}
+		kind := res.GVK.Kind
+		gvk := &oaGVK{Group: gv.Group, Kind: kind, Version: gv.Version}
+		has := func(verb string) bool { return slices.Contains(res.Verbs, verb) }
+		op := func(operationID, action, desc string, params []oaParameter, body *oaRequestBody, codes ...string) *oaOperation {
+			return &oaOperation{
+				Tags: []string{tag}, Description: desc, OperationID: operationID,
+				Parameters: slices.Clone(params), RequestBody: body, Responses: oaResponses(codes...),
+				Action: action, GVK: gvk,
+			}
+		}
+		scope, collection := "", prefix+"/"+res.Plural
+		scopeParams := []oaParameter{oaPretty}
+		if res.Namespaced {
+			scope = "Namespaced"
+			collection = prefix + "/namespaces/{namespace}/" + res.Plural
+			scopeParams = []oaParameter{namespaceParam, oaPretty}
+		}
+		nameParam := oaParameter{Name: "name", In: "path", Description: "name of the " + kind, Required: true, Schema: oaSchema{Type: "string", UniqueItems: true}}
+		itemParams := append([]oaParameter{nameParam}, scopeParams...)
+		id := func(verb, suffix string) string { return verb + gvName + scope + kind + suffix }
+
+		coll := &oaPathItem{Parameters: scopeParams}
+		if has("list") {
+			coll.Get = op(id("list", ""), "list", "list or watch objects of kind "+kind, oaListParams, nil, "200")
+		}
+		if has("create") {
+			coll.Post = op(id("create", ""), "post", "create a "+kind, write, oaBody("*/*"), "200", "201", "202")
+		}
+		if has("deletecollection") {
+			coll.Delete = op("delete"+gvName+"Collection"+scope+kind, "deletecollection", "delete collection of "+kind,
+				oaDeleteCollectionParams(), oaBody("*/*"), "200")
+		}
+		doc.Paths[collection] = coll
+
+		item := &oaPathItem{Parameters: itemParams}
+		if has("get") {
+			item.Get = op(id("read", ""), "get", "read the specified "+kind, nil, nil, "200")
+		}
+		if has("update") {
+			item.Put = op(id("replace", ""), "put", "replace the specified "+kind, write, oaBody("*/*"), "200", "201")
+		}
+		if has("patch") {
+			item.Patch = op(id("patch", ""), "patch", "partially update the specified "+kind, patch, oaBody(oaPatchTypes...), "200", "201")
+		}
+		if has("delete") {
+			item.Delete = op(id("delete", ""), "delete", "delete a "+kind, oaDeleteParams, oaBody("*/*"), "200", "202")
+		}
+		doc.Paths[collection+"/{name}"] = item
+
+		if res.Status {
+			doc.Paths[collection+"/{name}/status"] = &oaPathItem{
+				Parameters: itemParams,
+				Get:        op(id("read", "Status"), "get", "read status of the specified "+kind, nil, nil, "200"),
+				Put:        op(id("replace", "Status"), "put", "replace status of the specified "+kind, write, oaBody("*/*"), "200", "201"),
+				Patch:      op(id("patch", "Status"), "patch", "partially update status of the specified "+kind, patch, oaBody(oaPatchTypes...), "200", "201"),
+			}
+		}
+		if res.Namespaced && has("list") {
+			doc.Paths[prefix+"/"+res.Plural] = &oaPathItem{
+				Parameters: []oaParameter{oaPretty},
+				Get: op("list"+gvName+kind+"ForAllNamespaces", "list", "list or watch objects of kind "+kind,
+					oaListParams, nil, "200"),
+			}
+		}
+	}
+	return doc
+}

@@ -1,0 +1,61 @@
+package apiserver
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+)
+
+// writeJSON writes v as the JSON body of a response with the given code.
+func writeJSON(w http.ResponseWriter, code int, v any) {
+	body, err := json.Marshal(v)
+	if err != nil {
+		code = http.StatusInternalServerError
+		body, _ = json.Marshal(statusFor(apierrors.NewInternalError(fmt.Errorf("encoding response: %w", err))))
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(code)
+	_, _ = w.Write(body)
+}
+
+// statusFor returns the metav1.Status body of an API error, with kind and
+// apiVersion set as kube-apiserver sends them.
+func statusFor(err *apierrors.StatusError) metav1.Status {
+	s := err.Status()
+	s.Kind, s.APIVersion = "Status", "v1"
+	return s
+}
+
+// writeError writes err as a metav1.Status. Errors that are not API errors
+// are internal errors: logged, and reported without internals.
+func writeError(w http.ResponseWriter, log *slog.Logger, err error) {
+	var se *apierrors.StatusError
+	if !errors.As(err, &se) {
+		log.Error("internal error", "err", err)
+		se = apierrors.NewInternalError(err)
+	}
+	s := statusFor(se)
+	writeJSON(w, int(s.Code), s)
+}
+
+// errNotFoundPath is kube-apiserver's answer for a path it does not serve.
+func errNotFoundPath() *apierrors.StatusError {
+	return apierrors.NewGenericServerResponse(http.StatusNotFound, "", schema.GroupResource{}, "", "the server could not find the requested resource", 0, false)
+}
+
+// errMethodNotAllowed is the answer for a verb a resource does not serve.
+func errMethodNotAllowed(verb string, gr schema.GroupResource) *apierrors.StatusError {
+	return apierrors.NewMethodNotSupported(gr, verb)
+}
+
+// invalid is the 422 for field errors, "<Kind> \"<name>\" is invalid: …".
+func invalid(res *Resource, name string, errs field.ErrorList) error {
+	return apierrors.NewInvalid(res.GVK.GroupKind(), name, errs)
+}

@@ -1,0 +1,129 @@
+package apiserver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/dnsplane/dnsplane/internal/storage"
+)
+
+// serveResource dispatches a resource request to its verb.
+func (s *Server) serveResource(w http.ResponseWriter, r *http.Request, info requestInfo) {
+	res, ok := s.reg.Lookup(info.GV.WithResource(info.Resource))
+	if !ok {
+		writeError(w, s.log, errNotFoundPath())
+		return
+	}
+	if info.Subresource != "" && (info.Subresource != "status" || !res.Status) {
+		writeError(w, s.log, errNotFoundPath())
+		return
+	}
+	if res.Namespaced == false && info.Namespace != "" {
+		writeError(w, s.log, errNotFoundPath())
+		return
+	}
+	var err error
+	switch info.Verb {
+	case "get":
+		err = s.get(w, r, res, info)
+	case "list":
+		err = s.list(w, r, res, info)
+	case "watch":
+		err = s.watch(w, r, res, info)
+	case "create":
+		if info.Name != "" {
+			err = errMethodNotAllowed("create", res.GroupResource())
+			break
+		}
+		err = s.create(w, r, res, info)
+	case "update":
+		err = s.update(w, r, res, info)
+	case "patch":
+		err = s.patch(w, r, res, info)
+	case "delete":
+		err = s.delete(w, r, res, info)
+	case "deletecollection":
+		err = s.deleteCollection(w, r, res, info)
+	default:
+		err = errMethodNotAllowed(r.Method, res.GroupResource())
+	}
+	if err != nil {
+		writeError(w, s.log, err)
+	}
+}
+
+// storageError maps a storage error for one object to the API error
+// kube-apiserver returns for it.
+func storageError(res *Resource, name string, err error) error {
+	gr := res.GroupResource()
+	switch {
+	case errors.Is(err, storage.ErrNotFound):
+		return apierrors.NewNotFound(gr, name)
+	case errors.Is(err, storage.ErrExists):
+		return apierrors.NewAlreadyExists(gr, name)
+	case errors.Is(err, storage.ErrConflict):
+		return errConflict(gr, name)
+	case errors.Is(err, storage.ErrCompacted):
+		return apierrors.NewResourceExpired(err.Error())
+	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+		return apierrors.NewTimeoutError(fmt.Sprintf("request did not complete: %v", err), 0)
+	}
+	return err
+}
+
+func errConflict(gr schema.GroupResource, name string) error {
+	return apierrors.NewConflict(gr, name, errors.New("the object has been modified; please apply your changes to the latest version and try again"))
+}
+
+// parseResourceVersion parses a resourceVersion given by a client.
+func parseResourceVersion(rv string) (int64, error) {
+	if rv == "" {
+		return 0, nil
+	}
+	n, err := strconv.ParseInt(rv, 10, 64)
+	if err != nil || n < 0 {
+		return 0, apierrors.NewBadRequest(fmt.Sprintf("invalid resource version %q", rv))
+	}
+	return n, nil
+}
+
+// requireNamespace checks that a namespaced request names an existing
+// namespace, as upstream's NamespaceLifecycle admission does for writes.
+func (s *Server) requireNamespace(ctx context.Context, res *Resource, ns string) error {
+	if !res.Namespaced {
+		return nil
+	}
+	if ns == "" {
+		return apierrors.NewBadRequest("the namespace of the provided object does not match the namespace sent on the request")
+	}
+	nsRes, _ := s.reg.Lookup(schema.GroupVersionResource{Version: "v1", Resource: "namespaces"})
+	kv, err := s.store.Get(ctx, storageKey(nsRes, "", ns))
+	if err != nil {
+		return storageError(nsRes, ns, err)
+	}
+	obj, err := decodeStored(nsRes, kv)
+	if err != nil {
+		return err
+	}
+	if accessor(obj).GetDeletionTimestamp() != nil {
+		return apierrors.NewForbidden(res.GroupResource(), "", fmt.Errorf("unable to create new content in namespace %s because it is being terminated", ns))
+	}
+	return nil
+}
+
+// isDryRun reports dryRun=All; any other value is a 400, as upstream.
+func isDryRun(r *http.Request) (bool, error) {
+	values := r.URL.Query()["dryRun"]
+	for _, v := range values {
+		if v != "All" {
+			return false, apierrors.NewBadRequest(fmt.Sprintf("Invalid dryRun value %q: supported values are \"All\"", v))
+		}
+	}
+	return len(values) > 0, nil
+}

@@ -1,0 +1,348 @@
+package apiserver
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"net/http"
+	"strconv"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/dnsplane/dnsplane/internal/storage"
+)
+
+func (s *Server) get(w http.ResponseWriter, r *http.Request, res *Resource, info requestInfo) error {
+	kv, err := s.store.Get(r.Context(), storageKey(res, info.Namespace, info.Name))
+	if err != nil {
+		return storageError(res, info.Name, err)
+	}
+	obj, err := decodeStored(res, kv)
+	if err != nil {
+		return err
+	}
+	return s.writeObjects(w, r, res, http.StatusOK, obj, nil, metav1.ListMeta{})
+}
+
+// writeObjects answers with one object (list == nil) or a list, as JSON or,
+// when the client asks for it, as a meta.k8s.io Table.
+func (s *Server) writeObjects(w http.ResponseWriter, r *http.Request, res *Resource, code int, obj any, list []any, lm metav1.ListMeta) error {
+	if _, ok := WantsTable(r.Header.Get("Accept")); ok {
+		objs := list
+		if list == nil {
+			objs = []any{obj}
+		}
+		t, err := Table(res, objs, r.URL.Query().Get("includeObject"), lm, s.now())
+		if err != nil {
+			return err
+		}
+		writeJSON(w, code, t)
+		return nil
+	}
+	if list == nil {
+		writeJSON(w, code, obj)
+		return nil
+	}
+	writeJSON(w, code, listBody{
+		TypeMeta: metav1.TypeMeta{Kind: res.GVK.Kind + "List", APIVersion: res.APIVersion()},
+		ListMeta: lm,
+		Items:    list,
+	})
+	return nil
+}
+
+// listBody is a <Kind>List; items always encode as an array, never null.
+type listBody struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata"`
+	Items           []any `json:"items"`
+}
+
+func (s *Server) list(w http.ResponseWriter, r *http.Request, res *Resource, info requestInfo) error {
+	q := r.URL.Query()
+	f, err := parseFilter(res, q.Get("labelSelector"), q.Get("fieldSelector"))
+	if err != nil {
+		return err
+	}
+	var limit int64
+	if l := q.Get("limit"); l != "" {
+		if limit, err = strconv.ParseInt(l, 10, 64); err != nil || limit < 0 {
+			return apierrors.NewBadRequest(fmt.Sprintf("invalid limit %q", l))
+		}
+	}
+	rv, err := parseResourceVersion(q.Get("resourceVersion"))
+	if err != nil {
+		return err
+	}
+	opts := storage.ListOptions{Limit: limit, Continue: q.Get("continue")}
+	if q.Get("resourceVersionMatch") == "Exact" {
+		opts.Revision = rv
+	}
+	result, err := s.store.List(r.Context(), listPrefix(res, info.Namespace), opts)
+	if errors.Is(err, storage.ErrBadContinue) {
+		return apierrors.NewBadRequest(err.Error())
+	}
+	if err != nil {
+		return storageError(res, "", err)
+	}
+	items := make([]any, 0, len(result.Items))
+	for _, kv := range result.Items {
+		obj, err := decodeStored(res, kv)
+		if err != nil {
+			return err
+		}
+		if f.matches(res, obj) {
+			items = append(items, obj)
+		}
+	}
+	lm := metav1.ListMeta{ResourceVersion: strconv.FormatInt(result.Revision, 10), Continue: result.Continue, RemainingItemCount: result.RemainingItemCount}
+	return s.writeObjects(w, r, res, http.StatusOK, nil, items, lm)
+}
+
+// watchEvent is one line of a watch stream.
+type watchEvent struct {
+	Type   string `json:"type"`
+	Object any    `json:"object"`
+}
+
+// defaultWatchTimeout is kube-apiserver's: between 30 and 60 minutes, so
+// watches of many clients do not all end at once.
+func defaultWatchTimeout() time.Duration {
+	return 30*time.Minute + time.Duration(rand.Int64N(int64(30*time.Minute)))
+}
+
+func (s *Server) watch(w http.ResponseWriter, r *http.Request, res *Resource, info requestInfo) error {
+	q := r.URL.Query()
+	f, err := parseFilter(res, q.Get("labelSelector"), q.Get("fieldSelector"))
+	if err != nil {
+		return err
+	}
+	if info.Name != "" {
+		// GET …/pods/<name>?watch=true watches one object.
+		if f, err = parseFilter(res, q.Get("labelSelector"), joinSelector(q.Get("fieldSelector"), "metadata.name="+info.Name)); err != nil {
+			return err
+		}
+	}
+	rv, err := parseResourceVersion(q.Get("resourceVersion"))
+	if err != nil {
+		return err
+	}
+	timeout := defaultWatchTimeout()
+	if t := q.Get("timeoutSeconds"); t != "" {
+		secs, err := strconv.ParseInt(t, 10, 64)
+		if err != nil || secs < 0 {
+			return apierrors.NewBadRequest(fmt.Sprintf("invalid timeoutSeconds %q", t))
+		}
+		timeout = time.Duration(secs) * time.Second
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), timeout)
+	defer cancel()
+	prefix := listPrefix(res, info.Namespace)
+
+	// With no resourceVersion (or "0") the stream starts with the current
+	// objects as ADDED events, then continues from the revision they reflect.
+	// sendInitialEvents=true (client-go's watch-list, which informers use
+	// instead of LIST) asks for the same, ended by a marked bookmark.
+	sendInitial := isTrue(q.Get("sendInitialEvents"))
+	var initial []any
+	from := rv
+	if rv == 0 || sendInitial {
+		items, rev, err := s.listAll(ctx, res, prefix)
+		if err != nil {
+			return err
+		}
+		for _, obj := range items {
+			if f.matches(res, obj) {
+				initial = append(initial, obj)
+			}
+		}
+		from = rev
+	}
+	wt, err := s.store.Watch(ctx, prefix, from)
+	stream := newWatchStream(w, r, res, s.now)
+	if err != nil {
+		if errors.Is(err, storage.ErrCompacted) {
+			stream.expired(rv, err)
+			return nil
+		}
+		return storageError(res, "", err)
+	}
+	defer wt.Stop()
+	stream.start()
+	for _, obj := range initial {
+		if err := stream.send("ADDED", obj); err != nil {
+			return nil
+		}
+	}
+	if sendInitial {
+		if err := stream.initialEventsEnd(from); err != nil {
+			return nil
+		}
+	}
+	last := from
+	bookmarks := isTrue(q.Get("allowWatchBookmarks"))
+	ticker := time.NewTicker(s.cfg.BookmarkInterval)
+	defer ticker.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-ticker.C:
+			if bookmarks {
+				if err := stream.bookmark(last); err != nil {
+					return nil
+				}
+			}
+		case ev, ok := <-wt.Events():
+			if !ok {
+				if err := wt.Err(); errors.Is(err, storage.ErrCompacted) {
+					stream.expired(last, err)
+				}
+				return nil
+			}
+			last = ev.KV.ModRevision
+			obj, err := decodeStored(res, ev.KV)
+			if err != nil {
+				s.log.Error("watch: skipping undecodable object", "key", ev.KV.Key, "err", err)
+				continue
+			}
+			if !f.matches(res, obj) {
+				continue
+			}
+			if err := stream.send(eventType(ev.Type), obj); err != nil {
+				return nil
+			}
+		}
+	}
+}
+
+func eventType(t storage.EventType) string {
+	switch t {
+	case storage.Added:
+		return "ADDED"
+	case storage.Deleted:
+		return "DELETED"
+	}
+	return "MODIFIED"
+}
+
+// listAll reads every object under prefix at one revision, page by page.
+func (s *Server) listAll(ctx context.Context, res *Resource, prefix string) ([]any, int64, error) {
+	var out []any
+	opts := storage.ListOptions{Limit: 500}
+	for {
+		result, err := s.store.List(ctx, prefix, opts)
+		if err != nil {
+			return nil, 0, storageError(res, "", err)
+		}
+		for _, kv := range result.Items {
+			obj, err := decodeStored(res, kv)
+			if err != nil {
+				return nil, 0, err
+			}
+			out = append(out, obj)
+		}
+		if result.Continue == "" {
+			return out, result.Revision, nil
+		}
+		opts.Continue = result.Continue
+	}
+}
+
+func joinSelector(a, b string) string {
+	if a == "" {
+		return b
+	}
+	return a + "," + b
+}
+
+// watchStream writes watch events as kube-apiserver does: 200, JSON objects
+// separated by newlines, flushed one by one.
+type watchStream struct {
+	w       http.ResponseWriter
+	r       *http.Request
+	res     *Resource
+	enc     *json.Encoder
+	flusher http.Flusher
+	table   bool
+	started bool // the 200 and headers are written
+	first   bool // no table event sent yet
+	now     func() time.Time
+}
+
+func newWatchStream(w http.ResponseWriter, r *http.Request, res *Resource, now func() time.Time) *watchStream {
+	f, _ := w.(http.Flusher)
+	_, table := WantsTable(r.Header.Get("Accept"))
+	return &watchStream{w: w, r: r, res: res, enc: json.NewEncoder(w), flusher: f, table: table, first: true, now: now}
+}
+
+func (ws *watchStream) start() {
+	if ws.started {
+		return
+	}
+	ws.started = true
+	ws.w.Header().Set("Content-Type", "application/json")
+	ws.w.Header().Set("Cache-Control", "no-cache, private")
+	ws.w.WriteHeader(http.StatusOK)
+	ws.flush()
+}
+
+func (ws *watchStream) flush() {
+	if ws.flusher != nil {
+		ws.flusher.Flush()
+	}
+}
+
+func (ws *watchStream) send(typ string, obj any) error {
+	out := obj
+	if ws.table && typ != "BOOKMARK" && typ != "ERROR" {
+		t, err := Table(ws.res, []any{obj}, ws.r.URL.Query().Get("includeObject"), metav1.ListMeta{}, ws.now())
+		if err != nil {
+			return err
+		}
+		if !ws.first {
+			// Column definitions come with the first event only, so a
+			// printer prints its header once.
+			t.ColumnDefinitions = nil
+		}
+		ws.first = false
+		out = t
+	}
+	if err := ws.enc.Encode(watchEvent{Type: typ, Object: out}); err != nil {
+		return err
+	}
+	ws.flush()
+	return nil
+}
+
+// bookmark sends an empty object of the watched kind carrying only the
+// revision the client has seen everything up to.
+func (ws *watchStream) bookmark(rev int64) error {
+	obj := ws.res.New()
+	setTypeMeta(ws.res, obj)
+	accessor(obj).SetResourceVersion(strconv.FormatInt(rev, 10))
+	return ws.send("BOOKMARK", obj)
+}
+
+// initialEventsEnd is the bookmark that tells a watch-list client it has
+// every object as of rev.
+func (ws *watchStream) initialEventsEnd(rev int64) error {
+	obj := ws.res.New()
+	setTypeMeta(ws.res, obj)
+	m := accessor(obj)
+	m.SetResourceVersion(strconv.FormatInt(rev, 10))
+	m.SetAnnotations(map[string]string{metav1.InitialEventsAnnotationKey: "true"})
+	return ws.send("BOOKMARK", obj)
+}
+
+// expired ends the stream the way kube-apiserver does when the requested
+// revision is compacted: 200, then one ERROR event with a 410 Expired Status.
+func (ws *watchStream) expired(rv int64, cause error) {
+	ws.start()
+	st := statusFor(apierrors.NewResourceExpired(fmt.Sprintf("too old resource version: %d: %v", rv, cause)))
+	_ = ws.send("ERROR", st)
+}

@@ -1,0 +1,341 @@
+package apiserver
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strconv"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/client-go/kubernetes/scheme"
+
+	"github.com/dnsplane/dnsplane/internal/storage"
+)
+
+// readObject reads and decodes the body of a create or update.
+func readObject(r *http.Request, res *Resource) (decoded, error) {
+	data, format, err := objectBody(r, res)
+	if err != nil {
+		return decoded{}, err
+	}
+	return decodeObject(res, data, format)
+}
+
+// checkNamespace reconciles the namespace in the body with the URL's.
+func checkNamespace(res *Resource, obj any, urlNamespace string) error {
+	m := accessor(obj)
+	if !res.Namespaced {
+		if m.GetNamespace() != "" {
+			m.SetNamespace("")
+		}
+		return nil
+	}
+	switch m.GetNamespace() {
+	case "":
+		m.SetNamespace(urlNamespace)
+	case urlNamespace:
+	default:
+		return apierrors.NewBadRequest("the namespace of the provided object does not match the namespace sent on the request")
+	}
+	return nil
+}
+
+func (s *Server) create(w http.ResponseWriter, r *http.Request, res *Resource, info requestInfo) error {
+	dryRun, err := isDryRun(r)
+	if err != nil {
+		return err
+	}
+	d, err := readObject(r, res)
+	if err != nil {
+		return err
+	}
+	obj := d.obj
+	if err := checkNamespace(res, obj, info.Namespace); err != nil {
+		return err
+	}
+	m := accessor(obj)
+	if m.GetName() == "" && m.GetGenerateName() != "" {
+		m.SetName(generateName(m.GetGenerateName()))
+	}
+	initMetadata(obj, s.now())
+	prepareCreate(res, obj)
+	if err := s.validate(res, obj, nil); err != nil {
+		return err
+	}
+	ctx := r.Context()
+	if err := s.requireNamespace(ctx, res, m.GetNamespace()); err != nil {
+		return err
+	}
+	created, err := s.persist(ctx, res, obj, nil, dryRun)
+	if err != nil {
+		return err
+	}
+	return s.writeObjects(w, r, res, http.StatusCreated, created, nil, metav1.ListMeta{})
+}
+
+// persist reserves what obj needs, then creates (old == nil) or
+// compare-and-swaps it over old; on failure the reservation is returned.
+func (s *Server) persist(ctx context.Context, res *Resource, obj, old any, dryRun bool) (any, error) {
+	m := accessor(obj)
+	undo, err := s.reserve(ctx, res, obj, old, dryRun)
+	if err != nil {
+		return nil, err
+	}
+	key := storageKey(res, m.GetNamespace(), m.GetName())
+	if dryRun {
+		if old == nil {
+			if _, err := s.store.Get(ctx, key); err == nil {
+				return nil, apierrors.NewAlreadyExists(res.GroupResource(), m.GetName())
+			}
+		}
+		setTypeMeta(res, obj)
+		return obj, nil
+	}
+	value, err := encodeForStorage(res, obj)
+	if err != nil {
+		undo()
+		return nil, err
+	}
+	var kv storage.KV
+	if old == nil {
+		kv, err = s.store.Create(ctx, key, value)
+	} else {
+		rev, _ := strconv.ParseInt(accessor(old).GetResourceVersion(), 10, 64)
+		kv, err = s.store.Update(ctx, key, value, rev)
+	}
+	if err != nil {
+		undo()
+		return nil, storageError(res, m.GetName(), err)
+	}
+	m.SetResourceVersion(strconv.FormatInt(kv.ModRevision, 10))
+	setTypeMeta(res, obj)
+	return obj, nil
+}
+
+func (s *Server) update(w http.ResponseWriter, r *http.Request, res *Resource, info requestInfo) error {
+	dryRun, err := isDryRun(r)
+	if err != nil {
+		return err
+	}
+	d, err := readObject(r, res)
+	if err != nil {
+		return err
+	}
+	if err := checkNamespace(res, d.obj, info.Namespace); err != nil {
+		return err
+	}
+	if name := accessor(d.obj).GetName(); name != info.Name {
+		return apierrors.NewBadRequest(fmt.Sprintf("the name of the object (%s) does not match the name on the URL (%s)", name, info.Name))
+	}
+	updated, err := s.updateObject(r.Context(), res, info, d.obj, dryRun)
+	if err != nil {
+		return err
+	}
+	return s.writeObjects(w, r, res, http.StatusOK, updated, nil, metav1.ListMeta{})
+}
+
+// updateObject stores obj over the current object. A resourceVersion in obj
+// is a precondition (409 when stale); without one the update applies to
+// whatever is current, as upstream allows for built-in kinds.
+func (s *Server) updateObject(ctx context.Context, res *Resource, info requestInfo, obj any, dryRun bool) (any, error) {
+	want, err := parseResourceVersion(accessor(obj).GetResourceVersion())
+	if err != nil {
+		return nil, err
+	}
+	kv, err := s.store.Get(ctx, storageKey(res, info.Namespace, info.Name))
+	if err != nil {
+		return nil, storageError(res, info.Name, err)
+	}
+	if want != 0 && want != kv.ModRevision {
+		return nil, errConflict(res.GroupResource(), info.Name)
+	}
+	old, err := decodeStored(res, kv)
+	if err != nil {
+		return nil, err
+	}
+	return s.updateFrom(ctx, res, info, obj, old, dryRun)
+}
+
+// updateFrom stores obj over old, which is the current object as read.
+func (s *Server) updateFrom(ctx context.Context, res *Resource, info requestInfo, obj, old any, dryRun bool) (any, error) {
+	if info.Subresource == "status" {
+		obj = prepareStatusUpdate(obj, old)
+	} else {
+		prepareUpdate(res, obj, old)
+	}
+	accessor(obj).SetResourceVersion(accessor(old).GetResourceVersion())
+	if err := s.validate(res, obj, old); err != nil {
+		return nil, err
+	}
+	return s.persist(ctx, res, obj, old, dryRun)
+}
+
+// deleteOptions are the parts of metav1.DeleteOptions dnsplane honours.
+func deleteOptions(r *http.Request) (metav1.DeleteOptions, bool, error) {
+	var opts metav1.DeleteOptions
+	data, err := readBody(r)
+	if err != nil {
+		return opts, false, err
+	}
+	if len(data) > 0 && mediaType(r) == mediaProtobuf {
+		// client-go's typed clients send DeleteOptions as protobuf.
+		if _, _, err := scheme.Codecs.UniversalDeserializer().Decode(data, nil, &opts); err != nil {
+			return opts, false, apierrors.NewBadRequest(fmt.Sprintf("DeleteOptions in version \"v1\" cannot be handled as a DeleteOptions: %v", err))
+		}
+	} else if len(data) > 0 {
+		if err := json.Unmarshal(data, &opts); err != nil {
+			return opts, false, apierrors.NewBadRequest(fmt.Sprintf("DeleteOptions in version \"v1\" cannot be handled as a DeleteOptions: %v", err))
+		}
+	}
+	q := r.URL.Query()
+	if p := q.Get("propagationPolicy"); p != "" {
+		pp := metav1.DeletionPropagation(p)
+		opts.PropagationPolicy = &pp
+	}
+	if opts.PropagationPolicy != nil {
+		switch *opts.PropagationPolicy {
+		case metav1.DeletePropagationOrphan, metav1.DeletePropagationBackground, metav1.DeletePropagationForeground:
+		default:
+			return opts, false, apierrors.NewInvalid(metav1.SchemeGroupVersion.WithKind("DeleteOptions").GroupKind(), "",
+				field.ErrorList{field.NotSupported(field.NewPath("propagationPolicy"), *opts.PropagationPolicy,
+					[]metav1.DeletionPropagation{metav1.DeletePropagationForeground, metav1.DeletePropagationBackground, metav1.DeletePropagationOrphan})})
+		}
+	}
+	dryRun, err := isDryRun(r)
+	if err != nil {
+		return opts, false, err
+	}
+	for _, v := range opts.DryRun {
+		if v != metav1.DryRunAll {
+			return opts, false, apierrors.NewBadRequest(fmt.Sprintf("Invalid dryRun value %q: supported values are \"All\"", v))
+		}
+		dryRun = true
+	}
+	return opts, dryRun, nil
+}
+
+// undeletableNamespaces are the namespaces upstream refuses to delete.
+var undeletableNamespaces = map[string]bool{"default": true, "kube-system": true, "kube-public": true}
+
+func (s *Server) delete(w http.ResponseWriter, r *http.Request, res *Resource, info requestInfo) error {
+	if info.Subresource != "" {
+		return errMethodNotAllowed("delete", res.GroupResource())
+	}
+	opts, dryRun, err := deleteOptions(r)
+	if err != nil {
+		return err
+	}
+	deleted, err := s.deleteObject(r.Context(), res, info.Namespace, info.Name, opts.Preconditions, dryRun)
+	if err != nil {
+		return err
+	}
+	return s.writeObjects(w, r, res, http.StatusOK, deleted, nil, metav1.ListMeta{})
+}
+
+// deleteObject deletes one object (and, for a namespace, everything in it)
+// with a compare-and-swap on the revision that was checked.
+func (s *Server) deleteObject(ctx context.Context, res *Resource, namespace, name string, pre *metav1.Preconditions, dryRun bool) (any, error) {
+	if res.Plural == "namespaces" && undeletableNamespaces[name] {
+		return nil, apierrors.NewForbidden(res.GroupResource(), name, fmt.Errorf("this namespace may not be deleted"))
+	}
+	key := storageKey(res, namespace, name)
+	kv, err := s.store.Get(ctx, key)
+	if err != nil {
+		return nil, storageError(res, name, err)
+	}
+	obj, err := decodeStored(res, kv)
+	if err != nil {
+		return nil, err
+	}
+	m := accessor(obj)
+	if pre != nil {
+		if pre.UID != nil && *pre.UID != m.GetUID() {
+			return nil, apierrors.NewConflict(res.GroupResource(), name, fmt.Errorf("Precondition failed: UID in precondition: %v, UID in object meta: %v", *pre.UID, m.GetUID()))
+		}
+		if pre.ResourceVersion != nil && *pre.ResourceVersion != m.GetResourceVersion() {
+			return nil, apierrors.NewConflict(res.GroupResource(), name, fmt.Errorf("Precondition failed: ResourceVersion in precondition: %v, ResourceVersion in object meta: %v", *pre.ResourceVersion, m.GetResourceVersion()))
+		}
+	}
+	if dryRun {
+		return obj, nil
+	}
+	if res.Plural == "namespaces" {
+		if err := s.deleteNamespaceContents(ctx, name); err != nil {
+			return nil, err
+		}
+	}
+	gone, err := s.store.Delete(ctx, key, kv.ModRevision)
+	if err != nil {
+		return nil, storageError(res, name, err)
+	}
+	s.release(ctx, obj)
+	m.SetResourceVersion(strconv.FormatInt(gone.ModRevision, 10))
+	return obj, nil
+}
+
+// deleteNamespaceContents deletes every namespaced object in ns, giving back
+// what they held. Upstream does this asynchronously behind a Terminating
+// phase; dnsplane has no controllers to wait for, so it does it in the
+// request and the namespace is gone when the delete returns.
+func (s *Server) deleteNamespaceContents(ctx context.Context, ns string) error {
+	for _, res := range s.reg.Resources() {
+		if !res.Namespaced {
+			continue
+		}
+		prefix := listPrefix(res, ns)
+		if res.Plural == "services" {
+			items, _, err := s.listAll(ctx, res, prefix)
+			if err != nil {
+				return err
+			}
+			for _, obj := range items {
+				if _, err := s.deleteObject(ctx, res, ns, accessor(obj).GetName(), nil, false); err != nil && !apierrors.IsNotFound(err) {
+					return err
+				}
+			}
+			continue
+		}
+		if _, err := s.store.DeletePrefix(ctx, prefix); err != nil {
+			return fmt.Errorf("deleting %s in namespace %s: %w", res.Plural, ns, err)
+		}
+	}
+	return nil
+}
+
+func (s *Server) deleteCollection(w http.ResponseWriter, r *http.Request, res *Resource, info requestInfo) error {
+	q := r.URL.Query()
+	f, err := parseFilter(res, q.Get("labelSelector"), q.Get("fieldSelector"))
+	if err != nil {
+		return err
+	}
+	_, dryRun, err := deleteOptions(r)
+	if err != nil {
+		return err
+	}
+	items, rev, err := s.listAll(r.Context(), res, listPrefix(res, info.Namespace))
+	if err != nil {
+		return err
+	}
+	var deleted []any
+	for _, obj := range items {
+		if !f.matches(res, obj) {
+			continue
+		}
+		m := accessor(obj)
+		gone, err := s.deleteObject(r.Context(), res, m.GetNamespace(), m.GetName(), nil, dryRun)
+		if apierrors.IsNotFound(err) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		deleted = append(deleted, gone)
+	}
+	if deleted == nil {
+		deleted = []any{}
+	}
+	return s.writeObjects(w, r, res, http.StatusOK, nil, deleted, metav1.ListMeta{ResourceVersion: strconv.FormatInt(rev, 10)})
+}

@@ -1,0 +1,227 @@
+package apiserver
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"runtime"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/component-base/featuregate"
+
+	"github.com/dnsplane/dnsplane/internal/authn"
+	"github.com/dnsplane/dnsplane/internal/features"
+	"github.com/dnsplane/dnsplane/internal/storage"
+	"github.com/dnsplane/dnsplane/internal/validation"
+)
+
+// objectStore is the storage the handlers need; *storage.Store implements it.
+type objectStore interface {
+	Create(ctx context.Context, key string, value []byte) (storage.KV, error)
+	Get(ctx context.Context, key string) (storage.KV, error)
+	List(ctx context.Context, keyPrefix string, opts storage.ListOptions) (storage.ListResult, error)
+	Update(ctx context.Context, key string, value []byte, expectModRevision int64) (storage.KV, error)
+	Delete(ctx context.Context, key string, expectModRevision int64) (storage.KV, error)
+	DeletePrefix(ctx context.Context, keyPrefix string) (int64, error)
+	Watch(ctx context.Context, keyPrefix string, fromRevision int64) (storage.Watch, error)
+	CurrentRevision(ctx context.Context) (int64, error)
+}
+
+// ipAllocator hands out Service cluster IPs; *ipalloc.Allocator implements it.
+type ipAllocator interface {
+	Allocate(ctx context.Context, owner string) (net.IP, error)
+	AllocateSpecific(ctx context.Context, ip net.IP, owner string) error
+	Release(ctx context.Context, ip net.IP) error
+	Range() *net.IPNet
+}
+
+// Config is everything a Server needs.
+type Config struct {
+	Store         objectStore
+	ServiceIPs    ipAllocator
+	Gates         featuregate.FeatureGate // nil = defaults
+	Authenticator authn.Authenticator     // nil = no authentication (tests only)
+	Logger        *slog.Logger
+	// Metrics receives the request metrics; nil = a private registry.
+	Metrics prometheus.Registerer
+	// MetricsGatherer serves /metrics; nil = the private registry.
+	MetricsGatherer prometheus.Gatherer
+	// BookmarkInterval is how often idle watches get a BOOKMARK; 0 = 1m.
+	BookmarkInterval time.Duration
+	// SecurePort is advertised in the kubernetes Service (targetPort).
+	SecurePort int
+	Now        func() time.Time
+}
+
+// Server is the HTTP API server. Create it with New and serve Handler.
+type Server struct {
+	cfg       Config
+	log       *slog.Logger
+	reg       *Registry
+	store     objectStore
+	ips       ipAllocator
+	opts      validation.Options
+	gates     featuregate.FeatureGate
+	now       func() time.Time
+	discovery *Discovery
+	openapi   *OpenAPI
+	metrics   *requestMetrics
+	gatherer  prometheus.Gatherer
+	ready     chan struct{}
+}
+
+// New returns a Server over cfg.Store.
+func New(cfg Config) (*Server, error) {
+	if cfg.Store == nil {
+		return nil, fmt.Errorf("apiserver: no store")
+	}
+	if cfg.Gates == nil {
+		cfg.Gates = features.New()
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.BookmarkInterval == 0 {
+		cfg.BookmarkInterval = time.Minute
+	}
+	if cfg.SecurePort == 0 {
+		cfg.SecurePort = 6443
+	}
+	reg := NewRegistry()
+	var oaOpts []OpenAPIOption
+	if !cfg.Gates.Enabled(features.ServerSideFieldValidation) {
+		// Not advertised, kubectl falls back to client-side validation.
+		oaOpts = append(oaOpts, OpenAPIOmitFieldValidation())
+	}
+	oa, err := NewOpenAPI(reg, oaOpts...)
+	if err != nil {
+		return nil, fmt.Errorf("building OpenAPI documents: %w", err)
+	}
+	promReg := prometheus.NewRegistry()
+	registerer, gatherer := cfg.Metrics, cfg.MetricsGatherer
+	if registerer == nil {
+		registerer = promReg
+	}
+	if gatherer == nil {
+		gatherer = promReg
+	}
+	m, err := newRequestMetrics(registerer)
+	if err != nil {
+		return nil, err
+	}
+	return &Server{
+		cfg: cfg, log: cfg.Logger, reg: reg, store: cfg.Store, ips: cfg.ServiceIPs,
+		opts: validation.OptionsFromGates(cfg.Gates), gates: cfg.Gates, now: cfg.Now,
+		discovery: NewDiscovery(reg), openapi: oa, metrics: m, gatherer: gatherer,
+	}, nil
+}
+
+// publicPaths are served without credentials, as kube's
+// system:public-info-viewer role allows.
+var publicPaths = []string{"/healthz", "/livez", "/readyz", "/version"}
+
+// Handler returns the full handler chain.
+func (s *Server) Handler() http.Handler {
+	var h http.Handler = http.HandlerFunc(s.route)
+	if s.cfg.Authenticator != nil {
+		h = authn.Middleware(s.cfg.Authenticator, publicPaths, h)
+	}
+	return s.metrics.wrap(h)
+}
+
+func (s *Server) route(w http.ResponseWriter, r *http.Request) {
+	p := r.URL.Path
+	switch {
+	case p == "/healthz" || p == "/livez" || p == "/readyz":
+		s.serveHealth(w, r)
+		return
+	case p == "/version":
+		writeJSON(w, http.StatusOK, versionInfo())
+		return
+	case p == "/metrics":
+		promhttp.HandlerFor(s.gatherer, promhttp.HandlerOpts{}).ServeHTTP(w, r)
+		return
+	case p == "/api" || p == "/api/":
+		s.discovery.ServeAPI(w, r)
+		return
+	case p == "/apis" || p == "/apis/":
+		s.discovery.ServeAPIs(w, r)
+		return
+	case p == "/openapi/v3" || p == "/openapi/v3/":
+		s.openapi.ServeIndex(w, r)
+		return
+	case len(p) > len("/openapi/v3/") && p[:len("/openapi/v3/")] == "/openapi/v3/":
+		s.openapi.ServeGroupVersion(w, r, p[len("/openapi/v3/"):])
+		return
+	}
+	parts := splitPath(p)
+	switch {
+	case len(parts) == 2 && parts[0] == "api":
+		s.serveGroupVersion(w, r, schema.GroupVersion{Version: parts[1]})
+		return
+	case len(parts) == 2 && parts[0] == "apis":
+		if s.servesGroup(parts[1]) {
+			s.discovery.ServeGroup(w, r, parts[1])
+			return
+		}
+	case len(parts) == 3 && parts[0] == "apis":
+		s.serveGroupVersion(w, r, schema.GroupVersion{Group: parts[1], Version: parts[2]})
+		return
+	}
+	info, ok := parseResourcePath(r)
+	if !ok {
+		writeError(w, s.log, errNotFoundPath())
+		return
+	}
+	s.serveResource(w, r, info)
+}
+
+func (s *Server) servesGroup(group string) bool {
+	for _, gv := range s.reg.GroupVersions() {
+		if gv.Group == group {
+			return true
+		}
+	}
+	return false
+}
+
+func (s *Server) serveGroupVersion(w http.ResponseWriter, r *http.Request, gv schema.GroupVersion) {
+	for _, served := range s.reg.GroupVersions() {
+		if served == gv {
+			s.discovery.ServeGroupVersion(w, r, gv)
+			return
+		}
+	}
+	writeError(w, s.log, errNotFoundPath())
+}
+
+func (s *Server) serveHealth(w http.ResponseWriter, r *http.Request) {
+	ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
+	defer cancel()
+	if _, err := s.store.CurrentRevision(ctx); err != nil {
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		w.WriteHeader(http.StatusInternalServerError)
+		fmt.Fprintf(w, "[-]etcd failed: %v\nhealthz check failed\n", err)
+		return
+	}
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	_, _ = w.Write([]byte("ok"))
+}
+
+// versionInfo is what /version reports; kubectl prints it and client-go
+// checks the major/minor.
+func versionInfo() map[string]string {
+	return map[string]string{
+		"major": "1", "minor": "32", "gitVersion": "v1.32.0-dnsplane",
+		"gitCommit": "", "gitTreeState": "clean", "buildDate": "",
+		"goVersion": runtime.Version(), "compiler": runtime.Compiler, "platform": runtime.GOOS + "/" + runtime.GOARCH,
+	}
+}
