@@ -6,20 +6,79 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/dnsplane/dnsplane/internal/apiserver"
 	"github.com/dnsplane/dnsplane/internal/features"
 )
 
+// apiServerFlags are the flags shared by `apiserver` and `up`.
+type apiServerFlags struct {
+	o        apiserver.Options
+	gates    string
+	logLevel string
+}
+
+func (a *apiServerFlags) register(f *pflag.FlagSet) {
+	o := &a.o
+	f.StringVar(&o.DataDir, "data-dir", defaultDataDir(), "directory for certificates, credentials, the kubeconfig and embedded etcd data")
+	f.StringVar(&o.BindAddress, "bind-address", "127.0.0.1", "address to serve HTTPS on")
+	f.IntVar(&o.SecurePort, "secure-port", 6443, "port to serve HTTPS on (0 picks a free one)")
+	f.StringSliceVar(&o.EtcdServers, "etcd-servers", nil, "external etcd client URLs (default: embedded etcd in --data-dir)")
+	f.StringVar(&o.EtcdCAFile, "etcd-cafile", "", "CA bundle to verify the etcd servers")
+	f.StringVar(&o.EtcdCertFile, "etcd-certfile", "", "client certificate for etcd")
+	f.StringVar(&o.EtcdKeyFile, "etcd-keyfile", "", "client key for etcd")
+	f.StringVar(&o.EtcdPrefix, "etcd-prefix", "/registry", "key prefix of every object in etcd")
+	f.DurationVar(&o.CompactionInterval, "etcd-compaction-interval", 5*time.Minute, "how often old etcd revisions are compacted, as kube-apiserver")
+	f.StringVar(&o.ServiceClusterIPRange, "service-cluster-ip-range", "10.96.0.0/12", "CIDR Service cluster IPs are allocated from")
+	f.StringVar(&o.TokenAuthFile, "token-auth-file", "", `extra bearer tokens, one "token,user,uid,\"group1,group2\"" per line`)
+	f.StringVar(&a.gates, "feature-gates", "", "comma-separated Name=true|false pairs: RelaxedDNSSearchValidation, PodDNSCustomPolicy, PodDNSAutopath, ServerSideFieldValidation")
+	f.StringVar(&a.logLevel, "log-level", "info", "debug, info, warn or error")
+}
+
+// run starts the API server, reports where it is, and serves until the
+// command's context ends (SIGINT/SIGTERM), then shuts down gracefully.
+func (a *apiServerFlags) run(cmd *cobra.Command, banner func(io.Writer, *apiserver.Running)) error {
+	fg, err := features.Parse(a.gates)
+	if err != nil {
+		return &exitError{code: exitUsage, msg: err.Error()}
+	}
+	logger, err := newLogger(cmd.ErrOrStderr(), a.logLevel)
+	if err != nil {
+		return &exitError{code: exitUsage, msg: err.Error()}
+	}
+	o := a.o
+	o.Gates, o.Logger = fg, logger
+	run, err := apiserver.Start(cmd.Context(), o)
+	if err != nil {
+		return &exitError{code: exitInvalid, msg: err.Error()}
+	}
+	banner(cmd.OutOrStdout(), run)
+	select {
+	case <-cmd.Context().Done():
+	case <-waitChan(run):
+	}
+	logger.Info("shutting down")
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := run.Stop(ctx); err != nil {
+		return &exitError{code: exitInvalid, msg: err.Error()}
+	}
+	return nil
+}
+
+func waitChan(run *apiserver.Running) <-chan error {
+	ch := make(chan error, 1)
+	go func() { ch <- run.Wait() }()
+	return ch
+}
+
 func newAPIServerCommand() *cobra.Command {
-	var (
-		o        apiserver.Options
-		gates    string
-		logLevel string
-	)
+	var a apiServerFlags
 	cmd := &cobra.Command{
 		Use:   "apiserver",
 		Short: "Run the Kubernetes-compatible API server over etcd",
@@ -29,46 +88,38 @@ On first start it writes a CA, a serving certificate, an admin token and an
 admin kubeconfig (<data-dir>/kubeconfig) that kubectl can use as is.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			fg, err := features.Parse(gates)
-			if err != nil {
-				return &exitError{code: exitUsage, msg: err.Error()}
-			}
-			logger, err := newLogger(cmd.ErrOrStderr(), logLevel)
-			if err != nil {
-				return &exitError{code: exitUsage, msg: err.Error()}
-			}
-			o.Gates, o.Logger = fg, logger
-			run, err := apiserver.Start(cmd.Context(), o)
-			if err != nil {
-				return &exitError{code: 1, msg: err.Error()}
-			}
-			fmt.Fprintf(cmd.OutOrStdout(), "dnsplane API server at %s\nkubeconfig: %s\n", run.URL, run.Kubeconfig)
-			<-cmd.Context().Done()
-			logger.Info("shutting down")
-			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-			defer cancel()
-			return run.Stop(ctx)
+			return a.run(cmd, func(w io.Writer, run *apiserver.Running) {
+				fmt.Fprintf(w, "dnsplane API server at %s\nkubeconfig: %s\n", run.URL, run.Kubeconfig)
+			})
 		},
 	}
-	f := cmd.Flags()
-	f.StringVar(&o.DataDir, "data-dir", defaultDataDir(), "directory for certificates, credentials, the kubeconfig and embedded etcd data")
-	f.StringVar(&o.BindAddress, "bind-address", "127.0.0.1", "address to serve HTTPS on")
-	f.IntVar(&o.SecurePort, "secure-port", 6443, "port to serve HTTPS on (0 picks a free one)")
-	f.StringSliceVar(&o.EtcdServers, "etcd-servers", nil, "external etcd client URLs (default: embedded etcd in --data-dir)")
-	f.StringVar(&o.EtcdCAFile, "etcd-cafile", "", "CA bundle to verify the etcd servers")
-	f.StringVar(&o.EtcdCertFile, "etcd-certfile", "", "client certificate for etcd")
-	f.StringVar(&o.EtcdKeyFile, "etcd-keyfile", "", "client key for etcd")
-	f.StringVar(&o.EtcdPrefix, "etcd-prefix", "/registry", "key prefix of every object in etcd")
-	f.StringVar(&o.ServiceClusterIPRange, "service-cluster-ip-range", "10.96.0.0/12", "CIDR Service cluster IPs are allocated from")
-	f.StringVar(&o.TokenAuthFile, "token-auth-file", "", `extra bearer tokens, one "token,user,uid,\"group1,group2\"" per line`)
-	f.StringVar(&gates, "feature-gates", "", "comma-separated Name=true|false pairs: RelaxedDNSSearchValidation, PodDNSCustomPolicy, PodDNSAutopath, ServerSideFieldValidation")
-	f.StringVar(&logLevel, "log-level", "info", "debug, info, warn or error")
+	a.register(cmd.Flags())
+	return cmd
+}
+
+func newUpCommand() *cobra.Command {
+	var a apiServerFlags
+	cmd := &cobra.Command{
+		Use:   "up",
+		Short: "Run dnsplane on this machine (embedded etcd)",
+		Long: `Run dnsplane on this machine with an embedded etcd in --data-dir, and print
+how to reach it with kubectl. Today this is the API server; the cluster DNS,
+node cache, operator and node agent roles join it as they are built.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return a.run(cmd, func(w io.Writer, run *apiserver.Running) {
+				fmt.Fprintf(w, "dnsplane is up\n  API server: %s\n  kubeconfig: %s\n\nTry:\n  kubectl --kubeconfig %s get namespaces\n",
+					run.URL, run.Kubeconfig, run.Kubeconfig)
+			})
+		},
+	}
+	a.register(cmd.Flags())
 	return cmd
 }
 
 func defaultDataDir() string {
 	if dir, err := os.UserHomeDir(); err == nil {
-		return dir + "/.dnsplane"
+		return filepath.Join(dir, ".dnsplane")
 	}
 	return ".dnsplane"
 }

@@ -20,6 +20,7 @@ field validation, and cluster DNS on CoreDNS.`,
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.AddCommand(
+		newUpCommand(),
 		newAPIServerCommand(),
 		newValidateCommand(),
 		newResolvconfCommand(),
