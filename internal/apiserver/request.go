@@ -26,6 +26,12 @@ var namespaceSubresources = map[string]bool{"status": true, "finalize": true}
 func parseResourcePath(r *http.Request) (requestInfo, bool) {
 	parts := splitPath(r.URL.Path)
 	var info requestInfo
+	for _, p := range parts {
+		if p == "" {
+			// "//" never names a resource; upstream answers 404 too.
+			return info, false
+		}
+	}
 	switch {
 	case len(parts) >= 3 && parts[0] == "api":
 		info.GV = schema.GroupVersion{Version: parts[1]}

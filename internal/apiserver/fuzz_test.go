@@ -1,0 +1,63 @@
+package apiserver
+
+import (
+	"net/http"
+	"net/url"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/dnsplane/dnsplane/internal/strictdecode"
+)
+
+// FuzzDecodeObject feeds arbitrary bodies to the decode path of every
+// resource: it must answer with an object or an API error, never panic.
+func FuzzDecodeObject(f *testing.F) {
+	f.Add([]byte(`{"apiVersion":"v1","kind":"Pod","metadata":{"name":"p"},"spec":{"dnsPolicy":"Custom"}}`), false)
+	f.Add([]byte("apiVersion: apps/v1\nkind: Deployment\nspec:\n  paused: yes\n  paused: no\n"), true)
+	f.Add([]byte(`{"metadata":{"name":5}}`), false)
+	f.Add([]byte("- a\n- b\n"), true)
+	reg := NewRegistry()
+	f.Fuzz(func(t *testing.T, body []byte, yaml bool) {
+		format := strictdecode.JSON
+		if yaml {
+			format = strictdecode.YAML
+		}
+		for _, res := range reg.Resources() {
+			d, err := decodeObject(res, body, format)
+			if err == nil && d.obj == nil {
+				t.Fatalf("%s: no object and no error", res.Plural)
+			}
+		}
+	})
+}
+
+// FuzzApplyPatch applies arbitrary patches of the three types to a stored
+// Deployment: a bad patch is an API error, never a panic.
+func FuzzApplyPatch(f *testing.F) {
+	current := []byte(`{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"web","labels":{"a":"b"}},"spec":{"replicas":1,"template":{"spec":{"containers":[{"name":"web","image":"nginx"}]}}}}`)
+	f.Add([]byte(`{"spec":{"replicas":3}}`), uint8(0))
+	f.Add([]byte(`[{"op":"remove","path":"/metadata/labels/a"}]`), uint8(1))
+	f.Add([]byte(`{"spec":{"template":{"spec":{"$setElementOrder/containers":[{"name":"web"}],"containers":[{"name":"web","$patch":"delete"}]}}}}`), uint8(2))
+	f.Add([]byte(`{"metadata":{"$retainKeys":["x"]}}`), uint8(2))
+	res, _ := NewRegistry().Lookup(schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"})
+	kinds := []string{mediaMergePatch, mediaJSONPatch, mediaStrategicPatch}
+	f.Fuzz(func(t *testing.T, patch []byte, kind uint8) {
+		_, _ = applyPatch(kinds[int(kind)%len(kinds)], current, patch, res)
+	})
+}
+
+// FuzzParseResourcePath parses arbitrary URLs without panicking and never
+// yields a resource request with an empty resource.
+func FuzzParseResourcePath(f *testing.F) {
+	for _, p := range []string{"/api/v1/namespaces/ns/pods/p/status", "/apis/apps/v1/deployments", "/api/v1/namespaces/x", "//api//v1", "/apis/a/b/c/d/e/f/g"} {
+		f.Add(p, "GET", "watch=1")
+	}
+	f.Fuzz(func(t *testing.T, path, method, query string) {
+		u := &url.URL{Path: path, RawQuery: query}
+		info, ok := parseResourcePath(&http.Request{Method: method, URL: u})
+		if ok && info.Resource == "" {
+			t.Fatalf("%q: resource request without a resource: %+v", path, info)
+		}
+	})
+}
