@@ -48,8 +48,15 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request, res *Resource, i
 	if err != nil {
 		return err
 	}
+	fv, err := s.parseFieldValidation(r, "CreateOptions")
+	if err != nil {
+		return err
+	}
 	d, err := readObject(r, res)
 	if err != nil {
+		return err
+	}
+	if err := applyFieldValidation(w, res, fv, d.problems); err != nil {
 		return err
 	}
 	obj := d.obj
@@ -120,8 +127,15 @@ func (s *Server) update(w http.ResponseWriter, r *http.Request, res *Resource, i
 	if err != nil {
 		return err
 	}
+	fv, err := s.parseFieldValidation(r, "UpdateOptions")
+	if err != nil {
+		return err
+	}
 	d, err := readObject(r, res)
 	if err != nil {
+		return err
+	}
+	if err := applyFieldValidation(w, res, fv, d.problems); err != nil {
 		return err
 	}
 	if err := checkNamespace(res, d.obj, info.Namespace); err != nil {

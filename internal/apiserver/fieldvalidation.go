@@ -1,0 +1,139 @@
+package apiserver
+
+import (
+	"fmt"
+	"net/http"
+	"strings"
+	"unicode/utf8"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/dnsplane/dnsplane/internal/features"
+	"github.com/dnsplane/dnsplane/internal/strictdecode"
+)
+
+// fieldValidation is the KEP-2885 directive for unknown and duplicate fields.
+type fieldValidation string
+
+const (
+	fieldValidationStrict fieldValidation = "Strict"
+	fieldValidationWarn   fieldValidation = "Warn"
+	fieldValidationIgnore fieldValidation = "Ignore"
+)
+
+// parseFieldValidation reads ?fieldValidation= as kube-apiserver does: the
+// first value wins, "" means Warn, values are case-sensitive, and a bad one
+// is a 422 naming the options kind of the verb. With the
+// ServerSideFieldValidation gate off the parameter is ignored altogether.
+func (s *Server) parseFieldValidation(r *http.Request, optionsKind string) (fieldValidation, error) {
+	if !s.gates.Enabled(features.ServerSideFieldValidation) {
+		return fieldValidationIgnore, nil
+	}
+	var v string
+	if values := r.URL.Query()["fieldValidation"]; len(values) > 0 {
+		v = values[0]
+	}
+	switch fieldValidation(v) {
+	case "":
+		return fieldValidationWarn, nil
+	case fieldValidationStrict, fieldValidationWarn, fieldValidationIgnore:
+		return fieldValidation(v), nil
+	}
+	return "", apierrors.NewInvalid(schema.GroupKind{Group: "meta.k8s.io", Kind: optionsKind}, "", field.ErrorList{
+		field.NotSupported(field.NewPath("fieldValidation"), v, []string{"", "Ignore", "Strict", "Warn"}),
+	})
+}
+
+// applyFieldValidation acts on the unknown and duplicate fields of a create
+// or update body: Strict rejects with kube-apiserver's 400, Warn adds one
+// Warning header per problem, Ignore drops them.
+func applyFieldValidation(w http.ResponseWriter, res *Resource, fv fieldValidation, problems []strictdecode.FieldProblem) error {
+	if len(problems) == 0 || fv == fieldValidationIgnore {
+		return nil
+	}
+	texts := make([]string, len(problems))
+	for i, p := range problems {
+		texts[i] = p.Error()
+	}
+	if fv == fieldValidationStrict {
+		return apierrors.NewBadRequest(fmt.Sprintf("%s in version %q cannot be handled as a %s: strict decoding error: %s",
+			res.GVK.Kind, res.GVK.Version, res.GVK.Kind, strings.Join(texts, ", ")))
+	}
+	var rec warningRecorder
+	for _, t := range texts {
+		rec.add(t)
+	}
+	rec.write(w.Header())
+	return nil
+}
+
+// Limits of kube-apiserver's warning recorder.
+const (
+	maxWarningsRunes     = 4096
+	truncatedWarningRune = 256
+)
+
+// warningRecorder collects Warning headers as kube-apiserver's does:
+// duplicates and empty texts dropped; past 4096 runes in all, every warning
+// is cut to 256 runes, and once that budget is spent too, later ones are
+// dropped.
+type warningRecorder struct {
+	texts     []string
+	seen      map[string]bool
+	runes     int
+	truncated bool
+}
+
+func (w *warningRecorder) add(text string) {
+	if text == "" || w.seen[text] {
+		return
+	}
+	if w.seen == nil {
+		w.seen = map[string]bool{}
+	}
+	w.seen[text] = true
+	n := utf8.RuneCountInString(text)
+	if !w.truncated && w.runes+n > maxWarningsRunes {
+		w.truncated = true
+		w.runes = 0
+		for i, t := range w.texts {
+			w.texts[i] = truncateRunes(t, truncatedWarningRune)
+			w.runes += utf8.RuneCountInString(w.texts[i])
+		}
+	}
+	if w.truncated {
+		text = truncateRunes(text, truncatedWarningRune)
+		n = utf8.RuneCountInString(text)
+		if w.runes+n > maxWarningsRunes {
+			return
+		}
+	}
+	w.texts = append(w.texts, text)
+	w.runes += n
+}
+
+func truncateRunes(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	return string([]rune(s)[:n])
+}
+
+// write adds one `Warning: 299 - "<text>"` header per warning, with `"` and
+// `\` escaped, as k8s.io/apimachinery's NewWarningHeader formats them.
+func (w *warningRecorder) write(h http.Header) {
+	for _, t := range w.texts {
+		var b strings.Builder
+		b.WriteString(`299 - "`)
+		for _, r := range t {
+			if r == '"' || r == '\\' {
+				b.WriteByte('\\')
+			}
+			b.WriteRune(r)
+		}
+		b.WriteByte('"')
+		h.Add("Warning", b.String())
+	}
+}
