@@ -51,9 +51,9 @@ func TestFieldValidationCreateUpdate(t *testing.T) {
 	}
 	tests := []struct {
 		name, method, name2, query string
-		code                      int
-		msg                       string
-		warnings                  []string
+		code                       int
+		msg                        string
+		warnings                   []string
 	}{
 		{"row 1 strict", "POST", "d1", "?fieldValidation=Strict", 400,
 			`Deployment in version "v1" cannot be handled as a Deployment: strict decoding error: ` + invJSONErrors, nil},
