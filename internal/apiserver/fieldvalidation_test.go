@@ -116,3 +116,62 @@ func TestWarningRecorder(t *testing.T) {
 		t.Errorf("header %q", got)
 	}
 }
+
+func TestFieldValidationPatches(t *testing.T) {
+	ts := sharedServer(t)
+	ns := newNamespace(t, ts.client)
+	hc, err := rest.HTTPClientFor(ts.config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := ts.run.URL + "/apis/apps/v1/namespaces/" + ns + "/deployments"
+	do := func(method, url, ctype, body string) (int, string, []string) {
+		req, _ := http.NewRequest(method, url, strings.NewReader(body))
+		req.Header.Set("Content-Type", ctype)
+		resp, err := hc.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		data, _ := io.ReadAll(resp.Body)
+		var st struct{ Message string }
+		_ = json.Unmarshal(data, &st)
+		return resp.StatusCode, st.Message, resp.Header.Values("Warning")
+	}
+	if code, msg, _ := do("POST", base+"?fieldValidation=Ignore", "application/json", invJSON("p")); code != 201 {
+		t.Fatalf("create: %d %s", code, msg)
+	}
+	mergeBody := `{"spec":{"unknown1":"val1","unknownDupe":"a","unknownDupe":"b","paused":false,"paused":true,"template":{"spec":{"containers":[{"name":"nginx","image":"nginx:latest","unknownNested":"x","imagePullPolicy":"Always","imagePullPolicy":"Never"}]}}}}`
+	row8 := `strict decoding error: duplicate field "spec.unknownDupe", duplicate field "spec.paused", duplicate field "spec.template.spec.containers[0].imagePullPolicy", unknown field "spec.template.spec.containers[0].unknownNested", unknown field "spec.unknown1", unknown field "spec.unknownDupe"`
+	jsonPatch := `[{"op":"add","path":"/spec/unknown1","value":"val1","foo":"bar"},{"op":"add","path":"/spec/unknown2","path":"/spec/unknown3","value":"val2"},{"op":"add","path":"/spec/unknownDupe","value":"valDupe"},{"op":"add","path":"/spec/template/spec/containers/0/unknownNested","value":"val"}]`
+	row9 := `strict decoding error: json patch unknown field "[0].foo", json patch duplicate field "[1].path", unknown field "spec.template.spec.containers[0].unknownNested", unknown field "spec.unknown1", unknown field "spec.unknown3", unknown field "spec.unknownDupe"`
+	tests := []struct {
+		name, ctype, body, query string
+		code                     int
+		suffix                   string
+		warnings                 int
+	}{
+		{"row 8 merge strict", mediaMergePatch, mergeBody, "?fieldValidation=Strict", 422, row8, 0},
+		{"row 8 merge warn", mediaMergePatch, mergeBody, "?fieldValidation=Warn", 200, "", 6},
+		{"row 9 json patch strict", mediaJSONPatch, jsonPatch, "?fieldValidation=Strict", 422, row9, 0},
+		{"row 9 json patch default warn", mediaJSONPatch, jsonPatch, "", 200, "", 6},
+		{"row 10 strategic strict", mediaStrategicPatch, mergeBody, "?fieldValidation=Strict", 422, row8, 0},
+		{"row 11 strategic duplicates only", mediaStrategicPatch,
+			`{"spec":{"paused":false,"paused":true,"template":{"spec":{"containers":[{"name":"nginx","imagePullPolicy":"Always","imagePullPolicy":"Never"}]}}}}`,
+			"?fieldValidation=Strict", 422, `strict decoding error: duplicate field "spec.paused", duplicate field "spec.template.spec.containers[0].imagePullPolicy"`, 0},
+		{"ignore", mediaMergePatch, mergeBody, "?fieldValidation=Ignore", 200, "", 0},
+		{"force on a non-apply patch", mediaMergePatch, `{}`, "?force=true", 422,
+			`PatchOptions.meta.k8s.io "" is invalid: force: Forbidden: may not be specified for non-apply patch`, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, msg, warnings := do("PATCH", base+"/p"+tt.query, tt.ctype, tt.body)
+			if code != tt.code || !strings.HasSuffix(msg, tt.suffix) || len(warnings) != tt.warnings {
+				t.Errorf("got %d %q with %d warnings %q, want %d …%q with %d", code, msg, len(warnings), warnings, tt.code, tt.suffix, tt.warnings)
+			}
+			if tt.code == 422 && strings.HasPrefix(tt.suffix, "strict") && !strings.HasPrefix(msg, ` "" is invalid: patch: Invalid value: "`) {
+				t.Errorf("message shape: %q", msg)
+			}
+		})
+	}
+}

@@ -5,11 +5,16 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"sort"
+	"strings"
 
 	jsonpatch "github.com/evanphx/json-patch/v5"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/strategicpatch"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	sjson "sigs.k8s.io/json"
 
 	"github.com/dnsplane/dnsplane/internal/strictdecode"
 )
@@ -46,9 +51,21 @@ func (s *Server) patch(w http.ResponseWriter, r *http.Request, res *Resource, in
 		}
 		return errUnsupportedMediaType(accepted...)
 	}
+	fv, err := s.parseFieldValidation(r, "PatchOptions")
+	if err != nil {
+		return err
+	}
+	if _, ok := r.URL.Query()["force"]; ok {
+		return apierrors.NewInvalid(schema.GroupKind{Group: "meta.k8s.io", Kind: "PatchOptions"}, "", field.ErrorList{
+			field.Forbidden(field.NewPath("force"), "may not be specified for non-apply patch")})
+	}
 	body, err := readBody(r)
 	if err != nil {
 		return err
+	}
+	var bodyProblems []string
+	if fv != fieldValidationIgnore {
+		bodyProblems = patchBodyProblems(kind, body)
 	}
 	ctx := r.Context()
 	for attempt := 0; ; attempt++ {
@@ -70,6 +87,9 @@ func (s *Server) patch(w http.ResponseWriter, r *http.Request, res *Resource, in
 		}
 		d, err := decodeObject(res, patched, strictdecode.JSON)
 		if err != nil {
+			return err
+		}
+		if err := patchFieldValidation(w, fv, kind, body, patched, bodyProblems, d.problems); err != nil {
 			return err
 		}
 		m := accessor(d.obj)
@@ -140,4 +160,81 @@ func patchFailed(err error) error {
 		Status: metav1.StatusFailure, Code: http.StatusUnprocessableEntity,
 		Reason: metav1.StatusReasonInvalid, Message: err.Error(),
 	}}
+}
+
+// jsonPatchOp is the shape of one JSON patch operation, for finding unknown
+// and duplicate keys in the operations themselves.
+type jsonPatchOp struct {
+	Op    string          `json:"op"`
+	Path  string          `json:"path"`
+	From  string          `json:"from,omitempty"`
+	Value json.RawMessage `json:"value,omitempty"`
+}
+
+// patchBodyProblems finds what only the patch body shows: duplicate keys (a
+// merged object has none left), and for JSON patch unknown or duplicate keys
+// in the operations, prefixed "json patch " as upstream.
+func patchBodyProblems(kind string, body []byte) []string {
+	var strictErrs []error
+	prefix := ""
+	if kind == mediaJSONPatch {
+		var ops []jsonPatchOp
+		strictErrs, _ = sjson.UnmarshalStrict(body, &ops, sjson.DisallowUnknownFields, sjson.DisallowDuplicateFields)
+		prefix = "json patch "
+	} else {
+		var m map[string]any
+		strictErrs, _ = sjson.UnmarshalStrict(body, &m, sjson.DisallowDuplicateFields)
+	}
+	out := make([]string, len(strictErrs))
+	for i, e := range strictErrs {
+		out[i] = prefix + e.Error()
+	}
+	return out
+}
+
+// patchFieldValidation acts on a patch's unknown and duplicate fields: the
+// body's problems first, then the unknown fields of the patched object in
+// sorted order (upstream finds them in a map); Strict is kube's 422 with a
+// "patch" cause, Warn one Warning header each.
+func patchFieldValidation(w http.ResponseWriter, fv fieldValidation, kind string, body, patched []byte, bodyProblems []string, objProblems []strictdecode.FieldProblem) error {
+	if fv == fieldValidationIgnore || len(bodyProblems)+len(objProblems) == 0 {
+		return nil
+	}
+	unknown := make([]string, 0, len(objProblems))
+	for _, p := range objProblems {
+		unknown = append(unknown, p.Error())
+	}
+	sort.Strings(unknown)
+	texts := append(append([]string(nil), bodyProblems...), unknown...)
+	if fv == fieldValidationWarn {
+		var rec warningRecorder
+		for _, t := range texts {
+			rec.add(t)
+		}
+		rec.write(w.Header())
+		return nil
+	}
+	// The value upstream reports: the patched object for JSON and merge
+	// patches, a Go dump of the patch map for strategic merge patches.
+	value := string(patched)
+	if kind == mediaStrategicPatch {
+		var m map[string]any
+		_ = json.Unmarshal(body, &m)
+		value = fmt.Sprintf("%+v", m)
+	}
+	return apierrors.NewInvalid(schema.GroupKind{}, "", field.ErrorList{
+		field.Invalid(field.NewPath("patch"), value, "strict decoding error: "+strings.Join(dedupe(texts), ", ")),
+	})
+}
+
+func dedupe(texts []string) []string {
+	seen := map[string]bool{}
+	out := texts[:0:0]
+	for _, t := range texts {
+		if !seen[t] {
+			seen[t] = true
+			out = append(out, t)
+		}
+	}
+	return out
 }
