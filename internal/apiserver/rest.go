@@ -69,6 +69,9 @@ func storageError(res *Resource, name string, err error) error {
 		return apierrors.NewAlreadyExists(gr, name)
 	case errors.Is(err, storage.ErrConflict):
 		return errConflict(gr, name)
+	case errors.Is(err, storage.ErrTooLarge):
+		// etcd's request limit (1.5 MiB) is below the 3 MiB body limit.
+		return apierrors.NewRequestEntityTooLargeError("the object is too large to store: etcd accepts at most 1.5 MiB per object")
 	case errors.Is(err, storage.ErrCompacted):
 		return apierrors.NewResourceExpired(err.Error())
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):

@@ -166,7 +166,7 @@ func (s *Server) watch(w http.ResponseWriter, r *http.Request, res *Resource, in
 	stream := newWatchStream(w, r, res, s.now)
 	if err != nil {
 		if errors.Is(err, storage.ErrCompacted) {
-			stream.expired(rv, err)
+			stream.expired(rv)
 			return nil
 		}
 		return storageError(res, "", err)
@@ -200,7 +200,7 @@ func (s *Server) watch(w http.ResponseWriter, r *http.Request, res *Resource, in
 		case ev, ok := <-wt.Events():
 			if !ok {
 				if err := wt.Err(); errors.Is(err, storage.ErrCompacted) {
-					stream.expired(last, err)
+					stream.expired(last)
 				}
 				return nil
 			}
@@ -341,8 +341,9 @@ func (ws *watchStream) initialEventsEnd(rev int64) error {
 
 // expired ends the stream the way kube-apiserver does when the requested
 // revision is compacted: 200, then one ERROR event with a 410 Expired Status.
-func (ws *watchStream) expired(rv int64, cause error) {
+// The storage error is not passed on: it names storage keys.
+func (ws *watchStream) expired(rv int64) {
 	ws.start()
-	st := statusFor(apierrors.NewResourceExpired(fmt.Sprintf("too old resource version: %d: %v", rv, cause)))
+	st := statusFor(apierrors.NewResourceExpired(fmt.Sprintf("too old resource version: %d", rv)))
 	_ = ws.send("ERROR", st)
 }

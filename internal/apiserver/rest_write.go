@@ -1,6 +1,7 @@
 package apiserver
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -105,6 +106,16 @@ func (s *Server) persist(ctx context.Context, res *Resource, obj, old any, dryRu
 	if err != nil {
 		undo()
 		return nil, err
+	}
+	if old != nil {
+		// An update that changes nothing is not written, as upstream: the
+		// resourceVersion stays and watchers see no event.
+		if prev, err := encodeForStorage(res, old); err == nil && bytes.Equal(prev, value) {
+			undo()
+			m.SetResourceVersion(accessor(old).GetResourceVersion())
+			setTypeMeta(res, obj)
+			return obj, nil
+		}
 	}
 	var kv storage.KV
 	if old == nil {

@@ -22,7 +22,7 @@ type filter struct {
 func parseFilter(res *Resource, labelSel, fieldSel string) (filter, error) {
 	ls, err := labels.Parse(labelSel)
 	if err != nil {
-		return filter{}, apierrors.NewBadRequest(fmt.Sprintf("unable to parse requirement: %v", err))
+		return filter{}, apierrors.NewBadRequest(err.Error())
 	}
 	fs, err := fields.ParseSelector(fieldSel)
 	if err != nil {

@@ -7,6 +7,7 @@ import (
 	"net"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/dnsplane/dnsplane/internal/ipalloc"
@@ -53,13 +54,13 @@ func validateService(svc *corev1.Service) field.ErrorList {
 func (s *Server) allocateClusterIP(ctx context.Context, svc, old *corev1.Service, dryRun bool) (func(), error) {
 	noop := func() {}
 	spec := &svc.Spec
-	ipsPath := field.NewPath("spec", "clusterIPs").Index(0)
+	ipsPath := field.NewPath("spec", "clusterIPs")
 	if old != nil {
 		if spec.ClusterIP == "" {
 			spec.ClusterIP, spec.ClusterIPs = old.Spec.ClusterIP, old.Spec.ClusterIPs
 		}
 		if spec.ClusterIP != old.Spec.ClusterIP && spec.Type != corev1.ServiceTypeExternalName && old.Spec.Type != corev1.ServiceTypeExternalName {
-			return noop, s.invalidService(svc, field.ErrorList{field.Invalid(ipsPath, spec.ClusterIP, "may not change once set")})
+			return noop, s.invalidService(svc, field.ErrorList{field.Invalid(ipsPath.Index(0), spec.ClusterIP, "may not change once set")})
 		}
 		if spec.ClusterIP == old.Spec.ClusterIP {
 			return noop, nil
@@ -86,7 +87,9 @@ func (s *Server) allocateClusterIP(ctx context.Context, svc, old *corev1.Service
 		got, err := s.ips.Allocate(ctx, owner)
 		if err != nil {
 			if errors.Is(err, ipalloc.ErrFull) {
-				return noop, s.invalidService(svc, field.ErrorList{field.Invalid(ipsPath, "", fmt.Sprintf("failed to allocate IP: %v", err))})
+				// Upstream's answer: a server-side failure, not the
+				// client's fault.
+				return noop, apierrors.NewInternalError(fmt.Errorf("failed to allocate a serviceIP: %w", ipalloc.ErrFull))
 			}
 			return noop, fmt.Errorf("allocating a cluster IP for %s: %w", owner, err)
 		}
@@ -99,9 +102,9 @@ func (s *Server) allocateClusterIP(ctx context.Context, svc, old *corev1.Service
 				case errors.Is(err, ipalloc.ErrAllocated):
 					// Upstream's text; the owner stays out of the answer, it
 					// may be in a namespace the caller cannot see.
-					return noop, s.invalidService(svc, field.ErrorList{field.Invalid(ipsPath, spec.ClusterIP, fmt.Sprintf("failed to allocate IP %s: provided IP is already allocated", spec.ClusterIP))})
+					return noop, s.invalidService(svc, field.ErrorList{field.Invalid(ipsPath, []string{spec.ClusterIP}, fmt.Sprintf("failed to allocate IP %s: provided IP is already allocated", spec.ClusterIP))})
 				case errors.Is(err, ipalloc.ErrNotInRange):
-					return noop, s.invalidService(svc, field.ErrorList{field.Invalid(ipsPath, spec.ClusterIP, fmt.Sprintf("failed to allocate IP %s: %v", spec.ClusterIP, err))})
+					return noop, s.invalidService(svc, field.ErrorList{field.Invalid(ipsPath, []string{spec.ClusterIP}, fmt.Sprintf("failed to allocate IP %s: %v", spec.ClusterIP, err))})
 				}
 				return noop, fmt.Errorf("allocating cluster IP %s for %s: %w", ip, owner, err)
 			}
