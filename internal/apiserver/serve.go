@@ -2,6 +2,7 @@ package apiserver
 
 import (
 	"context"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -106,7 +107,7 @@ func Start(ctx context.Context, o Options) (*Running, error) {
 		return fail(fmt.Errorf("admin credentials: %w", err))
 	}
 	run.Kubeconfig = kubeconfig
-	authenticator, err := authenticators(tokenFile, o.TokenAuthFile, log)
+	authenticator, err := authenticators(bundle.CA, tokenFile, o.TokenAuthFile, log)
 	if err != nil {
 		ln.Close()
 		return fail(err)
@@ -188,8 +189,10 @@ func connectEtcd(ctx context.Context, o Options, run *Running) (*clientv3.Client
 	return client, nil
 }
 
-func authenticators(adminTokens, extraTokens string, log *slog.Logger) (authn.Authenticator, error) {
-	list := []authn.Authenticator{authn.X509{}}
+func authenticators(ca *x509.Certificate, adminTokens, extraTokens string, log *slog.Logger) (authn.Authenticator, error) {
+	roots := x509.NewCertPool()
+	roots.AddCert(ca)
+	list := []authn.Authenticator{authn.X509{Roots: roots}}
 	for _, path := range []string{adminTokens, extraTokens} {
 		if path == "" {
 			continue

@@ -1,6 +1,8 @@
 package authn
 
 import (
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"net/http"
@@ -8,25 +10,27 @@ import (
 	"time"
 )
 
-// X509 authenticates client certificates that the TLS layer has verified
-// against the client CA: the user is the subject's common name and the groups
-// are its organizations, as in kube-apiserver. It relies on the server's
-// tls.Config doing the chain verification (ClientCAs with
-// VerifyClientCertIfGiven or RequireAndVerifyClientCert).
-type X509 struct{}
+// X509 authenticates client certificates that chain to Roots: the user is
+// the subject's common name and the groups are its organizations, as in
+// kube-apiserver. The TLS layer only requests certificates
+// (tls.RequestClientCert), so a certificate from another CA reaches this
+// point and is answered with 401, as upstream, instead of failing the
+// handshake. Chains the TLS layer already verified are used as they are.
+type X509 struct {
+	Roots *x509.CertPool
+}
 
 // Authenticate implements Authenticator.
-func (X509) Authenticate(r *http.Request) (User, bool, error) {
+func (a X509) Authenticate(r *http.Request) (User, bool, error) {
 	if r.TLS == nil || len(r.TLS.PeerCertificates) == 0 {
 		return User{}, false, nil
 	}
-	// A certificate the handshake did not verify (a server configured with
-	// RequestClientCert) must never be trusted, but the client did present
-	// credentials, so it fails rather than passing as anonymous.
-	if len(r.TLS.VerifiedChains) == 0 || len(r.TLS.VerifiedChains[0]) == 0 {
-		return User{}, false, errors.New("x509: client certificate was not verified against the client CA")
+	chain, err := a.chain(r.TLS)
+	if err != nil {
+		// The client did present credentials: a certificate that does not
+		// verify fails rather than passing as anonymous.
+		return User{}, false, err
 	}
-	chain := r.TLS.VerifiedChains[0]
 	// The handshake checked validity when the connection opened; a
 	// keep-alive connection can outlive the certificate, and kube re-checks
 	// on every request.
@@ -43,4 +47,27 @@ func (X509) Authenticate(r *http.Request) (User, bool, error) {
 		return User{}, false, nil
 	}
 	return User{Name: leaf.Subject.CommonName, Groups: slices.Clone(leaf.Subject.Organization)}, true, nil
+}
+
+// chain returns the verified chain of the client certificate.
+func (a X509) chain(cs *tls.ConnectionState) ([]*x509.Certificate, error) {
+	if len(cs.VerifiedChains) > 0 && len(cs.VerifiedChains[0]) > 0 {
+		return cs.VerifiedChains[0], nil
+	}
+	if a.Roots == nil {
+		return nil, errors.New("x509: client certificate was not verified against the client CA")
+	}
+	intermediates := x509.NewCertPool()
+	for _, c := range cs.PeerCertificates[1:] {
+		intermediates.AddCert(c)
+	}
+	chains, err := cs.PeerCertificates[0].Verify(x509.VerifyOptions{
+		Roots:         a.Roots,
+		Intermediates: intermediates,
+		KeyUsages:     []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("x509: verifying client certificate %q: %w", cs.PeerCertificates[0].Subject.CommonName, err)
+	}
+	return chains[0], nil
 }

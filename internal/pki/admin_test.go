@@ -2,6 +2,7 @@ package pki
 
 import (
 	"bytes"
+	"crypto/x509"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -46,7 +47,7 @@ func newAPIServer(t *testing.T, dataDir string) (srv *apiServer, kubeconfig, tok
 	if err != nil {
 		t.Fatal(err)
 	}
-	hs.Config.Handler = authn.Middleware(authn.Union(authn.X509{}, tokens), []string{"/healthz", "/version"},
+	hs.Config.Handler = authn.Middleware(authn.Union(authn.X509{Roots: caPool(b)}, tokens), []string{"/healthz", "/version"},
 		http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			u, _ := authn.UserFrom(r.Context())
 			if r.URL.Path == "/version" {
@@ -339,4 +340,10 @@ func TestEnsureAdminRejectsBadInput(t *testing.T) {
 			t.Errorf("rejected calls wrote %s", n)
 		}
 	}
+}
+
+func caPool(b *Bundle) *x509.CertPool {
+	pool := x509.NewCertPool()
+	pool.AddCert(b.CA)
+	return pool
 }

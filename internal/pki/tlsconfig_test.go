@@ -24,7 +24,7 @@ func TestServerTLSConfig(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cfg.MinVersion != tls.VersionTLS12 || cfg.ClientAuth != tls.VerifyClientCertIfGiven ||
+	if cfg.MinVersion != tls.VersionTLS12 || cfg.ClientAuth != tls.RequestClientCert ||
 		!slices.Equal(cfg.NextProtos, []string{"h2", "http/1.1"}) || len(cfg.Certificates) != 1 || cfg.ClientCAs == nil {
 		t.Errorf("unexpected config: MinVersion=%x ClientAuth=%v NextProtos=%q certs=%d", cfg.MinVersion, cfg.ClientAuth, cfg.NextProtos, len(cfg.Certificates))
 	}
@@ -50,8 +50,14 @@ func newPeerServer(t *testing.T, b *Bundle) *httptest.Server {
 	}
 	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		p := peer{Proto: r.Proto}
-		if chains := r.TLS.VerifiedChains; len(chains) > 0 {
-			p.Verified, p.CN, p.O = true, chains[0][0].Subject.CommonName, chains[0][0].Subject.Organization
+		// The TLS layer only requests client certificates; verify as the
+		// API server's authenticator does.
+		if certs := r.TLS.PeerCertificates; len(certs) > 0 {
+			roots := x509.NewCertPool()
+			roots.AddCert(b.CA)
+			if chains, err := certs[0].Verify(x509.VerifyOptions{Roots: roots, KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}}); err == nil {
+				p.Verified, p.CN, p.O = true, chains[0][0].Subject.CommonName, chains[0][0].Subject.Organization
+			}
 		}
 		_ = json.NewEncoder(w).Encode(p)
 	}))

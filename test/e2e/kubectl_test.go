@@ -585,11 +585,6 @@ spec:
 			t.Errorf("a certificate of another CA: exit %d, stdout %q, stderr %q", code, out, errOut)
 		}
 		t.Run("certificate of another CA is a 401", func(t *testing.T) {
-			t.Skip("known bug: a client certificate not signed by the server's CA fails the TLS handshake " +
-				"(tls.Config.ClientAuth is VerifyClientCertIfGiven in internal/pki/tlsconfig.go), so kubectl prints " +
-				"\"Unable to connect to the server: remote error: tls: unknown certificate authority\"; kube-apiserver " +
-				"requests certificates without verifying them in the handshake (tls.RequestClientCert) and its x509 " +
-				"authenticator rejects them: 401, \"error: You must be logged in to the server (Unauthorized)\"")
 			wantKubectl(t, foreign, "", failed("error: You must be logged in to the server (Unauthorized)"), "get", "namespace", "default", "-o", "name")
 		})
 
