@@ -27,23 +27,10 @@ const invJSONErrors = `duplicate field "metadata.name", unknown field "metadata.
 func TestFieldValidationCreateUpdate(t *testing.T) {
 	ts := sharedServer(t)
 	ns := newNamespace(t, ts.client)
-	hc, err := rest.HTTPClientFor(ts.config)
-	if err != nil {
-		t.Fatal(err)
-	}
+	call := rawCaller(t, ts)
 	base := ts.run.URL + "/apis/apps/v1/namespaces/" + ns + "/deployments"
 	do := func(method, url, body string) (int, string, []string) {
-		req, _ := http.NewRequest(method, url, strings.NewReader(body))
-		req.Header.Set("Content-Type", "application/json")
-		resp, err := hc.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		data, _ := io.ReadAll(resp.Body)
-		var st struct{ Message string }
-		_ = json.Unmarshal(data, &st)
-		return resp.StatusCode, st.Message, resp.Header.Values("Warning")
+		return call(method, url, "application/json", body)
 	}
 	var wantWarnings []string
 	for _, p := range strings.Split(invJSONErrors, ", ") {
@@ -120,24 +107,8 @@ func TestWarningRecorder(t *testing.T) {
 func TestFieldValidationPatches(t *testing.T) {
 	ts := sharedServer(t)
 	ns := newNamespace(t, ts.client)
-	hc, err := rest.HTTPClientFor(ts.config)
-	if err != nil {
-		t.Fatal(err)
-	}
+	do := rawCaller(t, ts)
 	base := ts.run.URL + "/apis/apps/v1/namespaces/" + ns + "/deployments"
-	do := func(method, url, ctype, body string) (int, string, []string) {
-		req, _ := http.NewRequest(method, url, strings.NewReader(body))
-		req.Header.Set("Content-Type", ctype)
-		resp, err := hc.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		data, _ := io.ReadAll(resp.Body)
-		var st struct{ Message string }
-		_ = json.Unmarshal(data, &st)
-		return resp.StatusCode, st.Message, resp.Header.Values("Warning")
-	}
 	if code, msg, _ := do("POST", base+"?fieldValidation=Ignore", "application/json", invJSON("p")); code != 201 {
 		t.Fatalf("create: %d %s", code, msg)
 	}
@@ -173,5 +144,28 @@ func TestFieldValidationPatches(t *testing.T) {
 				t.Errorf("message shape: %q", msg)
 			}
 		})
+	}
+}
+
+// rawCaller returns a function that sends one authenticated request and
+// returns the status code, the Status message and the Warning headers.
+func rawCaller(t *testing.T, ts *testServer) func(method, url, ctype, body string) (int, string, []string) {
+	t.Helper()
+	hc, err := rest.HTTPClientFor(ts.config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return func(method, url, ctype, body string) (int, string, []string) {
+		req, _ := http.NewRequest(method, url, strings.NewReader(body))
+		req.Header.Set("Content-Type", ctype)
+		resp, err := hc.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		data, _ := io.ReadAll(resp.Body)
+		var st struct{ Message string }
+		_ = json.Unmarshal(data, &st)
+		return resp.StatusCode, st.Message, resp.Header.Values("Warning")
 	}
 }

@@ -16,13 +16,32 @@ import (
 	"github.com/dnsplane/dnsplane/internal/storage"
 )
 
-// readObject reads and decodes the body of a create or update.
-func readObject(r *http.Request, res *Resource) (decoded, error) {
+// readObject reads the body of a create or update (optionsKind names its
+// options in errors: CreateOptions, UpdateOptions) in upstream's order: dry
+// run and fieldValidation parameters, decode, then the field validation
+// directive applied to what the decoder found. It returns the object and
+// whether the request is a dry run.
+func (s *Server) readObject(w http.ResponseWriter, r *http.Request, res *Resource, optionsKind string) (any, bool, error) {
+	dryRun, err := isDryRun(r)
+	if err != nil {
+		return nil, false, err
+	}
+	fv, err := s.parseFieldValidation(r, optionsKind)
+	if err != nil {
+		return nil, false, err
+	}
 	data, format, err := objectBody(r, res)
 	if err != nil {
-		return decoded{}, err
+		return nil, false, err
 	}
-	return decodeObject(res, data, format)
+	d, err := decodeObject(res, data, format)
+	if err != nil {
+		return nil, false, err
+	}
+	if err := applyFieldValidation(w, res, fv, d.problems); err != nil {
+		return nil, false, err
+	}
+	return d.obj, dryRun, nil
 }
 
 // checkNamespace reconciles the namespace in the body with the URL's.
@@ -45,22 +64,10 @@ func checkNamespace(res *Resource, obj any, urlNamespace string) error {
 }
 
 func (s *Server) create(w http.ResponseWriter, r *http.Request, res *Resource, info requestInfo) error {
-	dryRun, err := isDryRun(r)
+	obj, dryRun, err := s.readObject(w, r, res, "CreateOptions")
 	if err != nil {
 		return err
 	}
-	fv, err := s.parseFieldValidation(r, "CreateOptions")
-	if err != nil {
-		return err
-	}
-	d, err := readObject(r, res)
-	if err != nil {
-		return err
-	}
-	if err := applyFieldValidation(w, res, fv, d.problems); err != nil {
-		return err
-	}
-	obj := d.obj
 	if err := checkNamespace(res, obj, info.Namespace); err != nil {
 		return err
 	}
@@ -134,28 +141,17 @@ func (s *Server) persist(ctx context.Context, res *Resource, obj, old any, dryRu
 }
 
 func (s *Server) update(w http.ResponseWriter, r *http.Request, res *Resource, info requestInfo) error {
-	dryRun, err := isDryRun(r)
+	obj, dryRun, err := s.readObject(w, r, res, "UpdateOptions")
 	if err != nil {
 		return err
 	}
-	fv, err := s.parseFieldValidation(r, "UpdateOptions")
-	if err != nil {
+	if err := checkNamespace(res, obj, info.Namespace); err != nil {
 		return err
 	}
-	d, err := readObject(r, res)
-	if err != nil {
-		return err
-	}
-	if err := applyFieldValidation(w, res, fv, d.problems); err != nil {
-		return err
-	}
-	if err := checkNamespace(res, d.obj, info.Namespace); err != nil {
-		return err
-	}
-	if name := accessor(d.obj).GetName(); name != info.Name {
+	if name := accessor(obj).GetName(); name != info.Name {
 		return apierrors.NewBadRequest(fmt.Sprintf("the name of the object (%s) does not match the name on the URL (%s)", name, info.Name))
 	}
-	updated, err := s.updateObject(r.Context(), res, info, d.obj, dryRun)
+	updated, err := s.updateObject(r.Context(), res, info, obj, dryRun)
 	if err != nil {
 		return err
 	}
