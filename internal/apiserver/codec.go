@@ -113,6 +113,7 @@ func protobufToJSON(res *Resource, data []byte) ([]byte, error) {
 type decoded struct {
 	obj      any
 	problems []strictdecode.FieldProblem // unknown and duplicate fields
+	format   strictdecode.Format
 }
 
 // decodeObject decodes data (one JSON or YAML object) into res's Go type. An
@@ -141,7 +142,7 @@ func decodeObject(res *Resource, data []byte, format strictdecode.Format) (decod
 		return decoded{}, cannotHandle(res, err)
 	}
 	setTypeMeta(res, obj)
-	return decoded{obj: obj, problems: problems}, nil
+	return decoded{obj: obj, problems: problems, format: format}, nil
 }
 
 // cannotHandle is kube-apiserver's 400 for a body that does not decode.

@@ -49,13 +49,13 @@ func (s *Server) parseFieldValidation(r *http.Request, optionsKind string) (fiel
 // applyFieldValidation acts on the unknown and duplicate fields of a create
 // or update body: Strict rejects with kube-apiserver's 400, Warn adds one
 // Warning header per problem, Ignore drops them.
-func applyFieldValidation(w http.ResponseWriter, res *Resource, fv fieldValidation, problems []strictdecode.FieldProblem) error {
-	if len(problems) == 0 || fv == fieldValidationIgnore {
+func applyFieldValidation(w http.ResponseWriter, res *Resource, fv fieldValidation, d decoded) error {
+	if len(d.problems) == 0 || fv == fieldValidationIgnore {
 		return nil
 	}
-	texts := make([]string, len(problems))
-	for i, p := range problems {
-		texts[i] = p.Error()
+	texts := make([]string, len(d.problems))
+	for i, p := range d.problems {
+		texts[i] = problemText(p, d.format)
 	}
 	if fv == fieldValidationStrict {
 		return apierrors.NewBadRequest(fmt.Sprintf("%s in version %q cannot be handled as a %s: strict decoding error: %s",
@@ -67,6 +67,18 @@ func applyFieldValidation(w http.ResponseWriter, res *Resource, fv fieldValidati
 	}
 	rec.write(w.Header())
 	return nil
+}
+
+// problemText is the message of one unknown or duplicate field. JSON bodies
+// get upstream's text byte for byte; YAML bodies, which upstream reports as
+// `line 14: key "paused" already set in map` without a path (and unknown
+// fields without a line), get the same path-based text plus the line of the
+// key in the body as sent: `duplicate field "spec.paused" (line 14)`.
+func problemText(p strictdecode.FieldProblem, format strictdecode.Format) string {
+	if format == strictdecode.YAML && p.Pos.Line > 0 {
+		return fmt.Sprintf("%s (line %d)", p.Error(), p.Pos.Line)
+	}
+	return p.Error()
 }
 
 // Limits of kube-apiserver's warning recorder.

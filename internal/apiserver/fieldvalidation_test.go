@@ -169,3 +169,67 @@ func rawCaller(t *testing.T, ts *testServer) func(method, url, ctype, body strin
 		return resp.StatusCode, st.Message, resp.Header.Values("Warning")
 	}
 }
+
+// invYAML is INV-JSON as YAML, laid out so the duplicates are on the lines
+// of the reference's INV-YAML (5, 12, 14 and 28).
+func invYAML(name string) string {
+	return `apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: ` + name + `
+  name: ` + name + `
+  unknownMeta: x
+spec:
+  selector:
+    matchLabels:
+      app: nginx
+  unknownDupe: a
+  unknownDupe: b
+  paused: false
+  paused: true
+  unknown1: val1
+  template:
+    metadata:
+      labels:
+        app: nginx
+    spec:
+      containers:
+      - name: nginx
+        image: nginx:latest
+        unknownNested: x
+        ports:
+        - containerPort: 80
+        imagePullPolicy: Always
+        imagePullPolicy: Never
+`
+}
+
+// YAML bodies get upstream's path-based texts plus the line of each key.
+func TestFieldValidationYAMLLines(t *testing.T) {
+	ts := sharedServer(t)
+	ns := newNamespace(t, ts.client)
+	do := rawCaller(t, ts)
+	base := ts.run.URL + "/apis/apps/v1/namespaces/" + ns + "/deployments"
+	want := []string{
+		`duplicate field "metadata.name" (line 5)`,
+		`unknown field "metadata.unknownMeta" (line 6)`,
+		`unknown field "spec.unknownDupe" (line 11)`,
+		`duplicate field "spec.paused" (line 14)`,
+		`unknown field "spec.unknown1" (line 15)`,
+		`unknown field "spec.template.spec.containers[0].unknownNested" (line 24)`,
+		`duplicate field "spec.template.spec.containers[0].imagePullPolicy" (line 28)`,
+	}
+	code, msg, _ := do("POST", base+"?fieldValidation=Strict", "application/yaml", invYAML("y1"))
+	wantMsg := `Deployment in version "v1" cannot be handled as a Deployment: strict decoding error: ` + strings.Join(want, ", ")
+	if code != 400 || msg != wantMsg {
+		t.Errorf("strict: %d %q\nwant 400 %q", code, msg, wantMsg)
+	}
+	code, _, warnings := do("POST", base, "application/yaml", invYAML("y2"))
+	var got []string
+	for _, w := range warnings {
+		got = append(got, strings.ReplaceAll(strings.TrimSuffix(strings.TrimPrefix(w, `299 - "`), `"`), `\"`, `"`))
+	}
+	if code != 201 || strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("warn: %d\n%s\nwant\n%s", code, strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}

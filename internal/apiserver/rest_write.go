@@ -38,7 +38,7 @@ func (s *Server) readObject(w http.ResponseWriter, r *http.Request, res *Resourc
 	if err != nil {
 		return nil, false, err
 	}
-	if err := applyFieldValidation(w, res, fv, d.problems); err != nil {
+	if err := applyFieldValidation(w, res, fv, d); err != nil {
 		return nil, false, err
 	}
 	return d.obj, dryRun, nil
