@@ -7,19 +7,25 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"reflect"
 	"slices"
 	"strings"
 	"time"
 	"unicode"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/dnsplane/dnsplane/internal/openapi"
 )
 
-// OpenAPI serves a minimal OpenAPI v3 surface: /openapi/v3 and one document
-// per group/version, listing every path and operation the server serves
-// with kube-apiserver's operation extensions and query parameters, but no
-// schemas (components.schemas is empty). That is what kubectl needs to see
-// that server-side field validation (and dry-run) is supported.
+// OpenAPI serves the OpenAPI surface: /openapi/v3 and one document per
+// group/version, listing every path and operation the server serves with
+// kube-apiserver's operation extensions and query parameters, and in
+// components.schemas every definition the group/version's kinds reach,
+// generated from the Go types the strict decoder decodes into (package
+// internal/openapi); and /openapi/v2, one Swagger 2.0 document for all
+// groups, in JSON and protobuf (see openapi_v2.go).
 //
 // The documents are rendered once, when the OpenAPI is built; it is
 // read-only afterwards.
@@ -27,6 +33,7 @@ type OpenAPI struct {
 	index     []byte
 	indexHash string
 	docs      map[string]openAPIDocument // by "api/v1", "apis/apps/v1"
+	v2        openAPIV2Document
 }
 
 type openAPIDocument struct {
@@ -58,6 +65,10 @@ func NewOpenAPI(reg *Registry, opts ...OpenAPIOption) (*OpenAPI, error) {
 		o(&cfg)
 	}
 	o := &OpenAPI{docs: map[string]openAPIDocument{}}
+	schemas, err := newOASchemas(reg, openapi.V3)
+	if err != nil {
+		return nil, err
+	}
 	type indexEntry struct {
 		ServerRelativeURL string `json:"serverRelativeURL"`
 	}
@@ -65,7 +76,7 @@ func NewOpenAPI(reg *Registry, opts ...OpenAPIOption) (*OpenAPI, error) {
 		Paths map[string]indexEntry `json:"paths"`
 	}{Paths: map[string]indexEntry{}}
 	for _, gv := range reg.GroupVersions() {
-		doc := buildOpenAPIDocument(reg, gv, cfg)
+		doc := buildOpenAPIDocument(reg, gv, cfg, schemas)
 		body, err := json.Marshal(doc)
 		if err != nil {
 			return nil, fmt.Errorf("openapi %s: %w", gv, err)
@@ -80,6 +91,9 @@ func NewOpenAPI(reg *Registry, opts ...OpenAPIOption) (*OpenAPI, error) {
 		return nil, fmt.Errorf("openapi index: %w", err)
 	}
 	o.index, o.indexHash = body, openAPIHash(body)
+	if o.v2, err = newOpenAPIV2Document(reg, cfg); err != nil {
+		return nil, err
+	}
 	return o, nil
 }
 
@@ -171,7 +185,7 @@ type oaInfo struct {
 }
 
 type oaComponents struct {
-	Schemas map[string]any `json:"schemas"`
+	Schemas openapi.Definitions `json:"schemas"`
 }
 
 type oaPathItem struct {
@@ -220,11 +234,12 @@ type oaRequestBody struct {
 }
 
 type oaMediaType struct {
-	Schema oaSchema `json:"schema"`
+	Schema *openapi.Schema `json:"schema"`
 }
 
 type oaResponse struct {
-	Description string `json:"description"`
+	Description string                 `json:"description"`
+	Content     map[string]oaMediaType `json:"content,omitempty"`
 }
 
 // Query parameters, inline in every operation as kubectl's verifier wants.
@@ -271,27 +286,48 @@ func oaDeleteCollectionParams() []oaParameter {
 	return out
 }
 
-// PATCH bodies: JSON patch, merge patch and server-side apply. Strategic
-// merge patch is left out until the documents carry schemas; kubectl would
-// otherwise look for patch metadata that is not there.
-var oaPatchTypes = []string{"application/apply-patch+yaml", "application/json-patch+json", "application/merge-patch+json"}
+// oaPatchTypes are the PATCH body types of a resource: JSON patch, merge
+// patch and server-side apply, plus strategic merge patch for the built-in
+// kinds the server applies it to (whose schemas carry the patch metadata
+// kubectl's client-side apply reads). dnsplane's own kinds behave like
+// custom resources and take no strategic merge patch.
+func oaPatchTypes(res *Resource) []string {
+	types := []string{mediaApplyPatch, mediaJSONPatch, mediaMergePatch}
+	if builtin(res) {
+		types = append(types, mediaStrategicPatch)
+	}
+	return types
+}
 
-func oaBody(types ...string) *oaRequestBody {
+func oaBody(s *openapi.Schema, types ...string) *oaRequestBody {
 	b := &oaRequestBody{Content: map[string]oaMediaType{}, Required: true}
 	for _, t := range types {
-		b.Content[t] = oaMediaType{Schema: oaSchema{Type: "object"}}
+		b.Content[t] = oaMediaType{Schema: s}
 	}
 	return b
 }
 
-func oaResponses(codes ...string) map[string]oaResponse {
-	text := map[string]string{"200": "OK", "201": "Created", "202": "Accepted", "401": "Unauthorized"}
+// oaResponseTypes are the media types a response schema is listed under.
+var oaResponseTypes = []string{"application/json", "application/yaml"}
+
+// oaResponses are the responses of an operation; every listed code but 401
+// returns an object of schema s (none when s is nil).
+func oaResponses(s *openapi.Schema, codes ...string) map[string]oaResponse {
 	out := map[string]oaResponse{"401": {Description: "Unauthorized"}}
 	for _, c := range codes {
-		out[c] = oaResponse{Description: text[c]}
+		r := oaResponse{Description: oaStatusText[c]}
+		if s != nil {
+			r.Content = map[string]oaMediaType{}
+			for _, t := range oaResponseTypes {
+				r.Content[t] = oaMediaType{Schema: s}
+			}
+		}
+		out[c] = r
 	}
 	return out
 }
+
+var oaStatusText = map[string]string{"200": "OK", "201": "Created", "202": "Accepted", "401": "Unauthorized"}
 
 // oaGroupVersionName is the group/version fragment of operation IDs:
 // CoreV1, AppsV1, DiscoveryV1, OperatorDnsplaneIoV1.
@@ -326,19 +362,20 @@ func oaTag(gv schema.GroupVersion) string {
 }
 
 // buildOpenAPIDocument lists, for every resource of gv, the collection,
-// item and status paths with one operation per served verb.
-func buildOpenAPIDocument(reg *Registry, gv schema.GroupVersion, cfg openAPIConfig) *oaDocument {
+// item and status paths with one operation per served verb, and the
+// definitions they refer to.
+func buildOpenAPIDocument(reg *Registry, gv schema.GroupVersion, cfg openAPIConfig, schemas *oaSchemas) *oaDocument {
 	doc := &oaDocument{
 		OpenAPI:    "3.0.0",
 		Info:       oaInfo{Title: "Kubernetes", Version: openAPIKubernetesVersion},
 		Paths:      map[string]*oaPathItem{},
-		Components: oaComponents{Schemas: map[string]any{}},
+		Components: oaComponents{Schemas: schemas.reachable(reg, gv)},
 	}
 	prefix := "/" + openAPIPath(gv)
 	gvName, tag := oaGroupVersionName(gv), oaTag(gv)
 	doc.Paths[prefix+"/"] = &oaPathItem{Get: &oaOperation{
 		Tags: []string{tag}, Description: "get available resources",
-		OperationID: "get" + gvName + "APIResources", Responses: oaResponses("200"),
+		OperationID: "get" + gvName + "APIResources", Responses: oaResponses(nil, "200"),
 	}}
 	write := []oaParameter{oaDryRun, oaFieldManager}
 	if !cfg.omitFieldValidation {
@@ -354,13 +391,17 @@ func buildOpenAPIDocument(reg *Registry, gv schema.GroupVersion, cfg openAPIConf
 		kind := res.GVK.Kind
 		gvk := &oaGVK{Group: gv.Group, Kind: kind, Version: gv.Version}
 		has := func(verb string) bool { return slices.Contains(res.Verbs, verb) }
-		op := func(operationID, action, desc string, params []oaParameter, body *oaRequestBody, codes ...string) *oaOperation {
+		obj, list := schemas.ref(schemas.kinds[res.GVK]), schemas.ref(schemas.lists[res.GVK])
+		status, patchBody := schemas.ref(schemas.status), schemas.ref(schemas.patch)
+		op := func(operationID, action, desc string, params []oaParameter, body *oaRequestBody, resp *openapi.Schema, codes ...string) *oaOperation {
 			return &oaOperation{
 				Tags: []string{tag}, Description: desc, OperationID: operationID,
-				Parameters: slices.Clone(params), RequestBody: body, Responses: oaResponses(codes...),
+				Parameters: slices.Clone(params), RequestBody: body, Responses: oaResponses(resp, codes...),
 				Action: action, GVK: gvk,
 			}
 		}
+		objBody, deleteBody := oaBody(obj, "*/*"), oaBody(schemas.ref(schemas.deleteOptions), "*/*")
+		patchBodies := oaBody(patchBody, oaPatchTypes(res)...)
 		scope, collection := "", prefix+"/"+res.Plural
 		scopeParams := []oaParameter{oaPretty}
 		if res.Namespaced {
@@ -374,47 +415,97 @@ func buildOpenAPIDocument(reg *Registry, gv schema.GroupVersion, cfg openAPIConf
 
 		coll := &oaPathItem{Parameters: scopeParams}
 		if has("list") {
-			coll.Get = op(id("list", ""), "list", "list or watch objects of kind "+kind, oaListParams, nil, "200")
+			coll.Get = op(id("list", ""), "list", "list or watch objects of kind "+kind, oaListParams, nil, list, "200")
 		}
 		if has("create") {
-			coll.Post = op(id("create", ""), "post", "create a "+kind, write, oaBody("*/*"), "200", "201", "202")
+			coll.Post = op(id("create", ""), "post", "create a "+kind, write, objBody, obj, "200", "201", "202")
 		}
 		if has("deletecollection") {
 			coll.Delete = op("delete"+gvName+"Collection"+scope+kind, "deletecollection", "delete collection of "+kind,
-				oaDeleteCollectionParams(), oaBody("*/*"), "200")
+				oaDeleteCollectionParams(), deleteBody, status, "200")
 		}
 		doc.Paths[collection] = coll
 
 		item := &oaPathItem{Parameters: itemParams}
 		if has("get") {
-			item.Get = op(id("read", ""), "get", "read the specified "+kind, nil, nil, "200")
+			item.Get = op(id("read", ""), "get", "read the specified "+kind, nil, nil, obj, "200")
 		}
 		if has("update") {
-			item.Put = op(id("replace", ""), "put", "replace the specified "+kind, write, oaBody("*/*"), "200", "201")
+			item.Put = op(id("replace", ""), "put", "replace the specified "+kind, write, objBody, obj, "200", "201")
 		}
 		if has("patch") {
-			item.Patch = op(id("patch", ""), "patch", "partially update the specified "+kind, patch, oaBody(oaPatchTypes...), "200", "201")
+			item.Patch = op(id("patch", ""), "patch", "partially update the specified "+kind, patch, patchBodies, obj, "200", "201")
 		}
 		if has("delete") {
-			item.Delete = op(id("delete", ""), "delete", "delete a "+kind, oaDeleteParams, oaBody("*/*"), "200", "202")
+			item.Delete = op(id("delete", ""), "delete", "delete a "+kind, oaDeleteParams, deleteBody, status, "200", "202")
 		}
 		doc.Paths[collection+"/{name}"] = item
 
 		if res.Status {
 			doc.Paths[collection+"/{name}/status"] = &oaPathItem{
 				Parameters: itemParams,
-				Get:        op(id("read", "Status"), "get", "read status of the specified "+kind, nil, nil, "200"),
-				Put:        op(id("replace", "Status"), "put", "replace status of the specified "+kind, write, oaBody("*/*"), "200", "201"),
-				Patch:      op(id("patch", "Status"), "patch", "partially update status of the specified "+kind, patch, oaBody(oaPatchTypes...), "200", "201"),
+				Get:        op(id("read", "Status"), "get", "read status of the specified "+kind, nil, nil, obj, "200"),
+				Put:        op(id("replace", "Status"), "put", "replace status of the specified "+kind, write, objBody, obj, "200", "201"),
+				Patch:      op(id("patch", "Status"), "patch", "partially update status of the specified "+kind, patch, patchBodies, obj, "200", "201"),
 			}
 		}
 		if res.Namespaced && has("list") {
 			doc.Paths[prefix+"/"+res.Plural] = &oaPathItem{
 				Parameters: []oaParameter{oaPretty},
 				Get: op("list"+gvName+kind+"ForAllNamespaces", "list", "list or watch objects of kind "+kind,
-					oaListParams, nil, "200"),
+					oaListParams, nil, list, "200"),
 			}
 		}
 	}
 	return doc
+}
+
+// oaSchemas are the definitions of every kind of a registry (and of their
+// lists and the meta types the operations use) in one OpenAPI dialect.
+type oaSchemas struct {
+	gen                          *openapi.Generator
+	kinds, lists                 map[schema.GroupVersionKind]string // definition names by item GVK
+	status, deleteOptions, patch string
+}
+
+func newOASchemas(reg *Registry, v openapi.Version) (*oaSchemas, error) {
+	g := openapi.NewGenerator(v)
+	s := &oaSchemas{gen: g, kinds: map[schema.GroupVersionKind]string{}, lists: map[schema.GroupVersionKind]string{}}
+	for _, res := range reg.Resources() {
+		name, err := g.AddKind(res.GVK, res.New())
+		if err != nil {
+			return nil, err
+		}
+		list, err := g.AddList(res.GroupVersion().WithKind(res.GVK.Kind+"List"), name)
+		if err != nil {
+			return nil, err
+		}
+		s.kinds[res.GVK], s.lists[res.GVK] = name, list
+	}
+	var err error
+	if s.status, err = g.AddKind(metav1.SchemeGroupVersion.WithKind("Status"), &metav1.Status{}); err != nil {
+		return nil, err
+	}
+	if s.deleteOptions, err = g.AddType(reflect.TypeFor[metav1.DeleteOptions]()); err != nil {
+		return nil, err
+	}
+	if s.patch, err = g.AddType(reflect.TypeFor[metav1.Patch]()); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// ref refers to a definition.
+func (s *oaSchemas) ref(name string) *openapi.Schema { return s.gen.Ref(name) }
+
+// reachable returns the definitions gv's operations refer to, directly or
+// not.
+func (s *oaSchemas) reachable(reg *Registry, gv schema.GroupVersion) openapi.Definitions {
+	roots := []string{s.status, s.deleteOptions, s.patch}
+	for _, res := range reg.Resources() {
+		if res.GroupVersion() == gv {
+			roots = append(roots, s.kinds[res.GVK], s.lists[res.GVK])
+		}
+	}
+	return s.gen.Definitions().Reachable(roots...)
 }

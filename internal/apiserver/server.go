@@ -155,6 +155,9 @@ func (s *Server) route(w http.ResponseWriter, r *http.Request) {
 	case p == "/apis" || p == "/apis/":
 		s.discovery.ServeAPIs(w, r)
 		return
+	case p == "/openapi/v2":
+		s.openapi.ServeV2(w, r)
+		return
 	case p == "/openapi/v3" || p == "/openapi/v3/":
 		s.openapi.ServeIndex(w, r)
 		return

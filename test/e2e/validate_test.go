@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 )
 
@@ -51,5 +52,55 @@ func TestKubectlValidate(t *testing.T) {
 				wantKubectl(t, kc, "", ok("configmap/"+name+" replaced"), "-n", ns, "replace", "-f", path, flag)
 			}
 		})
+	}
+}
+
+// TestKubectlValidateGateOff turns ServerSideFieldValidation off: the server
+// no longer advertises fieldValidation, so kubectl falls back to client-side
+// validation against the server's /openapi/v2 (protobuf) and reports the
+// unknown field itself, as it does against a kube-apiserver without the
+// feature.
+func TestKubectlValidateGateOff(t *testing.T) {
+	requireKubectl(t)
+	srv := startServer(t, t.TempDir(), "--feature-gates=ServerSideFieldValidation=false")
+	kc := srv.Kubeconfig
+	path := writeFile(t, "cm.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n  namespace: default\nbogus: 1\n")
+	wantKubectl(t, kc, "", failed(`error: error validating "`+path+`": error validating data: ValidationError(ConfigMap): unknown field "bogus" in io.k8s.api.core.v1.ConfigMap; if you choose to ignore these errors, turn validation off with --validate=false`),
+		"create", "-f", path)
+	// Warn cannot be done client-side: kubectl says so and creates.
+	out, errOut, code := kubectl(t, kc, "", "create", "-f", path, "--validate=warn")
+	if code != 0 || out != "configmap/c created\n" || !strings.Contains(errOut, "cannot perform warn validation if server-side field validation is unsupported, skipping validation") {
+		t.Errorf("warn: exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+}
+
+// TestKubectlApplyUsesOpenAPISchemas checks that kubectl apply computes its
+// strategic merge patches from the served OpenAPI v3 schemas without
+// warnings, and that kubectl explain reads our fields.
+func TestKubectlApplyUsesOpenAPISchemas(t *testing.T) {
+	requireKubectl(t)
+	kc := sharedServer(t).Kubeconfig
+	ns := newNamespace(t, kc)
+	deploy := func(replicas int) string {
+		return fmt.Sprintf(`apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web}
+spec:
+  replicas: %d
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec:
+      containers: [{name: web, image: "nginx:1.27"}, {name: side, image: busybox}]
+`, replicas)
+	}
+	path := writeFile(t, "deploy.yaml", deploy(2))
+	wantKubectl(t, kc, "", ok("deployment.apps/web created"), "-n", ns, "apply", "-f", path)
+	rewriteFile(t, path, deploy(3))
+	wantKubectl(t, kc, "", ok("deployment.apps/web configured"), "-n", ns, "apply", "-f", path)
+	wantKubectl(t, kc, "", ok("deployment.apps/web unchanged"), "-n", ns, "apply", "-f", path)
+	out := mustKubectl(t, kc, "", "explain", "deployment.spec.template.spec.dnsParams")
+	if !strings.Contains(out, "FIELD: dnsParams <PodDNSParams>") {
+		t.Errorf("explain:\n%s", out)
 	}
 }
