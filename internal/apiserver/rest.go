@@ -24,7 +24,7 @@ func (s *Server) serveResource(w http.ResponseWriter, r *http.Request, info requ
 		writeError(w, s.log, errNotFoundPath())
 		return
 	}
-	if res.Namespaced == false && info.Namespace != "" {
+	if !res.Namespaced && info.Namespace != "" {
 		writeError(w, s.log, errNotFoundPath())
 		return
 	}
