@@ -42,18 +42,21 @@ func (s *Server) patch(w http.ResponseWriter, r *http.Request, res *Resource, in
 	}
 	kind := mediaType(r)
 	switch {
-	case kind == mediaJSONPatch || kind == mediaMergePatch:
+	case kind == mediaJSONPatch || kind == mediaMergePatch || kind == mediaApplyPatch:
 	case kind == mediaStrategicPatch && builtin(res):
 	default:
 		accepted := []string{mediaJSONPatch, mediaMergePatch}
 		if builtin(res) {
 			accepted = append(accepted, mediaStrategicPatch)
 		}
-		return errUnsupportedMediaType(accepted...)
+		return errUnsupportedMediaType(append(accepted, mediaApplyPatch)...)
 	}
 	fv, err := s.parseFieldValidation(r, "PatchOptions")
 	if err != nil {
 		return err
+	}
+	if kind == mediaApplyPatch {
+		return s.apply(w, r, res, info, fv, dryRun)
 	}
 	if _, ok := r.URL.Query()["force"]; ok {
 		return apierrors.NewInvalid(schema.GroupKind{Group: "meta.k8s.io", Kind: "PatchOptions"}, "", field.ErrorList{
@@ -67,6 +70,7 @@ func (s *Server) patch(w http.ResponseWriter, r *http.Request, res *Resource, in
 	if fv != fieldValidationIgnore {
 		bodyProblems = patchBodyProblems(kind, body)
 	}
+	info.fieldManager = managerName(r)
 	ctx := r.Context()
 	for attempt := 0; ; attempt++ {
 		kv, err := s.store.Get(ctx, storageKey(res, info.Namespace, info.Name))

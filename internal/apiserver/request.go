@@ -15,6 +15,11 @@ type requestInfo struct {
 	Resource    string
 	Name        string
 	Subresource string
+
+	// Set by the write handlers: the manager a write's managedFields entry
+	// names, and whether managedFields were already computed (apply).
+	fieldManager string
+	applied      bool
 }
 
 // namespaceSubresources are the subresources of a namespace itself, which the

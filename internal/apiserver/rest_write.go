@@ -75,20 +75,29 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request, res *Resource, i
 	if m.GetName() == "" && m.GetGenerateName() != "" {
 		m.SetName(generateName(m.GetGenerateName()))
 	}
-	initMetadata(obj, s.now())
-	prepareCreate(res, obj)
-	if err := s.validate(res, obj, nil); err != nil {
-		return err
-	}
-	ctx := r.Context()
-	if err := s.requireNamespace(ctx, res, m.GetNamespace()); err != nil {
-		return err
-	}
-	created, err := s.persist(ctx, res, obj, nil, dryRun)
+	info.fieldManager = managerName(r)
+	created, err := s.createObject(r.Context(), res, info, obj, dryRun)
 	if err != nil {
 		return err
 	}
 	return s.writeObjects(w, r, res, http.StatusCreated, created, nil, metav1.ListMeta{})
+}
+
+// createObject stores a new object: server metadata, admission, managed
+// fields (unless an apply computed them), validation, then persist.
+func (s *Server) createObject(ctx context.Context, res *Resource, info requestInfo, obj any, dryRun bool) (any, error) {
+	initMetadata(obj, s.now())
+	prepareCreate(res, obj)
+	if !info.applied {
+		s.trackUpdate(res, info, obj, nil)
+	}
+	if err := s.validate(res, obj, nil); err != nil {
+		return nil, err
+	}
+	if err := s.requireNamespace(ctx, res, accessor(obj).GetNamespace()); err != nil {
+		return nil, err
+	}
+	return s.persist(ctx, res, obj, nil, dryRun)
 }
 
 // persist reserves what obj needs, then creates (old == nil) or
@@ -151,6 +160,7 @@ func (s *Server) update(w http.ResponseWriter, r *http.Request, res *Resource, i
 	if name := accessor(obj).GetName(); name != info.Name {
 		return apierrors.NewBadRequest(fmt.Sprintf("the name of the object (%s) does not match the name on the URL (%s)", name, info.Name))
 	}
+	info.fieldManager = managerName(r)
 	updated, err := s.updateObject(r.Context(), res, info, obj, dryRun)
 	if err != nil {
 		return err
@@ -183,9 +193,16 @@ func (s *Server) updateObject(ctx context.Context, res *Resource, info requestIn
 // updateFrom stores obj over old, which is the current object as read.
 func (s *Server) updateFrom(ctx context.Context, res *Resource, info requestInfo, obj, old any, dryRun bool) (any, error) {
 	if info.Subresource == "status" {
+		managed := accessor(obj).GetManagedFields()
 		obj = prepareStatusUpdate(obj, old)
+		if info.applied {
+			accessor(obj).SetManagedFields(managed)
+		}
 	} else {
 		prepareUpdate(res, obj, old)
+	}
+	if !info.applied {
+		s.trackUpdate(res, info, obj, old)
 	}
 	accessor(obj).SetResourceVersion(accessor(old).GetResourceVersion())
 	if err := s.validate(res, obj, old); err != nil {

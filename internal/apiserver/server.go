@@ -70,6 +70,7 @@ type Server struct {
 	now       func() time.Time
 	discovery *Discovery
 	openapi   *OpenAPI
+	fields    *fieldManagers
 	metrics   *requestMetrics
 	gatherer  prometheus.Gatherer
 	ready     chan struct{}
@@ -105,6 +106,10 @@ func New(cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("building OpenAPI documents: %w", err)
 	}
+	fields, err := newFieldManagers(reg)
+	if err != nil {
+		return nil, err
+	}
 	promReg := prometheus.NewRegistry()
 	registerer, gatherer := cfg.Metrics, cfg.MetricsGatherer
 	if registerer == nil {
@@ -120,7 +125,7 @@ func New(cfg Config) (*Server, error) {
 	return &Server{
 		cfg: cfg, log: cfg.Logger, reg: reg, store: cfg.Store, ips: cfg.ServiceIPs,
 		opts: validation.OptionsFromGates(cfg.Gates), gates: cfg.Gates, now: cfg.Now,
-		discovery: NewDiscovery(reg), openapi: oa, metrics: m, gatherer: gatherer,
+		discovery: NewDiscovery(reg), openapi: oa, fields: fields, metrics: m, gatherer: gatherer,
 	}, nil
 }
 
