@@ -11,6 +11,7 @@ import (
 
 	dpcorev1 "github.com/dnsplane/dnsplane/api/core/v1"
 	"github.com/dnsplane/dnsplane/internal/dnsparams"
+	"github.com/dnsplane/dnsplane/plugin/pkg/searchpath"
 )
 
 // Node is what the node agent knows about its node: the kubelet flags that
@@ -206,7 +207,7 @@ func autopathBase(pod *dpcorev1.Pod, node Node) (Config, []Warning, error) {
 	}
 	return Config{
 		Nameservers: slices.Clone(servers),
-		Searches:    []string{"search." + pod.Namespace + "." + domain + "." + dpcorev1.AutopathZone},
+		Searches:    []string{searchpath.SearchName(pod.Namespace, domain)},
 		Options:     []string{defaultNdots},
 	}, nil, nil
 }
