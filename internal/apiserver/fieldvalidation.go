@@ -7,6 +7,7 @@ import (
 	"unicode/utf8"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
@@ -23,11 +24,16 @@ const (
 	fieldValidationIgnore fieldValidation = "Ignore"
 )
 
-// parseFieldValidation reads ?fieldValidation= as kube-apiserver does: the
+// parseWriteOptions checks the write options of a POST, PUT or PATCH
+// (fieldManager, see validateFieldManager) and returns the fieldValidation
+// directive. It reads ?fieldValidation= as kube-apiserver does: the
 // first value wins, "" means Warn, values are case-sensitive, and a bad one
 // is a 422 naming the options kind of the verb. With the
 // ServerSideFieldValidation gate off the parameter is ignored altogether.
-func (s *Server) parseFieldValidation(r *http.Request, optionsKind string) (fieldValidation, error) {
+func (s *Server) parseWriteOptions(r *http.Request, optionsKind string) (fieldValidation, error) {
+	if err := validateFieldManager(r, optionsKind); err != nil {
+		return "", err
+	}
 	if !s.gates.Enabled(features.ServerSideFieldValidation) {
 		return fieldValidationIgnore, nil
 	}
@@ -44,6 +50,20 @@ func (s *Server) parseFieldValidation(r *http.Request, optionsKind string) (fiel
 	return "", apierrors.NewInvalid(schema.GroupKind{Group: "meta.k8s.io", Kind: optionsKind}, "", field.ErrorList{
 		field.NotSupported(field.NewPath("fieldValidation"), v, []string{"", "Ignore", "Strict", "Warn"}),
 	})
+}
+
+// validateFieldManager checks ?fieldManager= as upstream's
+// ValidateCreateOptions/UpdateOptions/PatchOptions do: at most 128
+// characters, printable. An absent value is fine (the server derives one).
+func validateFieldManager(r *http.Request, optionsKind string) error {
+	fm := r.URL.Query().Get("fieldManager")
+	if fm == "" {
+		return nil
+	}
+	if errs := metav1validation.ValidateFieldManager(fm, field.NewPath("fieldManager")); len(errs) > 0 {
+		return apierrors.NewInvalid(schema.GroupKind{Group: "meta.k8s.io", Kind: optionsKind}, "", errs)
+	}
+	return nil
 }
 
 // applyFieldValidation acts on the unknown and duplicate fields of a create

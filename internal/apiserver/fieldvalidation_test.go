@@ -233,3 +233,19 @@ func TestFieldValidationYAMLLines(t *testing.T) {
 		t.Errorf("warn: %d\n%s\nwant\n%s", code, strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
+
+func TestFieldManagerValidation(t *testing.T) {
+	ts := sharedServer(t)
+	ns := newNamespace(t, ts.client)
+	do := rawCaller(t, ts)
+	url := ts.run.URL + "/api/v1/namespaces/" + ns + "/configmaps?fieldManager="
+	long := strings.Repeat("m", 129)
+	code, msg, _ := do("POST", url+long, "application/json", `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"a"}}`)
+	if code != 422 || !strings.HasPrefix(msg, `CreateOptions.meta.k8s.io "" is invalid: fieldManager: Too long: `) {
+		t.Errorf("long manager: %d %q", code, msg)
+	}
+	code, msg, _ = do("POST", url+"ok-manager", "application/json", `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"b"}}`)
+	if code != 201 {
+		t.Errorf("valid manager: %d %q", code, msg)
+	}
+}

@@ -51,7 +51,7 @@ func (s *Server) patch(w http.ResponseWriter, r *http.Request, res *Resource, in
 		}
 		return errUnsupportedMediaType(append(accepted, mediaApplyPatch)...)
 	}
-	fv, err := s.parseFieldValidation(r, "PatchOptions")
+	fv, err := s.parseWriteOptions(r, "PatchOptions")
 	if err != nil {
 		return err
 	}

@@ -26,7 +26,7 @@ func (s *Server) readObject(w http.ResponseWriter, r *http.Request, res *Resourc
 	if err != nil {
 		return nil, false, err
 	}
-	fv, err := s.parseFieldValidation(r, optionsKind)
+	fv, err := s.parseWriteOptions(r, optionsKind)
 	if err != nil {
 		return nil, false, err
 	}
