@@ -1,0 +1,443 @@
+package searchexpand
+
+import (
+	"context"
+	"net"
+	"net/netip"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/coredns/coredns/plugin"
+	"github.com/coredns/coredns/plugin/pkg/dnstest"
+	"github.com/coredns/coredns/plugin/test"
+	"github.com/dnsplane/dnsplane/plugin/pkg/searchpath"
+	"github.com/miekg/dns"
+	dto "github.com/prometheus/client_model/go"
+)
+
+// fakeNext answers from records (lower-case name -> records of any type):
+// the records of the asked type, NODATA when the name has only other types,
+// NXDOMAIN when it has none. delay slows the reply for a name.
+type fakeNext struct {
+	records map[string][]dns.RR
+	delay   map[string]time.Duration
+
+	mu   sync.Mutex
+	seen []string // names asked, in arrival order
+	opts int      // sub-requests that carried the search list option
+}
+
+func (f *fakeNext) ServeDNS(ctx context.Context, w dns.ResponseWriter, r *dns.Msg) (int, error) {
+	if len(r.Question) == 0 {
+		m := new(dns.Msg)
+		m.SetRcode(r, dns.RcodeFormatError)
+		_ = w.WriteMsg(m)
+		return m.Rcode, nil
+	}
+	q := r.Question[0]
+	name := strings.ToLower(q.Name)
+	f.mu.Lock()
+	f.seen = append(f.seen, name)
+	if _, found, _ := searchpath.GetOption(r, searchpath.DefaultOptionCode); found {
+		f.opts++
+	}
+	f.mu.Unlock()
+	if d := f.delay[name]; d > 0 {
+		select {
+		case <-time.After(d):
+		case <-ctx.Done():
+		}
+	}
+	m := new(dns.Msg)
+	m.SetReply(r)
+	rrs, ok := f.records[name]
+	if !ok {
+		m.Rcode = dns.RcodeNameError
+	}
+	for _, rr := range rrs {
+		if rr.Header().Rrtype == q.Qtype {
+			m.Answer = append(m.Answer, dns.Copy(rr))
+		}
+	}
+	_ = w.WriteMsg(m)
+	return m.Rcode, nil
+}
+
+func (f *fakeNext) Name() string { return "fake" }
+
+func rr(s string) dns.RR {
+	r, err := dns.NewRR(s)
+	if err != nil {
+		panic(err)
+	}
+	return r
+}
+
+func counterValue(t *testing.T, m interface{ Write(*dto.Metric) error }) float64 {
+	t.Helper()
+	var d dto.Metric
+	if err := m.Write(&d); err != nil {
+		t.Fatal(err)
+	}
+	return d.GetCounter().GetValue()
+}
+
+var testRecords = map[string][]dns.RR{
+	"svc1.ns1.svc.cluster.local.":    {rr("svc1.ns1.svc.cluster.local. 30 IN A 10.0.0.1"), rr("svc1.ns1.svc.cluster.local. 30 IN AAAA fd00::1")},
+	"svc1.ns2.svc.cluster.local.":    {rr("svc1.ns2.svc.cluster.local. 30 IN A 10.0.0.2")},
+	"app.corp.example.":              {rr("app.corp.example. 60 IN A 192.0.2.10"), rr("app.corp.example. 20 IN A 192.0.2.11")},
+	"example.com.":                   {rr("example.com. 300 IN A 93.184.216.34")},
+	"txtonly.ns1.svc.cluster.local.": {rr("txtonly.ns1.svc.cluster.local. 30 IN TXT \"x\"")},
+}
+
+func TestServeDNS(t *testing.T) {
+	const code = searchpath.DefaultOptionCode
+	opt := func(v string) *dns.EDNS0_LOCAL { return &dns.EDNS0_LOCAL{Code: code, Data: []byte(v)} }
+	hostList := "ns1.svc.cluster.local,svc.cluster.local,cluster.local,corp.example"
+
+	tests := []struct {
+		name     string
+		qname    string
+		qtype    uint16
+		option   *dns.EDNS0_LOCAL
+		remote   string
+		trusted  []netip.Prefix
+		rcode    int
+		target   string   // CNAME target; "" for none
+		ttl      uint32   // CNAME TTL
+		records  []string // the records after the CNAME, as strings
+		rejected string   // option_rejected_total reason that must go up
+		asked    []string // names the next handler must have been asked, in any order; nil to skip
+	}{
+		{
+			name: "same namespace short name at position 0", qname: "svc1.search.ns1.cluster.local.ap.k8s.io.", qtype: dns.TypeA,
+			option: opt(hostList), rcode: dns.RcodeSuccess, target: "svc1.ns1.svc.cluster.local.", ttl: 30,
+			records: []string{"svc1.ns1.svc.cluster.local.\t30\tIN\tA\t10.0.0.1"},
+		},
+		{
+			name: "cross namespace via svc.cluster.local", qname: "svc1.ns2.search.ns1.cluster.local.ap.k8s.io.", qtype: dns.TypeA,
+			option: opt(hostList), rcode: dns.RcodeSuccess, target: "svc1.ns2.svc.cluster.local.", ttl: 30,
+			records: []string{"svc1.ns2.svc.cluster.local.\t30\tIN\tA\t10.0.0.2"},
+		},
+		{
+			name: "host search path entry from the option", qname: "app.search.ns1.cluster.local.ap.k8s.io.", qtype: dns.TypeA,
+			option: opt(hostList), rcode: dns.RcodeSuccess, target: "app.corp.example.", ttl: 20,
+			records: []string{"app.corp.example.\t60\tIN\tA\t192.0.2.10", "app.corp.example.\t20\tIN\tA\t192.0.2.11"},
+		},
+		{
+			name: "bare name last", qname: "example.com.search.ns1.cluster.local.ap.k8s.io.", qtype: dns.TypeA,
+			option: opt(hostList), rcode: dns.RcodeSuccess, target: "example.com.", ttl: 300,
+			records: []string{"example.com.\t300\tIN\tA\t93.184.216.34"},
+			asked:   []string{"example.com.ns1.svc.cluster.local.", "example.com.svc.cluster.local.", "example.com.cluster.local.", "example.com.corp.example.", "example.com."},
+		},
+		{
+			name: "nonexistent is NXDOMAIN", qname: "nope.search.ns1.cluster.local.ap.k8s.io.", qtype: dns.TypeA,
+			option: opt(hostList), rcode: dns.RcodeNameError,
+			asked: []string{"nope.ns1.svc.cluster.local.", "nope.svc.cluster.local.", "nope.cluster.local.", "nope.corp.example.", "nope."},
+		},
+		{
+			name: "option absent uses the derived list", qname: "app.search.ns1.cluster.local.ap.k8s.io.", qtype: dns.TypeA,
+			rcode: dns.RcodeNameError,
+			asked: []string{"app.ns1.svc.cluster.local.", "app.svc.cluster.local.", "app.cluster.local.", "app."},
+		},
+		{
+			name: "option absent, cluster name found", qname: "svc1.search.ns1.cluster.local.ap.k8s.io.", qtype: dns.TypeA,
+			rcode: dns.RcodeSuccess, target: "svc1.ns1.svc.cluster.local.", ttl: 30,
+			records: []string{"svc1.ns1.svc.cluster.local.\t30\tIN\tA\t10.0.0.1"},
+		},
+		{
+			name: "invalid option uses the derived list", qname: "app.search.ns1.cluster.local.ap.k8s.io.", qtype: dns.TypeA,
+			option: opt("corp.example,,x"), rcode: dns.RcodeNameError, rejected: "invalid",
+			asked: []string{"app.ns1.svc.cluster.local.", "app.svc.cluster.local.", "app.cluster.local.", "app."},
+		},
+		{
+			name: "untrusted client uses the derived list", qname: "app.search.ns1.cluster.local.ap.k8s.io.", qtype: dns.TypeA,
+			option: opt(hostList), remote: "192.0.2.99", trusted: []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8")},
+			rcode: dns.RcodeNameError, rejected: "untrusted",
+			asked: []string{"app.ns1.svc.cluster.local.", "app.svc.cluster.local.", "app.cluster.local.", "app."},
+		},
+		{
+			name: "trusted client option accepted", qname: "app.search.ns1.cluster.local.ap.k8s.io.", qtype: dns.TypeA,
+			option: opt(hostList), remote: "10.1.2.3", trusted: []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8")},
+			rcode: dns.RcodeSuccess, target: "app.corp.example.", ttl: 20,
+			records: []string{"app.corp.example.\t60\tIN\tA\t192.0.2.10", "app.corp.example.\t20\tIN\tA\t192.0.2.11"},
+		},
+		{
+			name: "AAAA query type preserved", qname: "svc1.search.ns1.cluster.local.ap.k8s.io.", qtype: dns.TypeAAAA,
+			option: opt(hostList), rcode: dns.RcodeSuccess, target: "svc1.ns1.svc.cluster.local.", ttl: 30,
+			records: []string{"svc1.ns1.svc.cluster.local.\t30\tIN\tAAAA\tfd00::1"},
+		},
+		{
+			name: "NODATA counts as existing", qname: "txtonly.search.ns1.cluster.local.ap.k8s.io.", qtype: dns.TypeA,
+			rcode: dns.RcodeSuccess, target: "txtonly.ns1.svc.cluster.local.", ttl: defaultTTL,
+		},
+		{
+			name: "case kept in question, base in target", qname: "SVC1.search.NS1.Cluster.Local.AP.k8s.io.", qtype: dns.TypeA,
+			rcode: dns.RcodeSuccess, target: "SVC1.ns1.svc.cluster.local.", ttl: 30,
+			records: []string{"svc1.ns1.svc.cluster.local.\t30\tIN\tA\t10.0.0.1"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			next := &fakeNext{records: testRecords}
+			s := &SearchExpand{Next: next, ClusterDomain: "cluster.local", Code: code, Trusted: tt.trusted}
+			r := new(dns.Msg)
+			r.SetQuestion(tt.qname, tt.qtype)
+			r.Id = 4242
+			if tt.option != nil {
+				r.SetEdns0(1232, false)
+				r.IsEdns0().Option = []dns.EDNS0{tt.option}
+			}
+			var before float64
+			if tt.rejected != "" {
+				before = counterValue(t, rejectedCount.WithLabelValues("", tt.rejected))
+			}
+			rec := dnstest.NewRecorder(&test.ResponseWriter{RemoteIP: tt.remote})
+			rcode, err := s.ServeDNS(context.Background(), rec, r)
+			if err != nil || rcode != tt.rcode {
+				t.Fatalf("ServeDNS = %d, %v; want %d", rcode, err, tt.rcode)
+			}
+			m := rec.Msg
+			if m == nil || m.Rcode != tt.rcode {
+				t.Fatalf("reply %v, want rcode %d", m, tt.rcode)
+			}
+			if m.Id != 4242 || !m.Response || !m.RecursionDesired || !m.RecursionAvailable || m.Authoritative {
+				t.Errorf("header %+v", m.MsgHdr)
+			}
+			if len(m.Question) != 1 || m.Question[0].Name != tt.qname || m.Question[0].Qtype != tt.qtype {
+				t.Errorf("question %v", m.Question)
+			}
+			if tt.target == "" {
+				if len(m.Answer) != 0 {
+					t.Errorf("answers %v, want none", m.Answer)
+				}
+			} else {
+				if len(m.Answer) != 1+len(tt.records) {
+					t.Fatalf("answers %v, want CNAME + %d", m.Answer, len(tt.records))
+				}
+				c, ok := m.Answer[0].(*dns.CNAME)
+				if !ok || c.Hdr.Name != tt.qname || c.Target != tt.target || c.Hdr.Ttl != tt.ttl {
+					t.Errorf("first answer %v, want CNAME %s -> %s ttl %d", m.Answer[0], tt.qname, tt.target, tt.ttl)
+				}
+				for i, want := range tt.records {
+					if got := m.Answer[1+i].String(); got != want {
+						t.Errorf("answer %d = %q, want %q", 1+i, got, want)
+					}
+				}
+			}
+			if tt.rejected != "" {
+				if after := counterValue(t, rejectedCount.WithLabelValues("", tt.rejected)); after != before+1 {
+					t.Errorf("option_rejected_total{reason=%q} went from %v to %v", tt.rejected, before, after)
+				}
+			}
+			next.mu.Lock()
+			defer next.mu.Unlock()
+			if next.opts != 0 {
+				t.Errorf("%d sub-requests carried the search list option", next.opts)
+			}
+			if tt.asked != nil {
+				got := map[string]bool{}
+				for _, n := range next.seen {
+					got[n] = true
+				}
+				for _, n := range tt.asked {
+					if !got[n] {
+						t.Errorf("next was not asked %s (asked %v)", n, next.seen)
+					}
+				}
+				if len(next.seen) != len(tt.asked) {
+					t.Errorf("next asked %v, want %v", next.seen, tt.asked)
+				}
+			}
+		})
+	}
+}
+
+// TestServeDNSOrder: when two candidates exist, the earlier one in search
+// order wins even if the later one answers first.
+func TestServeDNSOrder(t *testing.T) {
+	records := map[string][]dns.RR{
+		"db.ns1.svc.cluster.local.": {rr("db.ns1.svc.cluster.local. 30 IN A 10.0.0.1")},
+		"db.cluster.local.":         {rr("db.cluster.local. 30 IN A 10.0.0.9")},
+		"db.":                       {rr("db. 30 IN A 192.0.2.1")},
+	}
+	next := &fakeNext{records: records, delay: map[string]time.Duration{"db.ns1.svc.cluster.local.": 100 * time.Millisecond}}
+	s := &SearchExpand{Next: next, ClusterDomain: "cluster.local", Code: searchpath.DefaultOptionCode}
+	r := new(dns.Msg)
+	r.SetQuestion("db.search.ns1.cluster.local.ap.k8s.io.", dns.TypeA)
+	rec := dnstest.NewRecorder(&test.ResponseWriter{})
+	start := time.Now()
+	if _, err := s.ServeDNS(context.Background(), rec, r); err != nil {
+		t.Fatal(err)
+	}
+	if c, ok := rec.Msg.Answer[0].(*dns.CNAME); !ok || c.Target != "db.ns1.svc.cluster.local." {
+		t.Fatalf("answer %v, want the CNAME to the first candidate", rec.Msg.Answer)
+	}
+	if d := time.Since(start); d > 2*time.Second {
+		t.Errorf("took %v", d)
+	}
+	next.mu.Lock()
+	defer next.mu.Unlock()
+	if len(next.seen) != 4 {
+		t.Errorf("asked %v, want all 4 candidates", next.seen)
+	}
+}
+
+// TestServeDNSConcurrent: the candidates are resolved concurrently, so an
+// expansion takes about as long as the slowest candidate, not the sum.
+func TestServeDNSConcurrent(t *testing.T) {
+	delay := map[string]time.Duration{}
+	for _, n := range []string{"x.ns1.svc.cluster.local.", "x.svc.cluster.local.", "x.cluster.local.", "x."} {
+		delay[n] = 150 * time.Millisecond
+	}
+	next := &fakeNext{records: map[string][]dns.RR{}, delay: delay}
+	s := &SearchExpand{Next: next, ClusterDomain: "cluster.local", Code: searchpath.DefaultOptionCode}
+	r := new(dns.Msg)
+	r.SetQuestion("x.search.ns1.cluster.local.ap.k8s.io.", dns.TypeA)
+	rec := dnstest.NewRecorder(&test.ResponseWriter{})
+	start := time.Now()
+	if rcode, err := s.ServeDNS(context.Background(), rec, r); err != nil || rcode != dns.RcodeNameError {
+		t.Fatalf("ServeDNS = %d, %v", rcode, err)
+	}
+	if d := time.Since(start); d > 500*time.Millisecond {
+		t.Errorf("4 candidates of 150ms took %v: not concurrent", d)
+	}
+}
+
+// TestServeDNSFailure: when no candidate exists and one failed, the answer
+// is SERVFAIL, not an NXDOMAIN that might be wrong.
+func TestServeDNSFailure(t *testing.T) {
+	next := test.HandlerFunc(func(_ context.Context, w dns.ResponseWriter, r *dns.Msg) (int, error) {
+		m := new(dns.Msg)
+		m.SetRcode(r, dns.RcodeNameError)
+		if r.Question[0].Name == "x.svc.cluster.local." {
+			return dns.RcodeServerFailure, nil // nothing written
+		}
+		_ = w.WriteMsg(m)
+		return m.Rcode, nil
+	})
+	s := &SearchExpand{Next: next, ClusterDomain: "cluster.local", Code: searchpath.DefaultOptionCode}
+	r := new(dns.Msg)
+	r.SetQuestion("x.search.ns1.cluster.local.ap.k8s.io.", dns.TypeA)
+	rec := dnstest.NewRecorder(&test.ResponseWriter{})
+	if _, err := s.ServeDNS(context.Background(), rec, r); err != nil {
+		t.Fatal(err)
+	}
+	if rec.Msg == nil || rec.Msg.Rcode != dns.RcodeServerFailure {
+		t.Fatalf("reply %v, want SERVFAIL", rec.Msg)
+	}
+}
+
+// TestServeDNSPassThrough: names outside the zone, or not of the autopath
+// shape, go to the next plugin unchanged.
+func TestServeDNSPassThrough(t *testing.T) {
+	for _, qname := range []string{
+		"www.example.com.",
+		"svc1.ns1.cluster.local.ap.k8s.io.",
+		"svc1.search.ns1.other.local.ap.k8s.io.",
+		"ap.k8s.io.",
+	} {
+		t.Run(qname, func(t *testing.T) {
+			var got *dns.Msg
+			next := test.HandlerFunc(func(_ context.Context, w dns.ResponseWriter, r *dns.Msg) (int, error) {
+				got = r
+				m := new(dns.Msg)
+				m.SetReply(r)
+				_ = w.WriteMsg(m)
+				return dns.RcodeSuccess, nil
+			})
+			s := &SearchExpand{Next: next, ClusterDomain: "cluster.local", Code: searchpath.DefaultOptionCode}
+			r := new(dns.Msg)
+			r.SetQuestion(qname, dns.TypeA)
+			if err := searchpath.SetOption(r, searchpath.DefaultOptionCode, []string{"a.example"}); err != nil {
+				t.Fatal(err)
+			}
+			rec := dnstest.NewRecorder(&test.ResponseWriter{})
+			if _, err := s.ServeDNS(context.Background(), rec, r); err != nil {
+				t.Fatal(err)
+			}
+			if got != r {
+				t.Fatalf("next got %v, want the request itself", got)
+			}
+			if l, found, _ := searchpath.GetOption(got, searchpath.DefaultOptionCode); !found || len(l) != 1 {
+				t.Errorf("option changed: %v %v", l, found)
+			}
+			if rec.Msg == nil || len(rec.Msg.Answer) != 0 {
+				t.Errorf("reply %v", rec.Msg)
+			}
+		})
+	}
+}
+
+func TestTrustedIPv6Mapped(t *testing.T) {
+	s := &SearchExpand{Trusted: []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8")}}
+	w := &addrWriter{addr: &net.UDPAddr{IP: net.ParseIP("::ffff:10.1.1.1"), Port: 53}}
+	if !s.trusted(w) {
+		t.Error("IPv4-mapped address in a trusted IPv4 prefix not trusted")
+	}
+	w.addr = &net.UDPAddr{IP: net.ParseIP("fd00::1"), Port: 53}
+	if s.trusted(w) {
+		t.Error("IPv6 address outside the prefixes trusted")
+	}
+}
+
+type addrWriter struct {
+	test.ResponseWriter
+	addr net.Addr
+}
+
+func (w *addrWriter) RemoteAddr() net.Addr { return w.addr }
+
+func TestName(t *testing.T) {
+	if n := (&SearchExpand{}).Name(); n != "searchexpand" {
+		t.Errorf("Name() = %q", n)
+	}
+}
+
+var _ plugin.Handler = (*SearchExpand)(nil)
+
+// FuzzServeDNS: any packet that unpacks goes through ServeDNS without a
+// panic, and an expansion's reply keeps the question.
+func FuzzServeDNS(f *testing.F) {
+	seed := func(qname string, opts ...dns.EDNS0) {
+		m := new(dns.Msg)
+		m.SetQuestion(qname, dns.TypeA)
+		if opts != nil {
+			m.SetEdns0(1232, false)
+			m.IsEdns0().Option = opts
+		}
+		b, err := m.Pack()
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b)
+	}
+	local := func(v string) dns.EDNS0 { return &dns.EDNS0_LOCAL{Code: searchpath.DefaultOptionCode, Data: []byte(v)} }
+	seed("svc1.search.ns1.cluster.local.ap.k8s.io.")
+	seed("svc1.search.ns1.cluster.local.ap.k8s.io.", local("ns1.svc.cluster.local,svc.cluster.local,cluster.local,corp.example"))
+	seed("app.search.ns1.cluster.local.ap.k8s.io.", local("a,,b"))
+	seed("search.search.search.cluster.local.ap.k8s.io.", local(""), local("x"))
+	seed("www.example.com.")
+	f.Add([]byte{})
+
+	f.Fuzz(func(t *testing.T, packet []byte) {
+		r := new(dns.Msg)
+		if err := r.Unpack(packet); err != nil {
+			return
+		}
+		next := &fakeNext{records: testRecords}
+		s := &SearchExpand{Next: next, ClusterDomain: "cluster.local", Code: searchpath.DefaultOptionCode}
+		rec := dnstest.NewRecorder(&test.ResponseWriter{})
+		if _, err := s.ServeDNS(context.Background(), rec, r); err != nil {
+			t.Fatal(err)
+		}
+		if rec.Msg == nil {
+			t.Fatal("no reply")
+		}
+		if len(r.Question) == 1 && len(rec.Msg.Question) == 1 && rec.Msg.Question[0] != r.Question[0] {
+			t.Fatalf("question %v, want %v", rec.Msg.Question[0], r.Question[0])
+		}
+	})
+}
