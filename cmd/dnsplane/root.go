@@ -22,6 +22,8 @@ field validation, and cluster DNS on CoreDNS.`,
 	root.AddCommand(
 		newUpCommand(),
 		newAPIServerCommand(),
+		newDNSCommand(),
+		newNodeCacheCommand(),
 		newValidateCommand(),
 		newResolvconfCommand(),
 		newVersionCommand(),

@@ -1,0 +1,152 @@
+package main
+
+import (
+	"fmt"
+	"log/slog"
+	"os"
+
+	"github.com/spf13/cobra"
+
+	"github.com/dnsplane/dnsplane/internal/dnsserver"
+	"github.com/dnsplane/dnsplane/internal/resolvconf"
+)
+
+// serveDNS runs corefile until the command's context ends (SIGINT/SIGTERM).
+func serveDNS(cmd *cobra.Command, corefile string, logger *slog.Logger) error {
+	srv, err := dnsserver.Start(cmd.Context(), corefile, logger)
+	if err != nil {
+		return &exitError{code: exitInvalid, msg: err.Error()}
+	}
+	<-srv.Done()
+	return nil
+}
+
+func newDNSCommand() *cobra.Command {
+	var conf, configMap, kubeconfig, logLevel string
+	cmd := &cobra.Command{
+		Use:   "dns",
+		Short: "Run the cluster DNS server (CoreDNS with dnsplane's plugins)",
+		Long: `Run the cluster DNS server: CoreDNS used as a library, with the stock plugins
+a cluster DNS needs (errors, log, health, ready, prometheus, kubernetes,
+forward, cache, reload, loop, loadbalance, bufsize, rewrite, hosts, template,
+chaos, autopath, bind) plus searchexpand and searchopt. It serves the Corefile
+given with --conf until SIGINT or SIGTERM.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if configMap != "" || kubeconfig != "" {
+				return &exitError{code: exitUsage, msg: "--configmap/--kubeconfig: not implemented yet; use --conf FILE"}
+			}
+			if conf == "" {
+				return &exitError{code: exitUsage, msg: "--conf is required"}
+			}
+			logger, err := newLogger(cmd.ErrOrStderr(), logLevel)
+			if err != nil {
+				return &exitError{code: exitUsage, msg: err.Error()}
+			}
+			data, err := os.ReadFile(conf)
+			if err != nil {
+				return &exitError{code: exitUsage, msg: err.Error()}
+			}
+			return serveDNS(cmd, string(data), logger)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&conf, "conf", "", "Corefile to serve")
+	f.StringVar(&configMap, "configmap", "", "NS/NAME of a ConfigMap whose Corefile key is served (not implemented yet)")
+	f.StringVar(&kubeconfig, "kubeconfig", "", "kubeconfig for --configmap (not implemented yet)")
+	f.StringVar(&logLevel, "log-level", "info", "debug, info, warn or error")
+	return cmd
+}
+
+type nodeCacheFlags struct {
+	o             dnsserver.NodeCacheOptions
+	optionCode    uint
+	upstreams     []string
+	resolvConf    string
+	printCorefile bool
+	logLevel      string
+}
+
+func newNodeCacheCommand() *cobra.Command {
+	var n nodeCacheFlags
+	cmd := &cobra.Command{
+		Use:   "nodecache",
+		Short: "Run the per-node DNS cache",
+		Long: `Run the per-node DNS cache (CoreDNS used as a library). It listens on
+--listen, caches, forwards the cluster domain and ap.k8s.io. to --cluster-dns
+over TCP (tagging autopath names with the search list option through
+searchopt), and everything else to the node's upstream resolvers: --upstream,
+or else the nameservers of --upstream-resolv-conf. The host search list
+appended to the option comes from --upstream-resolv-conf. It makes no
+iptables or interface changes.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return n.run(cmd) },
+	}
+	f := cmd.Flags()
+	o := &n.o
+	f.StringSliceVar(&o.Listen, "listen", nil, "ADDR:PORT,... to serve on (required)")
+	f.StringSliceVar(&o.ClusterDNS, "cluster-dns", nil, "ADDR:PORT,... of the cluster DNS (required)")
+	f.StringVar(&o.ClusterDomain, "cluster-domain", "cluster.local", "cluster domain")
+	f.UintVar(&n.optionCode, "option-code", 65534, "EDNS0 search list option code (65001-65534)")
+	f.StringSliceVar(&n.upstreams, "upstream", nil, "ADDR[:PORT],... upstream resolvers (wins over --upstream-resolv-conf)")
+	f.StringVar(&n.resolvConf, "upstream-resolv-conf", "/etc/resolv.conf", "resolv.conf with the node's upstream nameservers and host search list")
+	f.IntVar(&o.CacheTTL, "cache-ttl", 30, "maximum cache TTL in seconds")
+	f.StringVar(&o.Health, "health", "", "ADDR:PORT for the health endpoint (off when empty)")
+	f.StringVar(&o.Ready, "ready", "", "ADDR:PORT for the ready endpoint (off when empty)")
+	f.StringVar(&o.Metrics, "metrics", "", "ADDR:PORT for Prometheus metrics (off when empty)")
+	f.BoolVar(&o.Log, "log-queries", false, "log every query")
+	f.BoolVar(&n.printCorefile, "print-corefile", false, "print the generated Corefile and exit")
+	f.StringVar(&n.logLevel, "log-level", "info", "debug, info, warn or error")
+	return cmd
+}
+
+func (n *nodeCacheFlags) run(cmd *cobra.Command) error {
+	usage := func(format string, a ...any) error {
+		return &exitError{code: exitUsage, msg: fmt.Sprintf(format, a...)}
+	}
+	if len(n.o.Listen) == 0 {
+		return usage("--listen is required")
+	}
+	if len(n.o.ClusterDNS) == 0 {
+		return usage("--cluster-dns is required")
+	}
+	if n.optionCode < 65001 || n.optionCode > 65534 {
+		return usage("--option-code %d: want an EDNS0 local option code, 65001-65534", n.optionCode)
+	}
+	if n.o.CacheTTL <= 0 {
+		return usage("--cache-ttl %d: want a positive number of seconds", n.o.CacheTTL)
+	}
+	n.o.OptionCode = uint16(n.optionCode)
+	logger, err := newLogger(cmd.ErrOrStderr(), n.logLevel)
+	if err != nil {
+		return usage("%s", err)
+	}
+
+	// --upstream wins for the upstreams; the resolv.conf always supplies
+	// the host search list, and with --upstream it may be absent unless it
+	// was named explicitly.
+	host, err := resolvconf.ParseFile(n.resolvConf)
+	if err != nil && (len(n.upstreams) == 0 || cmd.Flags().Changed("upstream-resolv-conf")) {
+		return usage("--upstream-resolv-conf: %s", err)
+	}
+	n.o.Upstreams = n.upstreams
+	if len(n.upstreams) == 0 {
+		if len(host.Nameservers) == 0 {
+			return usage("--upstream-resolv-conf %s: no nameserver lines; give --upstream", n.resolvConf)
+		}
+		n.o.Upstreams = host.Nameservers
+	}
+	search := host.Searches
+	n.o.HostSearch = search
+
+	corefile, err := dnsserver.NodeCacheCorefile(n.o)
+	if err != nil {
+		return usage("%s", err)
+	}
+	if n.printCorefile {
+		_, err := fmt.Fprint(cmd.OutOrStdout(), corefile)
+		return err
+	}
+	logger.Debug("node cache Corefile", "corefile", corefile)
+	return serveDNS(cmd, corefile, logger)
+}

@@ -1,0 +1,171 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/miekg/dns"
+)
+
+func TestNodeCachePrintCorefile(t *testing.T) {
+	dir := t.TempDir()
+	rc := filepath.Join(dir, "resolv.conf")
+	if err := os.WriteFile(rc, []byte("nameserver 192.0.2.53\nsearch foo.com bar.com\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	block := func(zones, bind, search, fwd string) string {
+		return zones + " {\n    errors\n    bind " + bind + "\n    searchopt cluster.local {\n        code 65534\n        " + search +
+			"\n    }\n    cache 30\n    forward . " + fwd + "\n}\n"
+	}
+	tests := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"resolv.conf upstreams", []string{"--upstream-resolv-conf", rc},
+			block("cluster.local:53 ap.k8s.io:53", "127.0.0.1", "host_search foo.com bar.com", "10.96.0.10:53 {\n        force_tcp\n    }") + "\n" +
+				block(".:53", "127.0.0.1", "host_search foo.com bar.com", "192.0.2.53:53")},
+		{"--upstream wins", []string{"--upstream-resolv-conf", rc, "--upstream", "192.0.2.1,192.0.2.2:5353"},
+			block("cluster.local:53 ap.k8s.io:53", "127.0.0.1", "host_search foo.com bar.com", "10.96.0.10:53 {\n        force_tcp\n    }") + "\n" +
+				block(".:53", "127.0.0.1", "host_search foo.com bar.com", "192.0.2.1:53 192.0.2.2:5353")},
+		{"--upstream without resolv.conf", []string{"--upstream-resolv-conf", filepath.Join(dir, "missing"), "--upstream", "192.0.2.1"}, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			args := append([]string{"nodecache", "--print-corefile", "--listen", "127.0.0.1:53", "--cluster-dns", "10.96.0.10:53"}, tt.args...)
+			out, errOut, code := runCmd(t, "", args...)
+			if tt.want == "" {
+				// A named resolv.conf that is missing is an error even with --upstream.
+				if code != exitUsage {
+					t.Fatalf("exit %d, want %d\nstderr: %s", code, exitUsage, errOut)
+				}
+				return
+			}
+			if code != 0 || out != tt.want || errOut != "" {
+				t.Fatalf("exit %d\nstdout:\n%s\nwant:\n%s\nstderr:\n%s", code, out, tt.want, errOut)
+			}
+		})
+	}
+}
+
+func TestNodeCacheUsageErrors(t *testing.T) {
+	dir := t.TempDir()
+	rc := filepath.Join(dir, "resolv.conf")
+	if err := os.WriteFile(rc, []byte("search foo.com\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	base := []string{"nodecache", "--print-corefile", "--upstream", "192.0.2.1"}
+	tests := []struct {
+		name    string
+		args    []string
+		wantErr string
+	}{
+		{"no listen", []string{"nodecache", "--cluster-dns", "10.0.0.1:53"}, "--listen is required"},
+		{"no cluster dns", []string{"nodecache", "--listen", "127.0.0.1:53"}, "--cluster-dns is required"},
+		{"listen without port", append(base, "--listen", "127.0.0.1", "--cluster-dns", "10.0.0.1:53"), "want ADDR:PORT"},
+		{"cluster dns hostname", append(base, "--listen", "127.0.0.1:53", "--cluster-dns", "kube-dns:53"), "cluster DNS address"},
+		{"bad upstream", append(base, "--listen", "127.0.0.1:53", "--cluster-dns", "10.0.0.1:53", "--upstream", "dns.google"), "upstream"},
+		{"option code", append(base, "--listen", "127.0.0.1:53", "--cluster-dns", "10.0.0.1:53", "--option-code", "12"), "--option-code 12"},
+		{"cache ttl", append(base, "--listen", "127.0.0.1:53", "--cluster-dns", "10.0.0.1:53", "--cache-ttl", "0"), "--cache-ttl"},
+		{"resolv.conf without nameservers", []string{"nodecache", "--print-corefile", "--listen", "127.0.0.1:53", "--cluster-dns", "10.0.0.1:53", "--upstream-resolv-conf", rc}, "no nameserver lines"},
+		{"log level", append(base, "--listen", "127.0.0.1:53", "--cluster-dns", "10.0.0.1:53", "--log-level", "loud"), "--log-level"},
+		{"unknown flag", []string{"nodecache", "--bogus"}, "unknown flag"},
+		{"args", []string{"nodecache", "extra"}, "unknown command"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			out, errOut, code := runCmd(t, "", tt.args...)
+			if code != exitUsage || !strings.Contains(errOut, tt.wantErr) || out != "" {
+				t.Fatalf("exit %d (want %d)\nstdout: %s\nstderr: %s\nwant stderr containing %q", code, exitUsage, out, errOut, tt.wantErr)
+			}
+		})
+	}
+}
+
+func TestDNSUsageErrors(t *testing.T) {
+	tests := []struct {
+		name     string
+		args     []string
+		wantCode int
+		wantErr  string
+	}{
+		{"no conf", []string{"dns"}, exitUsage, "--conf is required"},
+		{"configmap", []string{"dns", "--configmap", "kube-system/coredns", "--kubeconfig", "kc"}, exitUsage, "not implemented yet"},
+		{"missing file", []string{"dns", "--conf", filepath.Join(t.TempDir(), "nope")}, exitUsage, "no such file"},
+		{"log level", []string{"dns", "--conf", "x", "--log-level", "loud"}, exitUsage, "--log-level"},
+	}
+	bad := filepath.Join(t.TempDir(), "Corefile")
+	if err := os.WriteFile(bad, []byte(".:0 {\n    nosuchplugin\n}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tests = append(tests, struct {
+		name     string
+		args     []string
+		wantCode int
+		wantErr  string
+	}{"corefile fails to load", []string{"dns", "--conf", bad}, exitInvalid, "nosuchplugin"})
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, errOut, code := runCmd(t, "", tt.args...)
+			if code != tt.wantCode || !strings.Contains(errOut, tt.wantErr) {
+				t.Fatalf("exit %d (want %d)\nstderr: %s\nwant stderr containing %q", code, tt.wantCode, errOut, tt.wantErr)
+			}
+		})
+	}
+}
+
+// TestDNSServesUntilCancelled runs `dnsplane dns` with a chaos Corefile,
+// queries it, and stops it through the context as SIGINT would.
+func TestDNSServesUntilCancelled(t *testing.T) {
+	l, err := net.ListenPacket("udp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := l.LocalAddr().(*net.UDPAddr).Port
+	l.Close()
+	conf := filepath.Join(t.TempDir(), "Corefile")
+	if err := os.WriteFile(conf, []byte(fmt.Sprintf(".:%d {\n    bind 127.0.0.1\n    chaos dnsplane-test\n}\n", port)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var out, errOut bytes.Buffer
+	done := make(chan int, 1)
+	go func() {
+		done <- run(ctx, []string{"dns", "--conf", conf, "--log-level", "warn"}, strings.NewReader(""), &out, &errOut)
+	}()
+
+	m := new(dns.Msg)
+	m.SetQuestion("version.bind.", dns.TypeTXT)
+	m.Question[0].Qclass = dns.ClassCHAOS
+	c := &dns.Client{Timeout: time.Second}
+	var resp *dns.Msg
+	for range 50 {
+		if resp, _, err = c.Exchange(m, fmt.Sprintf("127.0.0.1:%d", port)); err == nil {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if err != nil {
+		t.Fatalf("querying dnsplane dns: %v (stderr: %s)", err, errOut.String())
+	}
+	if len(resp.Answer) != 1 || !strings.Contains(resp.Answer[0].String(), "dnsplane-test") {
+		t.Errorf("answer %v", resp.Answer)
+	}
+	cancel()
+	select {
+	case code := <-done:
+		if code != 0 {
+			t.Errorf("exit %d, stderr: %s", code, errOut.String())
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("dnsplane dns did not stop on cancel")
+	}
+}

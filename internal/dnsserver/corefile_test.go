@@ -1,0 +1,171 @@
+package dnsserver
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+func TestNodeCacheCorefile(t *testing.T) {
+	tests := []struct {
+		name    string
+		o       NodeCacheOptions
+		want    string
+		wantErr string
+	}{
+		{
+			name: "minimal",
+			o:    NodeCacheOptions{Listen: []string{"127.0.0.1:53"}, ClusterDNS: []string{"10.96.0.10:53"}, Upstreams: []string{"192.0.2.53"}},
+			want: `cluster.local:53 ap.k8s.io:53 {
+    errors
+    bind 127.0.0.1
+    searchopt cluster.local {
+        code 65534
+        resolv_conf /dev/null
+    }
+    cache 30
+    forward . 10.96.0.10:53 {
+        force_tcp
+    }
+}
+
+.:53 {
+    errors
+    bind 127.0.0.1
+    searchopt cluster.local {
+        code 65534
+        resolv_conf /dev/null
+    }
+    cache 30
+    forward . 192.0.2.53:53
+}
+`,
+		},
+		{
+			name: "everything",
+			o: NodeCacheOptions{
+				Listen:        []string{"169.254.20.10:53", "10.96.0.10:53", "127.0.0.1:5353"},
+				ClusterDNS:    []string{"10.0.0.1:53", "[fd00::1]:5353"},
+				ClusterDomain: "Corp.Example.",
+				OptionCode:    65100,
+				Upstreams:     []string{"192.0.2.1:5300", "2001:db8::1"},
+				HostSearch:    []string{"foo.com", "bar.com"},
+				CacheTTL:      60,
+				Health:        "127.0.0.1:8080",
+				Ready:         ":8181",
+				Metrics:       "127.0.0.1:9253",
+				Log:           true,
+			},
+			want: `corp.example:53 ap.k8s.io:53 {
+    errors
+    log
+    bind 169.254.20.10 10.96.0.10
+    health 127.0.0.1:8080
+    ready :8181
+    prometheus 127.0.0.1:9253
+    searchopt corp.example {
+        code 65100
+        host_search foo.com bar.com
+    }
+    cache 60
+    forward . 10.0.0.1:53 [fd00::1]:5353 {
+        force_tcp
+    }
+}
+
+.:53 {
+    errors
+    log
+    bind 169.254.20.10 10.96.0.10
+    prometheus 127.0.0.1:9253
+    searchopt corp.example {
+        code 65100
+        host_search foo.com bar.com
+    }
+    cache 60
+    forward . 192.0.2.1:5300 [2001:db8::1]:53
+}
+
+corp.example:5353 ap.k8s.io:5353 {
+    errors
+    log
+    bind 127.0.0.1
+    prometheus 127.0.0.1:9253
+    searchopt corp.example {
+        code 65100
+        host_search foo.com bar.com
+    }
+    cache 60
+    forward . 10.0.0.1:53 [fd00::1]:5353 {
+        force_tcp
+    }
+}
+
+.:5353 {
+    errors
+    log
+    bind 127.0.0.1
+    prometheus 127.0.0.1:9253
+    searchopt corp.example {
+        code 65100
+        host_search foo.com bar.com
+    }
+    cache 60
+    forward . 192.0.2.1:5300 [2001:db8::1]:53
+}
+`,
+		},
+		{name: "no listen", o: NodeCacheOptions{ClusterDNS: []string{"10.0.0.1:53"}, Upstreams: []string{"192.0.2.1"}}, wantErr: "no listen address"},
+		{name: "no cluster dns", o: NodeCacheOptions{Listen: []string{"127.0.0.1:53"}, Upstreams: []string{"192.0.2.1"}}, wantErr: "no cluster DNS"},
+		{name: "no upstream", o: NodeCacheOptions{Listen: []string{"127.0.0.1:53"}, ClusterDNS: []string{"10.0.0.1:53"}}, wantErr: "no upstream"},
+		{name: "listen without port", o: NodeCacheOptions{Listen: []string{"127.0.0.1"}, ClusterDNS: []string{"10.0.0.1:53"}, Upstreams: []string{"192.0.2.1"}}, wantErr: "want ADDR:PORT"},
+		{name: "cluster dns hostname", o: NodeCacheOptions{Listen: []string{"127.0.0.1:53"}, ClusterDNS: []string{"kube-dns:53"}, Upstreams: []string{"192.0.2.1"}}, wantErr: "cluster DNS address"},
+		{name: "bad upstream", o: NodeCacheOptions{Listen: []string{"127.0.0.1:53"}, ClusterDNS: []string{"10.0.0.1:53"}, Upstreams: []string{"dns.google"}}, wantErr: "upstream"},
+		{name: "bad health", o: NodeCacheOptions{Listen: []string{"127.0.0.1:53"}, ClusterDNS: []string{"10.0.0.1:53"}, Upstreams: []string{"192.0.2.1"}, Health: "8080"}, wantErr: "health address"},
+		{name: "search injection", o: NodeCacheOptions{Listen: []string{"127.0.0.1:53"}, ClusterDNS: []string{"10.0.0.1:53"}, Upstreams: []string{"192.0.2.1"}, HostSearch: []string{"a.com}\n. {"}}, wantErr: "metacharacter"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := NodeCacheCorefile(tt.o)
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("error %v, want one containing %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got != tt.want {
+				t.Errorf("got:\n%s\nwant:\n%s", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestUpstreamsFromResolvConf(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "resolv.conf")
+	if err := os.WriteFile(p, []byte("nameserver 192.0.2.1\nnameserver 192.0.2.2\nsearch foo.com bar.com.\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ns, search, err := UpstreamsFromResolvConf(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(ns, []string{"192.0.2.1", "192.0.2.2"}) || !slices.Equal(search, []string{"foo.com", "bar.com"}) {
+		t.Errorf("got %v %v", ns, search)
+	}
+	empty := filepath.Join(dir, "empty")
+	if err := os.WriteFile(empty, []byte("search foo.com\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := UpstreamsFromResolvConf(empty); err == nil {
+		t.Error("no error for a file without nameservers")
+	}
+	if _, _, err := UpstreamsFromResolvConf(filepath.Join(dir, "missing")); err == nil {
+		t.Error("no error for a missing file")
+	}
+}

@@ -1,0 +1,64 @@
+// Package dnsserver runs CoreDNS as a Go library for dnsplane's cluster DNS
+// (`dnsplane dns`) and node cache (`dnsplane nodecache`): the stock plugins
+// a cluster DNS needs, our searchexpand and searchopt plugins, and our own
+// ordered directive list.
+package dnsserver
+
+import (
+	"slices"
+
+	// Stock CoreDNS plugins, registered by their init functions.
+	_ "github.com/coredns/coredns/plugin/autopath"
+	_ "github.com/coredns/coredns/plugin/bind"
+	_ "github.com/coredns/coredns/plugin/bufsize"
+	_ "github.com/coredns/coredns/plugin/cache"
+	_ "github.com/coredns/coredns/plugin/chaos"
+	_ "github.com/coredns/coredns/plugin/errors"
+	_ "github.com/coredns/coredns/plugin/forward"
+	_ "github.com/coredns/coredns/plugin/health"
+	_ "github.com/coredns/coredns/plugin/hosts"
+	_ "github.com/coredns/coredns/plugin/kubernetes"
+	_ "github.com/coredns/coredns/plugin/loadbalance"
+	_ "github.com/coredns/coredns/plugin/log"
+	_ "github.com/coredns/coredns/plugin/loop"
+	_ "github.com/coredns/coredns/plugin/metrics"
+	_ "github.com/coredns/coredns/plugin/ready"
+	_ "github.com/coredns/coredns/plugin/reload"
+	_ "github.com/coredns/coredns/plugin/rewrite"
+	_ "github.com/coredns/coredns/plugin/template"
+
+	// Our plugins.
+	_ "github.com/dnsplane/dnsplane/plugin/searchexpand"
+	_ "github.com/dnsplane/dnsplane/plugin/searchopt"
+)
+
+// directives is CoreDNS v1.15.0's default order (core/dnsserver/zdirectives.go)
+// restricted to the plugins compiled in above, with ours inserted:
+// searchexpand and searchopt sit after autopath and before cache, so that
+// searchexpand's candidate lookups go through cache and searchopt tags a
+// query before it is cached and forwarded.
+var directives = []string{
+	"reload",
+	"bufsize",
+	"bind",
+	"ready",
+	"health",
+	"prometheus",
+	"errors",
+	"log",
+	"chaos",
+	"loadbalance",
+	"rewrite",
+	"autopath",
+	"searchexpand",
+	"searchopt",
+	"cache",
+	"template",
+	"hosts",
+	"kubernetes",
+	"loop",
+	"forward",
+}
+
+// Directives returns the ordered plugin list dnsplane's servers use (a copy).
+func Directives() []string { return slices.Clone(directives) }
