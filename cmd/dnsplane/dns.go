@@ -22,7 +22,7 @@ func serveDNS(cmd *cobra.Command, corefile string, logger *slog.Logger) error {
 }
 
 func newDNSCommand() *cobra.Command {
-	var conf, configMap, kubeconfig, logLevel string
+	var conf, logLevel string
 	cmd := &cobra.Command{
 		Use:   "dns",
 		Short: "Run the cluster DNS server (CoreDNS with dnsplane's plugins)",
@@ -33,9 +33,6 @@ chaos, autopath, bind) plus searchexpand and searchopt. It serves the Corefile
 given with --conf until SIGINT or SIGTERM.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if configMap != "" || kubeconfig != "" {
-				return &exitError{code: exitUsage, msg: "--configmap/--kubeconfig: not implemented yet; use --conf FILE"}
-			}
 			if conf == "" {
 				return &exitError{code: exitUsage, msg: "--conf is required"}
 			}
@@ -52,8 +49,6 @@ given with --conf until SIGINT or SIGTERM.`,
 	}
 	f := cmd.Flags()
 	f.StringVar(&conf, "conf", "", "Corefile to serve")
-	f.StringVar(&configMap, "configmap", "", "NS/NAME of a ConfigMap whose Corefile key is served (not implemented yet)")
-	f.StringVar(&kubeconfig, "kubeconfig", "", "kubeconfig for --configmap (not implemented yet)")
 	f.StringVar(&logLevel, "log-level", "info", "debug, info, warn or error")
 	return cmd
 }

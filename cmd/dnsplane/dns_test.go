@@ -97,7 +97,7 @@ func TestDNSUsageErrors(t *testing.T) {
 		wantErr  string
 	}{
 		{"no conf", []string{"dns"}, exitUsage, "--conf is required"},
-		{"configmap", []string{"dns", "--configmap", "kube-system/coredns", "--kubeconfig", "kc"}, exitUsage, "not implemented yet"},
+		{"configmap is not a flag yet", []string{"dns", "--configmap", "kube-system/coredns"}, exitUsage, "unknown flag: --configmap"},
 		{"missing file", []string{"dns", "--conf", filepath.Join(t.TempDir(), "nope")}, exitUsage, "no such file"},
 		{"log level", []string{"dns", "--conf", "x", "--log-level", "loud"}, exitUsage, "--log-level"},
 	}
