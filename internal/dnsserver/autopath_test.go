@@ -1,0 +1,324 @@
+package dnsserver
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/miekg/dns"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/dnsplane/dnsplane/internal/apiserver"
+	"github.com/dnsplane/dnsplane/plugin/pkg/searchpath"
+)
+
+// startZoneResolver starts a miekg/dns server on 127.0.0.1 (UDP and TCP,
+// same port) answering authoritatively from records; a name that is not in
+// records, and is not an ancestor of one within zones, is NXDOMAIN. It
+// counts the queries it receives.
+func startZoneResolver(t *testing.T, zones []string, records map[string]net.IP) (string, *atomic.Int64) {
+	t.Helper()
+	var count atomic.Int64
+	exists := func(name string) bool {
+		for n := range records {
+			if n == name || strings.HasSuffix(n, "."+name) {
+				// Only names inside a zone we are authoritative for.
+				for _, z := range zones {
+					if dns.IsSubDomain(z, name) {
+						return true
+					}
+				}
+			}
+		}
+		return false
+	}
+	h := dns.HandlerFunc(func(w dns.ResponseWriter, r *dns.Msg) {
+		count.Add(1)
+		m := new(dns.Msg)
+		m.SetReply(r)
+		m.Authoritative = true
+		q := r.Question[0]
+		name := strings.ToLower(q.Name)
+		switch {
+		case !exists(name):
+			m.Rcode = dns.RcodeNameError
+		case q.Qtype == dns.TypeA && records[name] != nil:
+			m.Answer = append(m.Answer, &dns.A{Hdr: dns.RR_Header{Name: q.Name, Rrtype: dns.TypeA, Class: dns.ClassINET, Ttl: 30}, A: records[name]})
+		}
+		_ = w.WriteMsg(m)
+	})
+	port := freePort(t)
+	addr := fmt.Sprintf("127.0.0.1:%d", port)
+	for _, network := range []string{"udp", "tcp"} {
+		started := make(chan struct{})
+		s := &dns.Server{Addr: addr, Net: network, Handler: h, NotifyStartedFunc: func() { close(started) }}
+		errc := make(chan error, 1)
+		go func() { errc <- s.ListenAndServe() }()
+		select {
+		case <-started:
+		case err := <-errc:
+			t.Fatalf("upstream resolver %s: %v", network, err)
+		}
+		t.Cleanup(func() { _ = s.Shutdown() })
+	}
+	return addr, &count
+}
+
+// TestAutopathMatchesClusterFirst checks that a ClusterFirstWithAutopath
+// lookup (one query to the node cache, expanded by searchexpand on the
+// cluster DNS) finds the same record as a ClusterFirst pod's resolver
+// walking its search list, for cluster, cross-namespace, external,
+// host-search-path and nonexistent names, and with far fewer queries.
+func TestAutopathMatchesClusterFirst(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts an API server and two CoreDNS instances")
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+
+	run, err := apiserver.Start(ctx, apiserver.Options{DataDir: t.TempDir(), SecurePort: 0})
+	if err != nil {
+		t.Fatalf("starting API server: %v", err)
+	}
+	defer func() {
+		sctx, scancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer scancel()
+		_ = run.Stop(sctx)
+	}()
+	cfg, err := clientcmd.BuildConfigFromFlags("", run.Kubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	clusterIPs := map[string]string{}
+	for _, s := range []struct{ ns, name string }{{"ns1", "svc1"}, {"ns2", "svc2"}} {
+		if _, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: s.ns}}, metav1.CreateOptions{}); err != nil {
+			t.Fatalf("creating namespace %s: %v", s.ns, err)
+		}
+		svc, err := cs.CoreV1().Services(s.ns).Create(ctx, &corev1.Service{
+			ObjectMeta: metav1.ObjectMeta{Name: s.name},
+			Spec: corev1.ServiceSpec{
+				Type:  corev1.ServiceTypeClusterIP,
+				Ports: []corev1.ServicePort{{Name: "http", Port: 80, Protocol: corev1.ProtocolTCP, TargetPort: intstr.FromInt32(80)}},
+			},
+		}, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatalf("creating %s/%s: %v", s.ns, s.name, err)
+		}
+		if ip := net.ParseIP(svc.Spec.ClusterIP); ip == nil || ip.To4() == nil {
+			t.Fatalf("%s/%s has no IPv4 ClusterIP: %q", s.ns, s.name, svc.Spec.ClusterIP)
+		}
+		clusterIPs[s.name] = svc.Spec.ClusterIP
+	}
+
+	upstreamAddr, upstreamQueries := startZoneResolver(t,
+		[]string{"example.com.", "corp.example."},
+		map[string]net.IP{
+			"example.com.":           net.IPv4(93, 184, 216, 34),
+			"intranet.corp.example.": net.IPv4(10, 9, 9, 9),
+		})
+
+	clusterCorefile := fmt.Sprintf(`.:%d {
+    bind 127.0.0.1
+    searchexpand cluster.local
+    kubernetes cluster.local {
+        kubeconfig %s dnsplane
+    }
+    forward . %s
+}
+`, freePort(t), run.Kubeconfig, upstreamAddr)
+	cluster, err := Start(ctx, clusterCorefile, nil)
+	if err != nil {
+		t.Fatalf("starting cluster DNS: %v\n%s", err, clusterCorefile)
+	}
+	defer cluster.Stop()
+	clusterAddr := cluster.UDPAddr()
+
+	nodePort := freePort(t)
+	nodeAddr := fmt.Sprintf("127.0.0.1:%d", nodePort)
+	nodeCorefile, err := NodeCacheCorefile(NodeCacheOptions{
+		Listen:     []string{nodeAddr},
+		ClusterDNS: []string{clusterAddr}, // forwarded with force_tcp
+		Upstreams:  []string{upstreamAddr},
+		HostSearch: []string{"corp.example"},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	node, err := Start(ctx, nodeCorefile, nil)
+	if err != nil {
+		t.Fatalf("starting node cache: %v\n%s", err, nodeCorefile)
+	}
+	defer node.Stop()
+
+	c := &dns.Client{Net: "udp", Timeout: 2 * time.Second}
+	query := func(addr, name string) (*dns.Msg, error) {
+		m := new(dns.Msg)
+		m.SetQuestion(name, dns.TypeA)
+		m.RecursionDesired = true
+		r, _, err := c.Exchange(m, addr)
+		return r, err
+	}
+	aRecords := func(r *dns.Msg) []string {
+		var ips []string
+		for _, rr := range r.Answer {
+			if a, ok := rr.(*dns.A); ok {
+				ips = append(ips, a.A.String())
+			}
+		}
+		slices.Sort(ips)
+		return ips
+	}
+
+	// Wait for the kubernetes plugin's informers: both Services answer.
+	for name, ip := range map[string]string{"svc1.ns1.svc.cluster.local.": clusterIPs["svc1"], "svc2.ns2.svc.cluster.local.": clusterIPs["svc2"]} {
+		deadline := time.Now().Add(30 * time.Second)
+		for {
+			r, err := query(clusterAddr, name)
+			if err == nil && slices.Equal(aRecords(r), []string{ip}) {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("A %s: no %s within 30s; last %v, %v", name, ip, r, err)
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	}
+
+	// clusterFirst emulates a ClusterFirst pod's stub resolver (ndots 5):
+	// each search suffix in order, then the bare name; the first answer
+	// with records wins (NXDOMAIN and NODATA go on to the next name, as
+	// glibc does). It returns the reply (nil when every name failed), the
+	// name that answered and the number of queries sent.
+	search := []string{"ns1.svc.cluster.local", "svc.cluster.local", "cluster.local", "corp.example"}
+	clusterFirst := func(addr, name string) (*dns.Msg, string, int) {
+		t.Helper()
+		var names []string
+		if strings.Count(name, ".") < 5 {
+			names = searchpath.Candidates(name, search)
+		} else {
+			names = []string{dns.Fqdn(name)}
+		}
+		sent := 0
+		for _, n := range names {
+			sent++
+			r, err := query(addr, n)
+			if err != nil {
+				t.Fatalf("ClusterFirst query %s: %v", n, err)
+			}
+			if r.Rcode == dns.RcodeSuccess && len(r.Answer) > 0 {
+				return r, n, sent
+			}
+		}
+		return nil, "", sent
+	}
+
+	tests := []struct {
+		class, name string
+		found       string // FQDN the search finds; "" for NXDOMAIN
+		ip          string
+	}{
+		{"same namespace", "svc1", "svc1.ns1.svc.cluster.local.", clusterIPs["svc1"]},
+		{"cross namespace", "svc2.ns2", "svc2.ns2.svc.cluster.local.", clusterIPs["svc2"]},
+		{"external", "example.com", "example.com.", "93.184.216.34"},
+		{"host search path", "intranet", "intranet.corp.example.", "10.9.9.9"},
+		{"nonexistent", "nope", "", ""},
+	}
+	apSuffix := "." + searchpath.SearchName("ns1", "cluster.local") + "."
+	type counts struct{ cf, ap, cfUp, apUp int64 }
+	table := make([]counts, len(tests))
+	for i, tt := range tests {
+		t.Run(tt.class, func(t *testing.T) {
+			// ClusterFirst: the pod's resolver against the node cache.
+			up0 := upstreamQueries.Load()
+			cfReply, cfFound, cfSent := clusterFirst(nodeAddr, tt.name)
+			table[i].cf, table[i].cfUp = int64(cfSent), upstreamQueries.Load()-up0
+			var cfIPs []string
+			if cfReply != nil {
+				cfIPs = aRecords(cfReply)
+			}
+
+			// Autopath: one query to the node cache.
+			apName := tt.name + apSuffix
+			up0 = upstreamQueries.Load()
+			r, err := query(nodeAddr, apName)
+			table[i].ap, table[i].apUp = 1, upstreamQueries.Load()-up0
+			if err != nil {
+				t.Fatalf("autopath query %s: %v", apName, err)
+			}
+
+			if tt.found == "" {
+				if cfReply != nil {
+					t.Errorf("ClusterFirst found %s: %v; want no answer", cfFound, cfReply)
+				}
+				if r.Rcode != dns.RcodeNameError || len(r.Answer) != 0 {
+					t.Errorf("autopath %s = %v; want NXDOMAIN", apName, r)
+				}
+				if want := len(search) + 1; cfSent != want {
+					t.Errorf("ClusterFirst sent %d queries, want %d", cfSent, want)
+				}
+				return
+			}
+			if cfFound != tt.found || !slices.Equal(cfIPs, []string{tt.ip}) {
+				t.Errorf("ClusterFirst found %s %v; want %s %s", cfFound, cfIPs, tt.found, tt.ip)
+			}
+			if r.Rcode != dns.RcodeSuccess || len(r.Answer) < 2 {
+				t.Fatalf("autopath %s = %v; want CNAME and A", apName, r)
+			}
+			cn, ok := r.Answer[0].(*dns.CNAME)
+			if !ok || !strings.EqualFold(cn.Hdr.Name, apName) || !strings.EqualFold(cn.Target, tt.found) {
+				t.Errorf("autopath first RR %v; want %s CNAME %s", r.Answer[0], apName, tt.found)
+			}
+			if apIPs := aRecords(r); !slices.Equal(apIPs, cfIPs) {
+				t.Errorf("autopath A %v, ClusterFirst A %v", apIPs, cfIPs)
+			}
+			if want := slices.Index(searchpath.Candidates(tt.name, search), tt.found) + 1; cfSent != want {
+				t.Errorf("ClusterFirst sent %d queries, want %d", cfSent, want)
+			}
+		})
+	}
+	// The upstream column is informational only: searchexpand resolves
+	// candidates concurrently and stops at the first hit in search order,
+	// so how many reach the upstream resolver (and when) varies.
+	t.Logf("queries per A lookup from a pod in ns1 (pod->DNS; upstream resolver queries in parentheses, approximate):")
+	t.Logf("%-18s %-12s %14s %10s", "class", "name", "ClusterFirst", "autopath")
+	for i, tt := range tests {
+		t.Logf("%-18s %-12s %9d (%2d) %5d (%2d)", tt.class, tt.name, table[i].cf, table[i].cfUp, table[i].ap, table[i].apUp)
+	}
+
+	// Node cache bypassed: the autopath name sent straight to the cluster
+	// DNS carries no option, so searchexpand uses the derived list: cluster
+	// names still resolve, host search paths are not tried.
+	t.Run("bypassed node cache", func(t *testing.T) {
+		for _, tt := range tests[:2] {
+			apName := tt.name + apSuffix
+			r, err := query(clusterAddr, apName)
+			if err != nil || r.Rcode != dns.RcodeSuccess || len(r.Answer) < 2 {
+				t.Fatalf("%s = %v, %v; want CNAME and A", apName, r, err)
+			}
+			if cn, ok := r.Answer[0].(*dns.CNAME); !ok || !strings.EqualFold(cn.Target, tt.found) {
+				t.Errorf("%s first RR %v; want CNAME %s", apName, r.Answer[0], tt.found)
+			}
+			if ips := aRecords(r); !slices.Equal(ips, []string{tt.ip}) {
+				t.Errorf("%s A %v; want %s", apName, ips, tt.ip)
+			}
+		}
+		apName := "intranet" + apSuffix
+		r, err := query(clusterAddr, apName)
+		if err != nil || r.Rcode != dns.RcodeNameError || len(r.Answer) != 0 {
+			t.Errorf("%s = %v, %v; want NXDOMAIN (host search paths not tried)", apName, r, err)
+		}
+	})
+}
