@@ -4,8 +4,11 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"strings"
 
 	"github.com/spf13/cobra"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/dnsplane/dnsplane/internal/dnsserver"
 	"github.com/dnsplane/dnsplane/internal/resolvconf"
@@ -21,8 +24,26 @@ func serveDNS(cmd *cobra.Command, corefile string, logger *slog.Logger) error {
 	return nil
 }
 
+// serveDNSFromConfigMap serves the Corefile key of the ConfigMap ns/name,
+// read with kubeconfig, until the command's context ends.
+func serveDNSFromConfigMap(cmd *cobra.Command, kubeconfig, ns, name string, logger *slog.Logger) error {
+	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	if err != nil {
+		return &exitError{code: exitUsage, msg: fmt.Sprintf("--kubeconfig: %s", err)}
+	}
+	cfg.ContentType = "application/json"
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return &exitError{code: exitUsage, msg: fmt.Sprintf("--kubeconfig: %s", err)}
+	}
+	if err := dnsserver.RunFromConfigMap(cmd.Context(), cs, ns, name, logger); err != nil {
+		return &exitError{code: exitInvalid, msg: err.Error()}
+	}
+	return nil
+}
+
 func newDNSCommand() *cobra.Command {
-	var conf, logLevel string
+	var conf, configMap, kubeconfig, logLevel string
 	cmd := &cobra.Command{
 		Use:   "dns",
 		Short: "Run the cluster DNS server (CoreDNS with dnsplane's plugins)",
@@ -30,25 +51,56 @@ func newDNSCommand() *cobra.Command {
 a cluster DNS needs (errors, log, health, ready, prometheus, kubernetes,
 forward, cache, reload, loop, loadbalance, bufsize, rewrite, hosts, template,
 chaos, autopath, bind) plus searchexpand and searchopt. It serves the Corefile
-given with --conf until SIGINT or SIGTERM.`,
+given with --conf, or the Corefile key of the ConfigMap given with
+--configmap NS/NAME (read through --kubeconfig), until SIGINT or SIGTERM.
+
+With --configmap the ConfigMap is watched: a changed Corefile is applied with
+a graceful reload that keeps the listeners, and one that fails to load never
+replaces the running configuration (it is logged and counted in
+dnsplane_dns_config_load_failures_total). While the ConfigMap or its key is
+missing the server waits, serving the last good configuration if any.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if conf == "" {
-				return &exitError{code: exitUsage, msg: "--conf is required"}
+			usage := func(format string, a ...any) error {
+				return &exitError{code: exitUsage, msg: fmt.Sprintf(format, a...)}
+			}
+			switch {
+			case conf != "" && configMap != "":
+				return usage("--conf and --configmap are mutually exclusive")
+			case conf == "" && configMap == "":
+				return usage("--conf or --configmap is required")
+			case configMap == "" && kubeconfig != "":
+				return usage("--kubeconfig is only used with --configmap")
+			}
+			var ns, name string
+			if configMap != "" {
+				var ok bool
+				ns, name, ok = strings.Cut(configMap, "/")
+				if !ok || ns == "" || name == "" || strings.Contains(name, "/") {
+					return usage("--configmap %q: want NAMESPACE/NAME", configMap)
+				}
+				if kubeconfig == "" {
+					return usage("--kubeconfig is required with --configmap")
+				}
 			}
 			logger, err := newLogger(cmd.ErrOrStderr(), logLevel)
 			if err != nil {
-				return &exitError{code: exitUsage, msg: err.Error()}
+				return usage("%s", err)
+			}
+			if configMap != "" {
+				return serveDNSFromConfigMap(cmd, kubeconfig, ns, name, logger)
 			}
 			data, err := os.ReadFile(conf)
 			if err != nil {
-				return &exitError{code: exitUsage, msg: err.Error()}
+				return usage("%s", err)
 			}
 			return serveDNS(cmd, string(data), logger)
 		},
 	}
 	f := cmd.Flags()
 	f.StringVar(&conf, "conf", "", "Corefile to serve")
+	f.StringVar(&configMap, "configmap", "", "NAMESPACE/NAME of a ConfigMap whose Corefile key to serve and watch")
+	f.StringVar(&kubeconfig, "kubeconfig", "", "kubeconfig for --configmap")
 	f.StringVar(&logLevel, "log-level", "info", "debug, info, warn or error")
 	return cmd
 }

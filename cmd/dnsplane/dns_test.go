@@ -96,8 +96,13 @@ func TestDNSUsageErrors(t *testing.T) {
 		wantCode int
 		wantErr  string
 	}{
-		{"no conf", []string{"dns"}, exitUsage, "--conf is required"},
-		{"configmap is not a flag yet", []string{"dns", "--configmap", "kube-system/coredns"}, exitUsage, "unknown flag: --configmap"},
+		{"no conf", []string{"dns"}, exitUsage, "--conf or --configmap is required"},
+		{"conf and configmap", []string{"dns", "--conf", "Corefile", "--configmap", "kube-system/coredns", "--kubeconfig", "kc"}, exitUsage, "mutually exclusive"},
+		{"configmap without namespace", []string{"dns", "--configmap", "coredns", "--kubeconfig", "kc"}, exitUsage, "want NAMESPACE/NAME"},
+		{"configmap with extra slash", []string{"dns", "--configmap", "a/b/c", "--kubeconfig", "kc"}, exitUsage, "want NAMESPACE/NAME"},
+		{"configmap without kubeconfig", []string{"dns", "--configmap", "kube-system/coredns"}, exitUsage, "--kubeconfig is required"},
+		{"kubeconfig without configmap", []string{"dns", "--conf", "Corefile", "--kubeconfig", "kc"}, exitUsage, "only used with --configmap"},
+		{"missing kubeconfig file", []string{"dns", "--configmap", "kube-system/coredns", "--kubeconfig", filepath.Join(t.TempDir(), "nope")}, exitUsage, "--kubeconfig"},
 		{"missing file", []string{"dns", "--conf", filepath.Join(t.TempDir(), "nope")}, exitUsage, "no such file"},
 		{"log level", []string{"dns", "--conf", "x", "--log-level", "loud"}, exitUsage, "--log-level"},
 	}
