@@ -14,10 +14,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
-	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/tools/clientcmd"
 
-	"github.com/dnsplane/dnsplane/internal/apiserver"
 	"github.com/dnsplane/dnsplane/plugin/pkg/searchpath"
 )
 
@@ -85,23 +82,7 @@ func TestAutopathMatchesClusterFirst(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 
-	run, err := apiserver.Start(ctx, apiserver.Options{DataDir: t.TempDir(), SecurePort: 0})
-	if err != nil {
-		t.Fatalf("starting API server: %v", err)
-	}
-	defer func() {
-		sctx, scancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer scancel()
-		_ = run.Stop(sctx)
-	}()
-	cfg, err := clientcmd.BuildConfigFromFlags("", run.Kubeconfig)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cs, err := kubernetes.NewForConfig(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	kubeconfig, cs := startAPIServer(t, ctx)
 	clusterIPs := map[string]string{}
 	for _, s := range []struct{ ns, name string }{{"ns1", "svc1"}, {"ns2", "svc2"}} {
 		if _, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: s.ns}}, metav1.CreateOptions{}); err != nil {
@@ -138,7 +119,7 @@ func TestAutopathMatchesClusterFirst(t *testing.T) {
     }
     forward . %s
 }
-`, freePort(t), run.Kubeconfig, upstreamAddr)
+`, freePort(t), kubeconfig, upstreamAddr)
 	cluster, err := Start(ctx, clusterCorefile, nil)
 	if err != nil {
 		t.Fatalf("starting cluster DNS: %v\n%s", err, clusterCorefile)

@@ -11,10 +11,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/tools/clientcmd"
-
-	"github.com/dnsplane/dnsplane/internal/apiserver"
 )
 
 // TestRunFromConfigMap serves a Corefile from a ConfigMap in dnsplane's own
@@ -28,23 +24,7 @@ func TestRunFromConfigMap(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 
-	run, err := apiserver.Start(ctx, apiserver.Options{DataDir: t.TempDir(), SecurePort: 0})
-	if err != nil {
-		t.Fatalf("starting API server: %v", err)
-	}
-	defer func() {
-		sctx, scancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer scancel()
-		_ = run.Stop(sctx)
-	}()
-	cfg, err := clientcmd.BuildConfigFromFlags("", run.Kubeconfig)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cs, err := kubernetes.NewForConfig(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, cs := startAPIServer(t, ctx)
 	const ns, name = "dnsplane-system", "dns-default"
 	if _, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 		t.Fatalf("creating namespace: %v", err)

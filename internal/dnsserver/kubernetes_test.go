@@ -12,10 +12,6 @@ import (
 	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
-	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/tools/clientcmd"
-
-	"github.com/dnsplane/dnsplane/internal/apiserver"
 )
 
 // TestKubernetesPluginAgainstAPIServer runs stock CoreDNS's kubernetes
@@ -29,24 +25,7 @@ func TestKubernetesPluginAgainstAPIServer(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 
-	run, err := apiserver.Start(ctx, apiserver.Options{DataDir: t.TempDir(), SecurePort: 0})
-	if err != nil {
-		t.Fatalf("starting API server: %v", err)
-	}
-	defer func() {
-		sctx, scancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer scancel()
-		_ = run.Stop(sctx)
-	}()
-
-	cfg, err := clientcmd.BuildConfigFromFlags("", run.Kubeconfig)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cs, err := kubernetes.NewForConfig(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	kubeconfig, cs := startAPIServer(t, ctx)
 
 	const ns = "ns1"
 	if _, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
@@ -102,7 +81,7 @@ func TestKubernetesPluginAgainstAPIServer(t *testing.T) {
         pods insecure
     }
 }
-`, freePort(t), run.Kubeconfig)
+`, freePort(t), kubeconfig)
 	srv, err := Start(ctx, corefile, nil)
 	if err != nil {
 		t.Fatalf("starting CoreDNS: %v", err)
