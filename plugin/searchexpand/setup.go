@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
-	"strconv"
 	"strings"
 
 	"github.com/coredns/caddy"
@@ -13,12 +12,7 @@ import (
 	"github.com/dnsplane/dnsplane/plugin/pkg/searchpath"
 )
 
-const (
-	defaultClusterDomain = "cluster.local"
-	// The EDNS0 local/experimental option code range.
-	minCode = 65001
-	maxCode = 65534
-)
+const defaultClusterDomain = "cluster.local"
 
 func init() { plugin.Register(pluginName, setup) }
 
@@ -47,9 +41,9 @@ func parse(c *caddy.Controller) (*SearchExpand, error) {
 		switch len(args) {
 		case 0:
 		case 1:
-			cd := strings.ToLower(strings.TrimSuffix(args[0], "."))
-			if _, err := searchpath.Encode([]string{cd}); err != nil {
-				return nil, fmt.Errorf("cluster domain %q: %w", args[0], err)
+			cd, err := searchpath.NormalizeDomain(args[0])
+			if err != nil {
+				return nil, fmt.Errorf("cluster domain: %w", err)
 			}
 			s.ClusterDomain = cd
 		default:
@@ -63,11 +57,11 @@ func parse(c *caddy.Controller) (*SearchExpand, error) {
 				if len(args) != 1 {
 					return nil, c.ArgErr()
 				}
-				code, err := strconv.ParseUint(args[0], 10, 16)
-				if err != nil || code < minCode || code > maxCode {
-					return nil, fmt.Errorf("code %q: want an EDNS0 local option code, %d-%d", args[0], minCode, maxCode)
+				code, err := searchpath.ParseOptionCode(args[0])
+				if err != nil {
+					return nil, err
 				}
-				s.Code = uint16(code)
+				s.Code = code
 			case "trusted":
 				args := c.RemainingArgs()
 				if len(args) == 0 {

@@ -1,17 +1,14 @@
 package searchopt
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
-	"strconv"
-	"strings"
 
 	"github.com/coredns/caddy"
 	"github.com/coredns/coredns/core/dnsserver"
 	"github.com/coredns/coredns/plugin"
+	"github.com/dnsplane/dnsplane/internal/resolvconf"
 	"github.com/dnsplane/dnsplane/plugin/pkg/searchpath"
 )
 
@@ -20,12 +17,7 @@ import (
 // elsewhere).
 var defaultResolvConf = "/etc/resolv.conf"
 
-const (
-	defaultClusterDomain = "cluster.local"
-	// The EDNS0 local/experimental option code range.
-	minCode = 65001
-	maxCode = 65534
-)
+const defaultClusterDomain = "cluster.local"
 
 func init() { plugin.Register(pluginName, setup) }
 
@@ -54,7 +46,7 @@ func parse(c *caddy.Controller) (*SearchOpt, error) {
 		switch len(args) {
 		case 0:
 		case 1:
-			cd, err := domain(args[0])
+			cd, err := searchpath.NormalizeDomain(args[0])
 			if err != nil {
 				return nil, fmt.Errorf("cluster domain: %w", err)
 			}
@@ -73,18 +65,18 @@ func parse(c *caddy.Controller) (*SearchOpt, error) {
 				if len(args) != 1 {
 					return nil, c.ArgErr()
 				}
-				code, err := strconv.ParseUint(args[0], 10, 16)
-				if err != nil || code < minCode || code > maxCode {
-					return nil, fmt.Errorf("code %q: want an EDNS0 local option code, %d-%d", args[0], minCode, maxCode)
+				code, err := searchpath.ParseOptionCode(args[0])
+				if err != nil {
+					return nil, err
 				}
-				s.Code = uint16(code)
+				s.Code = code
 			case "host_search":
 				args := c.RemainingArgs()
 				if len(args) == 0 {
 					return nil, c.ArgErr()
 				}
 				for _, a := range args {
-					d, err := domain(a)
+					d, err := searchpath.NormalizeDomain(a)
 					if err != nil {
 						return nil, fmt.Errorf("host_search: %w", err)
 					}
@@ -116,45 +108,20 @@ func parse(c *caddy.Controller) (*SearchOpt, error) {
 	return s, nil
 }
 
-// domain normalises and checks one search domain: lower case, no trailing
-// dot, and acceptable in the option value.
-func domain(s string) (string, error) {
-	d := strings.ToLower(strings.TrimSuffix(s, "."))
-	if _, err := searchpath.Encode([]string{d}); err != nil {
-		return "", fmt.Errorf("%q: %w", s, err)
-	}
-	return d, nil
-}
-
-// readSearch returns the search list of a resolv.conf file by the kubelet's
-// rules: the last search line wins, trailing dots are trimmed and "." is
-// dropped. Entries that could not travel in the option are skipped.
+// readSearch returns the search list of a resolv.conf file as kubelet reads
+// it (internal/resolvconf: the last search line wins, trailing dots are
+// trimmed, "." is dropped), normalised; entries that could not travel in the
+// option are skipped.
 func readSearch(path string) ([]string, error) {
-	f, err := os.Open(path)
+	conf, err := resolvconf.ParseFile(path)
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
-
-	var last []string
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		fields := strings.Fields(sc.Text())
-		if len(fields) == 0 || fields[0] != "search" {
-			continue
-		}
-		last = nil
-		for _, d := range fields[1:] {
-			if d == "." {
-				continue
-			}
-			if d, err := domain(d); err == nil {
-				last = append(last, d)
-			}
+	var out []string
+	for _, s := range conf.Searches {
+		if d, err := searchpath.NormalizeDomain(s); err == nil {
+			out = append(out, d)
 		}
 	}
-	if err := sc.Err(); err != nil {
-		return nil, err
-	}
-	return last, nil
+	return out, nil
 }

@@ -16,6 +16,7 @@ package searchpath
 import (
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 )
 
@@ -176,4 +177,31 @@ func Candidates(base string, list []string) []string {
 		out = append(out, base+"."+strings.TrimSuffix(s, ".")+".")
 	}
 	return append(out, base+".")
+}
+
+// The EDNS0 local/experimental option code range a configured code must be
+// in.
+const (
+	MinOptionCode uint16 = 65001
+	MaxOptionCode uint16 = 65534
+)
+
+// ParseOptionCode parses a configured option code.
+func ParseOptionCode(s string) (uint16, error) {
+	code, err := strconv.ParseUint(s, 10, 16)
+	if err != nil || code < uint64(MinOptionCode) || code > uint64(MaxOptionCode) {
+		return 0, fmt.Errorf("code %q: want an EDNS0 local option code, %d-%d", s, MinOptionCode, MaxOptionCode)
+	}
+	return uint16(code), nil
+}
+
+// NormalizeDomain lower-cases a configured domain (a cluster domain or a
+// host search domain), drops one trailing dot, and checks that it can travel
+// in the option.
+func NormalizeDomain(s string) (string, error) {
+	d := strings.ToLower(strings.TrimSuffix(s, "."))
+	if _, err := Encode([]string{d}); err != nil {
+		return "", fmt.Errorf("%q: %w", s, err)
+	}
+	return d, nil
 }
