@@ -270,10 +270,21 @@ func TestAutopathMatchesClusterFirst(t *testing.T) {
 			}
 		})
 	}
-	// The upstream column is informational only: searchexpand resolves
-	// candidates concurrently and stops at the first hit in search order,
-	// so how many reach the upstream resolver (and when) varies.
-	t.Logf("queries per A lookup from a pod in ns1 (pod->DNS; upstream resolver queries in parentheses, approximate):")
+	// Upstream queries: searchexpand asks the forwarded candidates (host
+	// search path, bare name) only once every cluster candidate missed, so a
+	// cluster name costs none; otherwise both are asked concurrently. The
+	// ClusterFirst column is lower for the host search path because it
+	// stops there and never asks the bare name.
+	for i, tt := range tests {
+		want := int64(2)
+		if strings.HasSuffix(tt.found, ".cluster.local.") {
+			want = 0
+		}
+		if table[i].apUp != want {
+			t.Errorf("%s: autopath sent %d queries upstream, want %d", tt.class, table[i].apUp, want)
+		}
+	}
+	t.Logf("queries per A lookup from a pod in ns1 (pod->DNS; upstream resolver queries in parentheses):")
 	t.Logf("%-18s %-12s %14s %10s", "class", "name", "ClusterFirst", "autopath")
 	for i, tt := range tests {
 		t.Logf("%-18s %-12s %9d (%2d) %5d (%2d)", tt.class, tt.name, table[i].cf, table[i].cfUp, table[i].ap, table[i].apUp)

@@ -510,7 +510,6 @@ func checkAutopath(t *testing.T, addr, name, target string, want net.IP) {
 // checks that both still answer correctly and that no plugin panicked.
 func TestMalformedQueriesNeverCrash(t *testing.T) {
 	const code = 65534
-	start := time.Now()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 
@@ -560,6 +559,11 @@ func TestMalformedQueriesNeverCrash(t *testing.T) {
 	for _, s := range []struct{ name, addr string }{{"node cache", nodeAddr}, {"cluster DNS", clusterAddr}} {
 		n := flood(t, s.addr, pkts)
 		t.Logf("%s: sent %d adversarial packets, %d responses", s.name, len(pkts), n)
+		if n > len(pkts) {
+			// Some query was answered twice: a plugin wrote a reply and
+			// returned a code that makes the server write another.
+			t.Errorf("%s: %d responses to %d packets", s.name, n, len(pkts))
+		}
 	}
 
 	// Both still answer: autopath on the cluster DNS directly (derived
@@ -572,8 +576,5 @@ func TestMalformedQueriesNeverCrash(t *testing.T) {
 	}
 	if d := panics(t) - before; d != 0 {
 		t.Errorf("CoreDNS recovered %v panics while serving the adversarial queries", d)
-	}
-	if el := time.Since(start); el > 5*time.Second {
-		t.Errorf("test took %v, want at most 5s", el)
 	}
 }

@@ -2,8 +2,9 @@
 // query name <base>.search.<ns>.<cluster-domain>.ap.k8s.io. it takes the
 // search list from the EDNS0 option the node cache attached (see
 // plugin/pkg/searchpath), or derives <ns>.svc.<cd>, svc.<cd>, <cd> when there
-// is none, resolves every candidate through the rest of the plugin chain
-// (concurrently), and answers the original name with a CNAME to the first
+// is none, resolves the candidates through the rest of the plugin chain
+// (concurrently: cluster names first, forwarded names only if those miss),
+// and answers the original name with a CNAME to the first
 // candidate in search order that exists, followed by its records.
 package searchexpand
 
@@ -76,7 +77,6 @@ func (s *SearchExpand) ServeDNS(ctx context.Context, w dns.ResponseWriter, r *dn
 
 	list := s.searchList(server, w, r, n)
 	cands := searchpath.Candidates(n.Base, list)
-	candidatesCount.WithLabelValues(server).Add(float64(len(cands)))
 
 	// The candidates after the found one are not needed: cancel them once
 	// the answer is written, and wait for them so that none outlives the
@@ -85,7 +85,8 @@ func (s *SearchExpand) ServeDNS(ctx context.Context, w dns.ResponseWriter, r *dn
 	ctx, cancel := context.WithCancel(ctx)
 	defer wg.Wait()
 	defer cancel()
-	found, res, anyFailed := s.resolve(ctx, &wg, w, r, q, cands)
+	found, res, anyFailed, tried := s.resolve(ctx, &wg, w, r, q, cands)
+	candidatesCount.WithLabelValues(server).Add(float64(tried))
 
 	m := new(dns.Msg)
 	m.SetReply(r)
@@ -114,6 +115,11 @@ func (s *SearchExpand) ServeDNS(ctx context.Context, w dns.ResponseWriter, r *dn
 	}
 	if err := w.WriteMsg(m); err != nil {
 		return dns.RcodeServerFailure, plugin.Error(pluginName, err)
+	}
+	if !plugin.ClientWrite(m.Rcode) {
+		// The reply is written: a SERVFAIL return code would make the
+		// server write a second one.
+		return dns.RcodeSuccess, nil
 	}
 	return m.Rcode, nil
 }
@@ -153,26 +159,48 @@ func (s *SearchExpand) trusted(w dns.ResponseWriter) bool {
 	return false
 }
 
-// resolve resolves every candidate concurrently through the next plugin
-// and returns the index of the first one, in search order, that exists
-// (-1 if none) with its result, and whether an earlier candidate failed.
-func (s *SearchExpand) resolve(ctx context.Context, wg *sync.WaitGroup, w dns.ResponseWriter, r *dns.Msg, q dns.Question, cands []string) (int, result, bool) {
+// resolve resolves the candidates through the next plugin and returns the
+// index of the first one, in search order, that exists (-1 if none) with
+// its result, and whether an earlier candidate failed.
+//
+// Candidates inside the cluster domain are answered from memory, so all of
+// them start at once. The others (host search paths, the bare name) are
+// forwarded upstream: they start, together, only once every candidate
+// before the first of them has missed. Starting them with the cluster ones
+// would send a query upstream for every cluster lookup — the fan-out
+// autopath exists to remove — while a ClusterFirst resolver never sends
+// those queries when a cluster name exists.
+func (s *SearchExpand) resolve(ctx context.Context, wg *sync.WaitGroup, w dns.ResponseWriter, r *dns.Msg, q dns.Question, cands []string) (found int, res result, anyFailed bool, tried int) {
 	results := make([]chan result, len(cands))
-	for i, name := range cands {
+	start := func(i int) {
 		results[i] = make(chan result, 1)
-		sub := s.subRequest(r, q, name)
+		sub := s.subRequest(r, q, cands[i])
 		ch := results[i]
+		tried++
 		wg.Go(func() { ch <- s.lookup(ctx, w, sub) })
 	}
-	anyFailed := false
-	for i, ch := range results {
-		res := <-ch
+	zone := dns.Fqdn(s.ClusterDomain)
+	for i, name := range cands {
+		if dns.IsSubDomain(zone, name) {
+			start(i)
+		}
+	}
+	for i := range cands {
+		if results[i] == nil {
+			// The first forwarded candidate: every earlier one missed.
+			for j := i; j < len(cands); j++ {
+				if results[j] == nil {
+					start(j)
+				}
+			}
+		}
+		res := <-results[i]
 		if res.exists() {
-			return i, res, anyFailed
+			return i, res, anyFailed, tried
 		}
 		anyFailed = anyFailed || res.failed
 	}
-	return -1, result{}, anyFailed
+	return -1, result{}, anyFailed, tried
 }
 
 // subRequest is a fresh query for name with the question type and class,

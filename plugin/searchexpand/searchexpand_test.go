@@ -2,8 +2,10 @@ package searchexpand
 
 import (
 	"context"
+	"errors"
 	"net"
 	"net/netip"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -280,29 +282,155 @@ func TestServeDNSOrder(t *testing.T) {
 	}
 	next.mu.Lock()
 	defer next.mu.Unlock()
-	if len(next.seen) != 4 {
-		t.Errorf("asked %v, want all 4 candidates", next.seen)
+	// The three cluster candidates, not the bare name: it is forwarded
+	// upstream, and only asked once every cluster candidate missed.
+	if len(next.seen) != 3 || slices.Contains(next.seen, "db.") {
+		t.Errorf("asked %v, want the 3 cluster candidates", next.seen)
 	}
 }
 
-// TestServeDNSConcurrent: the candidates are resolved concurrently, so an
-// expansion takes about as long as the slowest candidate, not the sum.
+// barrierNext answers NXDOMAIN for every name, but only once want
+// requests are in flight together: a handler that asks one candidate at a
+// time never gets past the first and fails the test instead of passing
+// slowly.
+type barrierNext struct {
+	want    int
+	mu      sync.Mutex
+	seen    []string
+	arrived chan struct{}
+	release chan struct{}
+}
+
+func newBarrierNext(want int) *barrierNext {
+	return &barrierNext{want: want, arrived: make(chan struct{}, 64), release: make(chan struct{})}
+}
+
+func (b *barrierNext) ServeDNS(ctx context.Context, w dns.ResponseWriter, r *dns.Msg) (int, error) {
+	b.mu.Lock()
+	b.seen = append(b.seen, strings.ToLower(r.Question[0].Name))
+	if len(b.seen) == b.want {
+		close(b.release)
+	}
+	b.mu.Unlock()
+	select {
+	case <-b.release:
+	case <-time.After(10 * time.Second):
+		return dns.RcodeServerFailure, errors.New("barrier: the other candidates never arrived")
+	case <-ctx.Done():
+		return dns.RcodeServerFailure, ctx.Err()
+	}
+	m := new(dns.Msg)
+	m.SetRcode(r, dns.RcodeNameError)
+	_ = w.WriteMsg(m)
+	return m.Rcode, nil
+}
+
+func (b *barrierNext) Name() string { return "barrier" }
+
+// TestServeDNSConcurrent: the cluster candidates are in flight together,
+// and so are the forwarded ones (host search path and bare name) after
+// them.
 func TestServeDNSConcurrent(t *testing.T) {
-	delay := map[string]time.Duration{}
-	for _, n := range []string{"x.ns1.svc.cluster.local.", "x.svc.cluster.local.", "x.cluster.local.", "x."} {
-		delay[n] = 150 * time.Millisecond
+	for _, tt := range []struct {
+		name  string
+		list  []string // search list option; nil: derived
+		phase int      // candidates that must be in flight together
+	}{
+		{"cluster candidates", nil, 3},
+		{"forwarded candidates", []string{"corp.example", "example.net"}, 3},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			next := newBarrierNext(tt.phase)
+			var h plugin.Handler = next
+			if tt.list != nil {
+				// The cluster candidates answer at once; the barrier
+				// holds the forwarded ones.
+				h = test.HandlerFunc(func(ctx context.Context, w dns.ResponseWriter, r *dns.Msg) (int, error) {
+					if dns.IsSubDomain("cluster.local.", r.Question[0].Name) {
+						m := new(dns.Msg)
+						m.SetRcode(r, dns.RcodeNameError)
+						_ = w.WriteMsg(m)
+						return m.Rcode, nil
+					}
+					return next.ServeDNS(ctx, w, r)
+				})
+			}
+			s := &SearchExpand{Next: h, ClusterDomain: "cluster.local", Code: searchpath.DefaultOptionCode}
+			r := new(dns.Msg)
+			r.SetQuestion("x.search.ns1.cluster.local.ap.k8s.io.", dns.TypeA)
+			if tt.list != nil {
+				list := append(searchpath.Derived("ns1", "cluster.local"), tt.list...)
+				if err := searchpath.SetOption(r, searchpath.DefaultOptionCode, list); err != nil {
+					t.Fatal(err)
+				}
+			}
+			rec := dnstest.NewRecorder(&test.ResponseWriter{})
+			if _, err := s.ServeDNS(context.Background(), rec, r); err != nil {
+				t.Fatal(err)
+			}
+			if rec.Msg == nil || rec.Msg.Rcode != dns.RcodeNameError {
+				t.Fatalf("reply %v, want NXDOMAIN", rec.Msg)
+			}
+		})
 	}
-	next := &fakeNext{records: map[string][]dns.RR{}, delay: delay}
-	s := &SearchExpand{Next: next, ClusterDomain: "cluster.local", Code: searchpath.DefaultOptionCode}
-	r := new(dns.Msg)
-	r.SetQuestion("x.search.ns1.cluster.local.ap.k8s.io.", dns.TypeA)
-	rec := dnstest.NewRecorder(&test.ResponseWriter{})
-	start := time.Now()
-	if rcode, err := s.ServeDNS(context.Background(), rec, r); err != nil || rcode != dns.RcodeNameError {
-		t.Fatalf("ServeDNS = %d, %v", rcode, err)
+}
+
+// TestServeDNSForwardedAfterClusterMiss: a cluster name that exists is
+// answered without asking any forwarded candidate (no upstream fan-out), and
+// forwarded candidates are asked only after every cluster candidate missed.
+func TestServeDNSForwardedAfterClusterMiss(t *testing.T) {
+	records := map[string][]dns.RR{
+		"svc2.ns2.svc.cluster.local.": {rr("svc2.ns2.svc.cluster.local. 30 IN A 10.0.0.2")},
+		"intranet.corp.example.":      {rr("intranet.corp.example. 30 IN A 10.9.9.9")},
 	}
-	if d := time.Since(start); d > 500*time.Millisecond {
-		t.Errorf("4 candidates of 150ms took %v: not concurrent", d)
+	list := append(searchpath.Derived("ns1", "cluster.local"), "corp.example")
+	for _, tt := range []struct {
+		base, found string
+		asked       []string // in any order
+	}{
+		{"svc2.ns2", "svc2.ns2.svc.cluster.local.", []string{
+			"svc2.ns2.ns1.svc.cluster.local.", "svc2.ns2.svc.cluster.local.", "svc2.ns2.cluster.local."}},
+		{"intranet", "intranet.corp.example.", []string{
+			"intranet.ns1.svc.cluster.local.", "intranet.svc.cluster.local.", "intranet.cluster.local.",
+			"intranet.corp.example.", "intranet."}},
+	} {
+		t.Run(tt.base, func(t *testing.T) {
+			next := &fakeNext{records: records}
+			s := &SearchExpand{Next: next, ClusterDomain: "cluster.local", Code: searchpath.DefaultOptionCode}
+			r := new(dns.Msg)
+			r.SetQuestion(tt.base+".search.ns1.cluster.local.ap.k8s.io.", dns.TypeA)
+			if err := searchpath.SetOption(r, searchpath.DefaultOptionCode, list); err != nil {
+				t.Fatal(err)
+			}
+			rec := dnstest.NewRecorder(&test.ResponseWriter{})
+			if _, err := s.ServeDNS(context.Background(), rec, r); err != nil {
+				t.Fatal(err)
+			}
+			if c, ok := rec.Msg.Answer[0].(*dns.CNAME); !ok || c.Target != tt.found {
+				t.Fatalf("answer %v, want CNAME %s", rec.Msg.Answer, tt.found)
+			}
+			next.mu.Lock()
+			defer next.mu.Unlock()
+			got := slices.Clone(next.seen)
+			slices.Sort(got)
+			want := slices.Clone(tt.asked)
+			slices.Sort(want)
+			if !slices.Equal(got, want) {
+				t.Errorf("asked %v, want %v", next.seen, tt.asked)
+			}
+			// Every cluster candidate was asked before any forwarded one.
+			lastCluster, firstForwarded := -1, len(next.seen)
+			for i, n := range next.seen {
+				if dns.IsSubDomain("cluster.local.", n) {
+					lastCluster = i
+				} else if i < firstForwarded {
+					firstForwarded = i
+				}
+			}
+			if lastCluster > firstForwarded {
+				t.Errorf("asked %v: a forwarded candidate before a cluster one", next.seen)
+			}
+		})
 	}
 }
 
@@ -322,11 +450,15 @@ func TestServeDNSFailure(t *testing.T) {
 	r := new(dns.Msg)
 	r.SetQuestion("x.search.ns1.cluster.local.ap.k8s.io.", dns.TypeA)
 	rec := dnstest.NewRecorder(&test.ResponseWriter{})
-	if _, err := s.ServeDNS(context.Background(), rec, r); err != nil {
+	rcode, err := s.ServeDNS(context.Background(), rec, r)
+	if err != nil {
 		t.Fatal(err)
 	}
 	if rec.Msg == nil || rec.Msg.Rcode != dns.RcodeServerFailure {
 		t.Fatalf("reply %v, want SERVFAIL", rec.Msg)
+	}
+	if !plugin.ClientWrite(rcode) {
+		t.Errorf("returned %s after writing the reply: the server would write a second one", dns.RcodeToString[rcode])
 	}
 }
 
