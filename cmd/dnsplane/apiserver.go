@@ -40,9 +40,14 @@ func (a *apiServerFlags) register(f *pflag.FlagSet) {
 	f.StringVar(&a.logLevel, "log-level", "info", "debug, info, warn or error")
 }
 
-// run starts the API server, reports where it is, and serves until the
-// command's context ends (SIGINT/SIGTERM), then shuts down gracefully.
-func (a *apiServerFlags) run(cmd *cobra.Command, banner func(io.Writer, *apiserver.Running)) error {
+// roles starts what runs next to the API server once it is up, and
+// returns the banner to print and a function that stops it all.
+type roles func(ctx context.Context, logger *slog.Logger, run *apiserver.Running) (banner string, stop func(), err error)
+
+// run starts the API server and then the other roles, prints the banner,
+// and serves until the command's context ends (SIGINT/SIGTERM); then it
+// stops the roles and shuts the API server down gracefully.
+func (a *apiServerFlags) run(cmd *cobra.Command, start roles) error {
 	fg, err := features.Parse(a.gates)
 	if err != nil {
 		return &exitError{code: exitUsage, msg: err.Error()}
@@ -57,15 +62,24 @@ func (a *apiServerFlags) run(cmd *cobra.Command, banner func(io.Writer, *apiserv
 	if err != nil {
 		return &exitError{code: exitInvalid, msg: err.Error()}
 	}
-	banner(cmd.OutOrStdout(), run)
+	stopAPIServer := func() error {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		return run.Stop(ctx)
+	}
+	banner, stopRoles, err := start(cmd.Context(), logger, run)
+	if err != nil {
+		_ = stopAPIServer()
+		return err
+	}
+	fmt.Fprint(cmd.OutOrStdout(), banner)
 	select {
 	case <-cmd.Context().Done():
 	case <-waitChan(run):
 	}
 	logger.Info("shutting down")
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	if err := run.Stop(ctx); err != nil {
+	stopRoles()
+	if err := stopAPIServer(); err != nil {
 		return &exitError{code: exitInvalid, msg: err.Error()}
 	}
 	return nil
@@ -88,28 +102,8 @@ On first start it writes a CA, a serving certificate, an admin token and an
 admin kubeconfig (<data-dir>/kubeconfig) that kubectl can use as is.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return a.run(cmd, func(w io.Writer, run *apiserver.Running) {
-				fmt.Fprintf(w, "dnsplane API server at %s\nkubeconfig: %s\n", run.URL, run.Kubeconfig)
-			})
-		},
-	}
-	a.register(cmd.Flags())
-	return cmd
-}
-
-func newUpCommand() *cobra.Command {
-	var a apiServerFlags
-	cmd := &cobra.Command{
-		Use:   "up",
-		Short: "Run dnsplane on this machine (embedded etcd)",
-		Long: `Run dnsplane on this machine with an embedded etcd in --data-dir, and print
-how to reach it with kubectl. Today this is the API server; the cluster DNS,
-node cache, operator and node agent roles join it as they are built.`,
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			return a.run(cmd, func(w io.Writer, run *apiserver.Running) {
-				fmt.Fprintf(w, "dnsplane is up\n  API server: %s\n  kubeconfig: %s\n\nTry:\n  kubectl --kubeconfig %s get namespaces\n",
-					run.URL, run.Kubeconfig, run.Kubeconfig)
+			return a.run(cmd, func(_ context.Context, _ *slog.Logger, run *apiserver.Running) (string, func(), error) {
+				return fmt.Sprintf("dnsplane API server at %s\nkubeconfig: %s\n", run.URL, run.Kubeconfig), func() {}, nil
 			})
 		},
 	}

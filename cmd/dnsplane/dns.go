@@ -169,22 +169,11 @@ func (n *nodeCacheFlags) run(cmd *cobra.Command) error {
 		return usage("%s", err)
 	}
 
-	// --upstream wins for the upstreams; the resolv.conf always supplies
-	// the host search list, and with --upstream it may be absent unless it
-	// was named explicitly.
-	host, err := resolvconf.ParseFile(n.resolvConf)
-	if err != nil && (len(n.upstreams) == 0 || cmd.Flags().Changed("upstream-resolv-conf")) {
-		return usage("--upstream-resolv-conf: %s", err)
+	upstreams, search, err := nodeResolvers(cmd, n.resolvConf, n.upstreams)
+	if err != nil {
+		return err
 	}
-	n.o.Upstreams = n.upstreams
-	if len(n.upstreams) == 0 {
-		if len(host.Nameservers) == 0 {
-			return usage("--upstream-resolv-conf %s: no nameserver lines; give --upstream", n.resolvConf)
-		}
-		n.o.Upstreams = host.Nameservers
-	}
-	search := host.Searches
-	n.o.HostSearch = search
+	n.o.Upstreams, n.o.HostSearch = upstreams, search
 
 	corefile, err := dnsserver.NodeCacheCorefile(n.o)
 	if err != nil {
@@ -196,4 +185,22 @@ func (n *nodeCacheFlags) run(cmd *cobra.Command) error {
 	}
 	logger.Debug("node cache Corefile", "corefile", corefile)
 	return serveDNS(cmd, corefile, logger)
+}
+
+// nodeResolvers returns the node's upstream resolvers — upstreams when
+// given, else the nameservers of the resolv.conf at path — and its host
+// search list, which always comes from that file. With upstreams the file
+// may be absent, unless --upstream-resolv-conf was named explicitly.
+func nodeResolvers(cmd *cobra.Command, path string, upstreams []string) (nameservers, search []string, err error) {
+	host, err := resolvconf.ParseFile(path)
+	if err != nil && (len(upstreams) == 0 || cmd.Flags().Changed("upstream-resolv-conf")) {
+		return nil, nil, &exitError{code: exitUsage, msg: fmt.Sprintf("--upstream-resolv-conf: %s", err)}
+	}
+	if len(upstreams) > 0 {
+		return upstreams, host.Searches, nil
+	}
+	if len(host.Nameservers) == 0 {
+		return nil, nil, &exitError{code: exitUsage, msg: fmt.Sprintf("--upstream-resolv-conf %s: no nameserver lines; give --upstream", path)}
+	}
+	return host.Nameservers, host.Searches, nil
 }

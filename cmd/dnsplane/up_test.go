@@ -3,12 +3,18 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/miekg/dns"
+
+	"github.com/dnsplane/dnsplane/internal/dnsserver"
 )
 
 // notifyingBuffer signals once what was written contains a marker.
@@ -36,18 +42,62 @@ func (b *notifyingBuffer) String() string {
 	return b.buf.String()
 }
 
+// freeUDPPort returns a port free for UDP (and, almost surely, TCP) on
+// 127.0.0.1.
+func freeUDPPort(t *testing.T) int {
+	t.Helper()
+	l, err := net.ListenPacket("udp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.LocalAddr().(*net.UDPAddr).Port
+}
+
+// startUpstream runs a resolver on 127.0.0.1 answering every A query with
+// ip, standing for the node's upstream.
+func startUpstream(t *testing.T, ip net.IP) string {
+	t.Helper()
+	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &dns.Server{PacketConn: pc, Handler: dns.HandlerFunc(func(w dns.ResponseWriter, r *dns.Msg) {
+		m := new(dns.Msg)
+		m.SetReply(r)
+		if q := r.Question[0]; q.Qtype == dns.TypeA {
+			m.Answer = []dns.RR{&dns.A{Hdr: dns.RR_Header{Name: q.Name, Rrtype: dns.TypeA, Class: dns.ClassINET, Ttl: 30}, A: ip}}
+		}
+		_ = w.WriteMsg(m)
+	})}
+	go func() { _ = s.ActivateAndServe() }()
+	t.Cleanup(func() { _ = s.Shutdown() })
+	return pc.LocalAddr().String()
+}
+
 // TestUpServesAndStops runs the quick start's main command in-process: it
-// must come up on the embedded etcd, write a kubeconfig, print how to use it,
-// and shut down cleanly on cancellation (what SIGINT does).
+// must come up on the embedded etcd, write a kubeconfig, serve cluster DNS
+// and a node cache that answer Service names (plain and autopath) from the
+// API server and other names from upstream, print how to use it all, and
+// shut down cleanly on cancellation (what SIGINT does).
 func TestUpServesAndStops(t *testing.T) {
 	dir := t.TempDir()
+	hostConf := filepath.Join(t.TempDir(), "resolv.conf")
+	if err := os.WriteFile(hostConf, []byte("search corp.example\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	upstream := startUpstream(t, net.IPv4(192, 0, 2, 80))
+	dnsAddr := fmt.Sprintf("127.0.0.1:%d", freeUDPPort(t))
+	nodeAddr := fmt.Sprintf("127.0.0.1:%d", freeUDPPort(t))
 	out := &notifyingBuffer{marker: "kubectl --kubeconfig", seen: make(chan struct{})}
 	var errOut bytes.Buffer
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	done := make(chan int, 1)
 	go func() {
-		done <- run(ctx, []string{"up", "--data-dir", dir, "--secure-port", "0", "--log-level", "warn"}, strings.NewReader(""), out, &errOut)
+		done <- run(ctx, []string{"up", "--data-dir", dir, "--secure-port", "0", "--log-level", "warn",
+			"--dns-listen", dnsAddr, "--nodecache-listen", nodeAddr, "--upstream", upstream,
+			"--upstream-resolv-conf", hostConf}, strings.NewReader(""), out, &errOut)
 	}()
 	select {
 	case <-out.seen:
@@ -60,9 +110,54 @@ func TestUpServesAndStops(t *testing.T) {
 	if _, err := os.Stat(kubeconfig); err != nil {
 		t.Errorf("no kubeconfig: %v", err)
 	}
-	if !strings.Contains(out.String(), "dnsplane is up\n  API server: https://127.0.0.1:") {
-		t.Errorf("banner:\n%s", out.String())
+	for _, want := range []string{"dnsplane is up\n  API server:  https://127.0.0.1:", "cluster DNS: " + dnsAddr, "node cache:  " + nodeAddr} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("banner lacks %q:\n%s", want, out.String())
+		}
 	}
+
+	// The default namespace's kubernetes Service (10.96.0.1) through the
+	// node cache, once the kubernetes plugin has synced.
+	c := &dns.Client{Timeout: 2 * time.Second}
+	query := func(addr, name string) (*dns.Msg, error) {
+		m := new(dns.Msg)
+		m.SetQuestion(name, dns.TypeA)
+		r, _, err := c.Exchange(m, addr)
+		return r, err
+	}
+	lastA := func(r *dns.Msg) string {
+		if r == nil || len(r.Answer) == 0 {
+			return ""
+		}
+		if a, ok := r.Answer[len(r.Answer)-1].(*dns.A); ok {
+			return a.A.String()
+		}
+		return ""
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		r, err := query(nodeAddr, "kubernetes.default.svc.cluster.local.")
+		if err == nil && lastA(r) == "10.96.0.1" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("kubernetes.default.svc.cluster.local via the node cache: %v, %v\n%s", r, err, errOut.String())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	r, err := query(nodeAddr, "kubernetes.search.default.cluster.local.ap.k8s.io.")
+	if err != nil || len(r.Answer) != 2 || lastA(r) != "10.96.0.1" {
+		t.Errorf("autopath via the node cache: %v, %v; want CNAME + A 10.96.0.1", r, err)
+	} else if cn, ok := r.Answer[0].(*dns.CNAME); !ok || cn.Target != "kubernetes.default.svc.cluster.local." {
+		t.Errorf("autopath answer %v; want a CNAME to kubernetes.default.svc.cluster.local.", r.Answer[0])
+	}
+	if r, err := query(nodeAddr, "www.example.org."); err != nil || lastA(r) != "192.0.2.80" {
+		t.Errorf("external name via the node cache: %v, %v; want the upstream's 192.0.2.80", r, err)
+	}
+	if r, err := query(dnsAddr, "kubernetes.search.default.cluster.local.ap.k8s.io."); err != nil || lastA(r) != "10.96.0.1" {
+		t.Errorf("autopath straight to the cluster DNS: %v, %v", r, err)
+	}
+
 	cancel()
 	select {
 	case code := <-done:
@@ -71,5 +166,31 @@ func TestUpServesAndStops(t *testing.T) {
 		}
 	case <-time.After(30 * time.Second):
 		t.Fatal("up did not stop")
+	}
+}
+
+// TestUpRefusesLoop: an upstream that is one of up's own DNS addresses
+// would forward queries in a circle.
+func TestUpRefusesLoop(t *testing.T) {
+	_, stderr, code := runCmd(t, "", "up", "--data-dir", t.TempDir(), "--nodecache-listen", "127.0.0.1:1153", "--upstream", "127.0.0.1:1153")
+	if code != exitUsage || !strings.Contains(stderr, "upstream resolver 127.0.0.1:1153 is an address of dnsplane itself") {
+		t.Errorf("exit %d, stderr %q", code, stderr)
+	}
+}
+
+// TestUpFallbackListen: the node cache's default address falls back when
+// port 53 is taken or not permitted, never for other errors.
+func TestUpFallbackListen(t *testing.T) {
+	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pc.Close()
+	err = dnsserver.CanListen(pc.LocalAddr().String())
+	if err == nil || !fallbackOK(err) {
+		t.Errorf("CanListen on a taken port: %v; want EADDRINUSE, which falls back", err)
+	}
+	if err := dnsserver.CanListen("192.0.2.1:53"); err == nil || fallbackOK(err) {
+		t.Errorf("CanListen on an address not on this host: %v; want an error that does not fall back", err)
 	}
 }

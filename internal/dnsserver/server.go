@@ -93,3 +93,20 @@ func (s *Server) Stop() error {
 
 // Done is closed once Stop has completed.
 func (s *Server) Done() <-chan struct{} { return s.done }
+
+// CanListen reports whether addr (ADDR:PORT) can be bound now for both UDP
+// and TCP, releasing it again. A caller choosing between addresses uses it
+// to fall back before starting CoreDNS, whose bind errors do not wrap the
+// system error.
+func CanListen(addr string) error {
+	pc, err := net.ListenPacket("udp", addr)
+	if err != nil {
+		return err
+	}
+	defer pc.Close()
+	l, err := net.Listen("tcp", addr)
+	if err != nil {
+		return err
+	}
+	return l.Close()
+}

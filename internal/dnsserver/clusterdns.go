@@ -1,0 +1,131 @@
+package dnsserver
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"net/netip"
+	"strings"
+)
+
+// ClusterDNSOptions describe the cluster DNS `dnsplane up` runs: the
+// kubernetes plugin for the cluster domain and reverse zones, searchexpand
+// for autopath names, and forward for everything else.
+type ClusterDNSOptions struct {
+	// Listen is the ADDR:PORT the cluster DNS serves on (UDP and TCP).
+	Listen string
+	// ClusterDomain defaults to cluster.local.
+	ClusterDomain string
+	// OptionCode is the EDNS0 search list option code; 0 means 65534.
+	OptionCode uint16
+	// Kubeconfig is the kubeconfig the kubernetes plugin reads the API
+	// with (its current context).
+	Kubeconfig string
+	// Upstreams are ADDR[:PORT] resolvers for names outside the cluster.
+	Upstreams []string
+	// Trusted are the prefixes the search list option is accepted from;
+	// empty accepts it from any client.
+	Trusted []string
+	// CacheTTL is the cache's maximum TTL in seconds; 0 means 30.
+	CacheTTL int
+	// Health, Ready and Metrics are ADDR:PORT for the health, ready and
+	// prometheus endpoints; empty leaves the endpoint out.
+	Health, Ready, Metrics string
+	// Log adds the log plugin (every query logged).
+	Log bool
+}
+
+// ClusterDNSCorefile renders the cluster DNS Corefile for o.
+//
+// The loop plugin is left out on purpose: it exits the process when it
+// detects a forwarding loop, and in `dnsplane up` that process is also the
+// API server. Callers check their upstreams instead.
+func ClusterDNSCorefile(o ClusterDNSOptions) (string, error) {
+	cd := strings.ToLower(strings.Trim(o.ClusterDomain, "."))
+	if cd == "" {
+		cd = "cluster.local"
+	}
+	if strings.ContainsAny(cd, corefileMeta) {
+		return "", fmt.Errorf("cluster domain %q contains a Corefile metacharacter", o.ClusterDomain)
+	}
+	code := o.OptionCode
+	if code == 0 {
+		code = defaultOptionCode
+	}
+	ttl := o.CacheTTL
+	if ttl == 0 {
+		ttl = 30
+	}
+	listen, err := netip.ParseAddrPort(o.Listen)
+	if err != nil {
+		return "", fmt.Errorf("listen address %q: want ADDR:PORT", o.Listen)
+	}
+	if o.Kubeconfig == "" {
+		return "", errors.New("no kubeconfig")
+	}
+	if strings.ContainsAny(o.Kubeconfig, corefileMeta) {
+		return "", fmt.Errorf("kubeconfig path %q contains whitespace or a Corefile metacharacter", o.Kubeconfig)
+	}
+	if len(o.Upstreams) == 0 {
+		return "", errors.New("no upstream resolver")
+	}
+	var upstreams []string
+	for _, u := range o.Upstreams {
+		a, err := upstreamAddr(u)
+		if err != nil {
+			return "", err
+		}
+		upstreams = append(upstreams, a)
+	}
+	var trusted []string
+	for _, t := range o.Trusted {
+		p, err := netip.ParsePrefix(t)
+		if err != nil {
+			a, aerr := netip.ParseAddr(t)
+			if aerr != nil {
+				return "", fmt.Errorf("trusted prefix %q: want CIDR or address", t)
+			}
+			p = netip.PrefixFrom(a, a.BitLen())
+		}
+		trusted = append(trusted, p.String())
+	}
+	for _, e := range []struct{ name, v string }{{"health", o.Health}, {"ready", o.Ready}, {"metrics", o.Metrics}} {
+		if e.v == "" {
+			continue
+		}
+		if _, _, err := net.SplitHostPort(e.v); err != nil {
+			return "", fmt.Errorf("%s address %q: want [ADDR]:PORT", e.name, e.v)
+		}
+	}
+
+	var b strings.Builder
+	fmt.Fprintf(&b, ".:%d {\n    errors\n", listen.Port())
+	if o.Log {
+		b.WriteString("    log\n")
+	}
+	fmt.Fprintf(&b, "    bind %s\n", listen.Addr())
+	if o.Health != "" {
+		fmt.Fprintf(&b, "    health %s\n", o.Health)
+	}
+	if o.Ready != "" {
+		fmt.Fprintf(&b, "    ready %s\n", o.Ready)
+	}
+	if o.Metrics != "" {
+		fmt.Fprintf(&b, "    prometheus %s\n", o.Metrics)
+	}
+	fmt.Fprintf(&b, "    searchexpand %s {\n        code %d\n", cd, code)
+	if len(trusted) > 0 {
+		fmt.Fprintf(&b, "        trusted %s\n", strings.Join(trusted, " "))
+	}
+	b.WriteString("    }\n")
+	fmt.Fprintf(&b, "    kubernetes %s in-addr.arpa ip6.arpa {\n", cd)
+	fmt.Fprintf(&b, "        kubeconfig %s\n", o.Kubeconfig)
+	b.WriteString("        pods insecure\n        fallthrough in-addr.arpa ip6.arpa\n    }\n")
+	fmt.Fprintf(&b, "    forward . %s\n", strings.Join(upstreams, " "))
+	fmt.Fprintf(&b, "    cache %d\n}\n", ttl)
+	return b.String(), nil
+}
+
+// corefileMeta are the characters a value spliced into a Corefile line must
+// not contain: they would end the token, the line or the block.
+const corefileMeta = " \t\r\n{}\"#;"

@@ -1,0 +1,92 @@
+package dnsserver
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestClusterDNSCorefile(t *testing.T) {
+	base := ClusterDNSOptions{
+		Listen:     "127.0.0.1:10053",
+		Kubeconfig: "/var/lib/dnsplane/kubeconfig",
+		Upstreams:  []string{"192.0.2.53", "[2001:db8::53]:5353"},
+	}
+	tests := []struct {
+		name    string
+		mod     func(*ClusterDNSOptions)
+		want    string
+		wantErr string
+	}{
+		{name: "defaults", mod: func(*ClusterDNSOptions) {}, want: `.:10053 {
+    errors
+    bind 127.0.0.1
+    searchexpand cluster.local {
+        code 65534
+    }
+    kubernetes cluster.local in-addr.arpa ip6.arpa {
+        kubeconfig /var/lib/dnsplane/kubeconfig
+        pods insecure
+        fallthrough in-addr.arpa ip6.arpa
+    }
+    forward . 192.0.2.53:53 [2001:db8::53]:5353
+    cache 30
+}
+`},
+		{name: "everything", mod: func(o *ClusterDNSOptions) {
+			o.ClusterDomain = "Corp.Cluster."
+			o.OptionCode = 65001
+			o.Trusted = []string{"10.0.0.0/16", "192.0.2.7"}
+			o.CacheTTL = 5
+			o.Health, o.Ready, o.Metrics = "127.0.0.1:8080", "127.0.0.1:8181", ":9153"
+			o.Log = true
+		}, want: `.:10053 {
+    errors
+    log
+    bind 127.0.0.1
+    health 127.0.0.1:8080
+    ready 127.0.0.1:8181
+    prometheus :9153
+    searchexpand corp.cluster {
+        code 65001
+        trusted 10.0.0.0/16 192.0.2.7/32
+    }
+    kubernetes corp.cluster in-addr.arpa ip6.arpa {
+        kubeconfig /var/lib/dnsplane/kubeconfig
+        pods insecure
+        fallthrough in-addr.arpa ip6.arpa
+    }
+    forward . 192.0.2.53:53 [2001:db8::53]:5353
+    cache 5
+}
+`},
+		{name: "listen without port", mod: func(o *ClusterDNSOptions) { o.Listen = "127.0.0.1" }, wantErr: `listen address "127.0.0.1": want ADDR:PORT`},
+		{name: "no kubeconfig", mod: func(o *ClusterDNSOptions) { o.Kubeconfig = "" }, wantErr: "no kubeconfig"},
+		{name: "kubeconfig with a space", mod: func(o *ClusterDNSOptions) { o.Kubeconfig = "/my dir/kubeconfig" }, wantErr: "contains whitespace or a Corefile metacharacter"},
+		{name: "kubeconfig closing the block", mod: func(o *ClusterDNSOptions) { o.Kubeconfig = "/x}\nforward" }, wantErr: "Corefile metacharacter"},
+		{name: "no upstream", mod: func(o *ClusterDNSOptions) { o.Upstreams = nil }, wantErr: "no upstream resolver"},
+		{name: "bad upstream", mod: func(o *ClusterDNSOptions) { o.Upstreams = []string{"dns.example"} }, wantErr: `upstream "dns.example": want ADDR[:PORT]`},
+		{name: "bad trusted", mod: func(o *ClusterDNSOptions) { o.Trusted = []string{"10.0.0.0/33"} }, wantErr: `trusted prefix "10.0.0.0/33"`},
+		{name: "bad cluster domain", mod: func(o *ClusterDNSOptions) { o.ClusterDomain = "a b" }, wantErr: "Corefile metacharacter"},
+		{name: "bad metrics", mod: func(o *ClusterDNSOptions) { o.Metrics = "9153" }, wantErr: `metrics address "9153"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			o := base
+			o.Upstreams = append([]string(nil), base.Upstreams...)
+			tt.mod(&o)
+			got, err := ClusterDNSCorefile(o)
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("error %v, want one containing %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got != tt.want {
+				t.Errorf("Corefile:\n%s\nwant:\n%s", got, tt.want)
+			}
+		})
+	}
+}
