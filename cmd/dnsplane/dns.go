@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 	"k8s.io/client-go/kubernetes"
@@ -44,6 +45,7 @@ func serveDNSFromConfigMap(cmd *cobra.Command, kubeconfig, ns, name string, logg
 
 func newDNSCommand() *cobra.Command {
 	var conf, configMap, kubeconfig, logLevel string
+	var reloadInterval time.Duration
 	cmd := &cobra.Command{
 		Use:   "dns",
 		Short: "Run the cluster DNS server (CoreDNS with dnsplane's plugins)",
@@ -54,11 +56,13 @@ chaos, autopath, bind) plus searchexpand and searchopt. It serves the Corefile
 given with --conf, or the Corefile key of the ConfigMap given with
 --configmap NS/NAME (read through --kubeconfig), until SIGINT or SIGTERM.
 
-With --configmap the ConfigMap is watched: a changed Corefile is applied with
-a graceful reload that keeps the listeners, and one that fails to load never
-replaces the running configuration (it is logged and counted in
-dnsplane_dns_config_load_failures_total). While the ConfigMap or its key is
-missing the server waits, serving the last good configuration if any.`,
+The file is re-read every --reload-interval and the ConfigMap is watched: a
+changed Corefile is applied with a graceful reload that keeps the listeners,
+and one that fails to load never replaces the running configuration (it is
+logged and counted in dnsplane_dns_config_load_failures_total). While the
+ConfigMap, its key or the file is missing the server keeps serving the last
+good configuration. The reload plugin is accepted and has nothing to do:
+dnsplane applies changes itself.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			usage := func(format string, a ...any) error {
@@ -90,15 +94,21 @@ missing the server waits, serving the last good configuration if any.`,
 			if configMap != "" {
 				return serveDNSFromConfigMap(cmd, kubeconfig, ns, name, logger)
 			}
-			data, err := os.ReadFile(conf)
-			if err != nil {
+			if reloadInterval < 0 {
+				return usage("--reload-interval %s: want 0 (off) or a positive duration", reloadInterval)
+			}
+			if _, err := os.Stat(conf); err != nil {
 				return usage("%s", err)
 			}
-			return serveDNS(cmd, string(data), logger)
+			if err := dnsserver.RunFromFile(cmd.Context(), conf, reloadInterval, logger); err != nil {
+				return &exitError{code: exitInvalid, msg: err.Error()}
+			}
+			return nil
 		},
 	}
 	f := cmd.Flags()
 	f.StringVar(&conf, "conf", "", "Corefile to serve")
+	f.DurationVar(&reloadInterval, "reload-interval", 5*time.Second, "how often --conf is re-read; a changed Corefile is applied gracefully (0: never)")
 	f.StringVar(&configMap, "configmap", "", "NAMESPACE/NAME of a ConfigMap whose Corefile key to serve and watch")
 	f.StringVar(&kubeconfig, "kubeconfig", "", "kubeconfig for --configmap")
 	f.StringVar(&logLevel, "log-level", "info", "debug, info, warn or error")

@@ -105,6 +105,7 @@ func TestDNSUsageErrors(t *testing.T) {
 		{"missing kubeconfig file", []string{"dns", "--configmap", "kube-system/coredns", "--kubeconfig", filepath.Join(t.TempDir(), "nope")}, exitUsage, "--kubeconfig"},
 		{"missing file", []string{"dns", "--conf", filepath.Join(t.TempDir(), "nope")}, exitUsage, "no such file"},
 		{"log level", []string{"dns", "--conf", "x", "--log-level", "loud"}, exitUsage, "--log-level"},
+		{"negative reload interval", []string{"dns", "--conf", "x", "--reload-interval", "-1s"}, exitUsage, "--reload-interval -1s"},
 	}
 	bad := filepath.Join(t.TempDir(), "Corefile")
 	if err := os.WriteFile(bad, []byte(".:0 {\n    nosuchplugin\n}\n"), 0o644); err != nil {

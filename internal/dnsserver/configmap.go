@@ -3,14 +3,9 @@ package dnsserver
 import (
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
 	"sync"
 
-	"github.com/coredns/caddy"
-	"github.com/coredns/coredns/core/dnsserver"
-	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/promauto"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
@@ -22,13 +17,6 @@ import (
 
 // CorefileKey is the ConfigMap key RunFromConfigMap serves.
 const CorefileKey = "Corefile"
-
-// configLoadFailures counts Corefiles from the ConfigMap that failed to load.
-// It is in the default registry, which CoreDNS's prometheus plugin exposes.
-var configLoadFailures = promauto.NewCounter(prometheus.CounterOpts{
-	Name: "dnsplane_dns_config_load_failures_total",
-	Help: "Corefiles from the watched ConfigMap that failed to load; the running configuration was kept.",
-})
 
 // RunFromConfigMap watches the ConfigMap namespace/name and serves its
 // Corefile key until ctx ends.
@@ -76,16 +64,8 @@ func RunFromConfigMap(ctx context.Context, client kubernetes.Interface, namespac
 	go ctrl.RunWithContext(ctx)
 	logger.Info("waiting for ConfigMap")
 
-	var (
-		cur     *Server
-		tried   bool   // a Corefile has been tried
-		applied string // the last Corefile tried
-	)
-	defer func() {
-		if cur != nil {
-			_ = cur.Stop()
-		}
-	}()
+	a := &applier{logger: logger, source: "ConfigMap"}
+	defer a.stop()
 	for {
 		select {
 		case <-ctx.Done():
@@ -95,62 +75,13 @@ func RunFromConfigMap(ctx context.Context, client kubernetes.Interface, namespac
 		st := w.get()
 		switch {
 		case !st.exists:
-			logger.Warn("ConfigMap not found; waiting", "serving", cur != nil)
-			continue
+			logger.Warn("ConfigMap not found; waiting", "serving", a.serving())
 		case !st.hasKey:
-			logger.Warn("ConfigMap has no "+CorefileKey+" key; waiting", "serving", cur != nil)
-			continue
-		case tried && st.corefile == applied:
-			continue
+			logger.Warn("ConfigMap has no "+CorefileKey+" key; waiting", "serving", a.serving())
+		default:
+			a.apply(ctx, st.corefile)
 		}
-		tried, applied = true, st.corefile
-		if cur == nil {
-			srv, err := Start(ctx, st.corefile, logger)
-			if err != nil {
-				configLoadFailures.Inc()
-				logger.Error("Corefile from ConfigMap failed to load; waiting for a change", "err", err)
-				continue
-			}
-			cur = srv
-			logger.Info("started CoreDNS from ConfigMap")
-			continue
-		}
-		next, err := restart(cur, st.corefile, logger)
-		if err != nil {
-			configLoadFailures.Inc()
-			logger.Error("new Corefile from ConfigMap failed to load; keeping the running one", "err", err)
-			continue
-		}
-		cur = next
-		logger.Info("reloaded CoreDNS from ConfigMap")
 	}
-}
-
-// restart applies corefile to old with caddy's graceful restart. On
-// success old's instance has been stopped (old.Done is closed) and the
-// returned Server owns the new one; on failure old keeps serving.
-func restart(old *Server, corefile string, logger *slog.Logger) (*Server, error) {
-	startMu.Lock()
-	dnsserver.Directives = Directives()
-	caddy.Quiet, dnsserver.Quiet = true, true
-	inst, err := old.inst.Restart(caddy.CaddyfileInput{Contents: []byte(corefile), Filepath: "Corefile", ServerTypeName: "dns"})
-	startMu.Unlock()
-	if err != nil {
-		return nil, fmt.Errorf("loading Corefile: %w", err)
-	}
-	// Restart recovers a panic in a plugin's setup and then returns
-	// (nil, nil), or returns old's own instance when it gave up.
-	if inst == nil || inst == old.inst {
-		return nil, errors.New("loading Corefile: restart did not produce a new instance")
-	}
-	// Restart stopped old's instance and ran its shutdown callbacks; only
-	// mark it as stopped.
-	old.once.Do(func() { close(old.done) })
-	s := &Server{inst: inst, logger: logger, done: make(chan struct{})}
-	for _, a := range s.Addrs() {
-		logger.Info("serving DNS", "addr", a.String(), "network", a.Network())
-	}
-	return s, nil
 }
 
 type cmState struct {

@@ -41,6 +41,7 @@ func Start(ctx context.Context, corefile string, logger *slog.Logger) (*Server, 
 	if err != nil {
 		return nil, fmt.Errorf("loading Corefile: %w", err)
 	}
+	live.add(inst)
 	s := &Server{inst: inst, logger: logger, done: make(chan struct{})}
 	for _, a := range s.Addrs() {
 		logger.Info("serving DNS", "addr", a.String(), "network", a.Network())
@@ -85,6 +86,7 @@ func (s *Server) Stop() error {
 	s.once.Do(func() {
 		s.err = s.inst.Stop()
 		s.inst.ShutdownCallbacks()
+		live.remove(s.inst)
 		close(s.done)
 		s.logger.Info("DNS server stopped")
 	})
