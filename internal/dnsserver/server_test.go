@@ -3,6 +3,7 @@ package dnsserver
 import (
 	"context"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"slices"
@@ -104,13 +105,15 @@ func TestNodeCacheEndToEnd(t *testing.T) {
 	cluster, clusterAddr := startStub(t, "tcp", code, net.IPv4(10, 96, 0, 1))
 	upstream, upstreamAddr := startStub(t, "udp", code, net.IPv4(192, 0, 2, 1))
 
-	port, health := freePort(t), freePort(t)
+	port, health, ready, metrics := freePort(t), freePort(t), freePort(t), freePort(t)
 	corefile, err := NodeCacheCorefile(NodeCacheOptions{
 		Listen:     []string{fmt.Sprintf("127.0.0.1:%d", port)},
 		ClusterDNS: []string{clusterAddr},
 		Upstreams:  []string{upstreamAddr},
 		HostSearch: []string{"foo.com", "bar.com"},
 		Health:     fmt.Sprintf("127.0.0.1:%d", health),
+		Ready:      fmt.Sprintf("127.0.0.1:%d", ready),
+		Metrics:    fmt.Sprintf("127.0.0.1:%d", metrics),
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -170,13 +173,24 @@ func TestNodeCacheEndToEnd(t *testing.T) {
 		})
 	}
 
-	resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/health", health))
-	if err != nil {
-		t.Fatal(err)
+	get := func(url string) string {
+		t.Helper()
+		resp, err := http.Get(url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		if resp.StatusCode != http.StatusOK {
+			t.Errorf("%s: %s", url, resp.Status)
+		}
+		return string(body)
 	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		t.Errorf("health: %s", resp.Status)
+	get(fmt.Sprintf("http://127.0.0.1:%d/health", health))
+	get(fmt.Sprintf("http://127.0.0.1:%d/ready", ready))
+	// The tagging plugin's counter, labelled with the serving block.
+	if body := get(fmt.Sprintf("http://127.0.0.1:%d/metrics", metrics)); !strings.Contains(body, "coredns_searchopt_tagged_total{server=") {
+		t.Errorf("metrics lack coredns_searchopt_tagged_total:\n%.2000s", body)
 	}
 
 	// Cancelling the context stops the server.
