@@ -154,6 +154,17 @@ func TestUpServesAndStops(t *testing.T) {
 	if r, err := query(nodeAddr, "www.example.org."); err != nil || lastA(r) != "192.0.2.80" {
 		t.Errorf("external name via the node cache: %v, %v; want the upstream's 192.0.2.80", r, err)
 	}
+	// An autopath name outside the cluster: the node cache sends it to the
+	// cluster DNS over TCP, and the cluster DNS forwards the candidates
+	// over UDP (prefer_udp) — the upstream here has no TCP listener. The
+	// upstream answers every name, so the first forwarded candidate (the
+	// host search domain) wins.
+	r, err = query(nodeAddr, "www.example.org.search.default.cluster.local.ap.k8s.io.")
+	if err != nil || len(r.Answer) != 2 || lastA(r) != "192.0.2.80" {
+		t.Errorf("external autopath name via the node cache: %v, %v; want CNAME + A 192.0.2.80", r, err)
+	} else if cn, ok := r.Answer[0].(*dns.CNAME); !ok || cn.Target != "www.example.org.corp.example." {
+		t.Errorf("external autopath answer %v; want a CNAME to the host search candidate", r.Answer[0])
+	}
 	if r, err := query(dnsAddr, "kubernetes.search.default.cluster.local.ap.k8s.io."); err != nil || lastA(r) != "10.96.0.1" {
 		t.Errorf("autopath straight to the cluster DNS: %v, %v", r, err)
 	}

@@ -105,7 +105,9 @@ func ClusterDNSCorefile(o ClusterDNSOptions) (string, error) {
 	}
 	fmt.Fprintf(&b, "    bind %s\n", listen.Addr())
 	if o.Health != "" {
-		fmt.Fprintf(&b, "    health %s\n", o.Health)
+		// lameduck keeps answering while a stopping replica leaves the
+		// Service's endpoints (coredns#5409).
+		fmt.Fprintf(&b, "    health %s {\n        lameduck 5s\n    }\n", o.Health)
 	}
 	if o.Ready != "" {
 		fmt.Fprintf(&b, "    ready %s\n", o.Ready)
@@ -121,7 +123,10 @@ func ClusterDNSCorefile(o ClusterDNSOptions) (string, error) {
 	fmt.Fprintf(&b, "    kubernetes %s in-addr.arpa ip6.arpa {\n", cd)
 	fmt.Fprintf(&b, "        kubeconfig %s\n", o.Kubeconfig)
 	b.WriteString("        pods insecure\n        fallthrough in-addr.arpa ip6.arpa\n    }\n")
-	fmt.Fprintf(&b, "    forward . %s\n", strings.Join(upstreams, " "))
+	// The node cache reaches the cluster DNS over TCP, and forward would
+	// otherwise use the client's protocol upstream too: TCP handshakes to
+	// cloud resolvers are slow and throttled (kubernetes#111975).
+	fmt.Fprintf(&b, "    forward . %s {\n        prefer_udp\n    }\n", strings.Join(upstreams, " "))
 	fmt.Fprintf(&b, "    cache %d\n}\n", ttl)
 	return b.String(), nil
 }

@@ -28,7 +28,9 @@ func TestClusterDNSCorefile(t *testing.T) {
         pods insecure
         fallthrough in-addr.arpa ip6.arpa
     }
-    forward . 192.0.2.53:53 [2001:db8::53]:5353
+    forward . 192.0.2.53:53 [2001:db8::53]:5353 {
+        prefer_udp
+    }
     cache 30
 }
 `},
@@ -43,7 +45,9 @@ func TestClusterDNSCorefile(t *testing.T) {
     errors
     log
     bind 127.0.0.1
-    health 127.0.0.1:8080
+    health 127.0.0.1:8080 {
+        lameduck 5s
+    }
     ready 127.0.0.1:8181
     prometheus :9153
     searchexpand corp.cluster {
@@ -55,7 +59,9 @@ func TestClusterDNSCorefile(t *testing.T) {
         pods insecure
         fallthrough in-addr.arpa ip6.arpa
     }
-    forward . 192.0.2.53:53 [2001:db8::53]:5353
+    forward . 192.0.2.53:53 [2001:db8::53]:5353 {
+        prefer_udp
+    }
     cache 5
 }
 `},
