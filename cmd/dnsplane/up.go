@@ -85,7 +85,7 @@ func (u *upFlags) run(cmd *cobra.Command) error {
 	}
 	own := []string{u.dnsListen, u.nodeCacheListen, fallbackNodeCacheListen}
 	for _, up := range upstreams {
-		if a := normaliseUpstream(up); slices.Contains(own, a) {
+		if a, err := dnsserver.UpstreamAddr(up); err == nil && slices.Contains(own, a) {
 			return usage("upstream resolver %s is an address of dnsplane itself (a forwarding loop); give --upstream", up)
 		}
 	}
@@ -154,18 +154,6 @@ func (u *upFlags) startDNS(ctx context.Context, logger *slog.Logger, run *apiser
 // or the port taken by another resolver.
 func fallbackOK(err error) bool {
 	return errors.Is(err, syscall.EACCES) || errors.Is(err, syscall.EPERM) || errors.Is(err, syscall.EADDRINUSE)
-}
-
-// normaliseUpstream writes ADDR[:PORT] as ADDR:PORT (port 53 by default),
-// or returns s unchanged when it is neither.
-func normaliseUpstream(s string) string {
-	if ap, err := netip.ParseAddrPort(s); err == nil {
-		return ap.String()
-	}
-	if a, err := netip.ParseAddr(strings.Trim(s, "[]")); err == nil {
-		return netip.AddrPortFrom(a, 53).String()
-	}
-	return s
 }
 
 // tryLines are the banner's examples for a DNS server at addr.

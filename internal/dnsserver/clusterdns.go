@@ -71,7 +71,7 @@ func ClusterDNSCorefile(o ClusterDNSOptions) (string, error) {
 	}
 	var upstreams []string
 	for _, u := range o.Upstreams {
-		a, err := upstreamAddr(u)
+		a, err := UpstreamAddr(u)
 		if err != nil {
 			return "", err
 		}

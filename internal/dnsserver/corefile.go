@@ -29,6 +29,9 @@ type NodeCacheOptions struct {
 	HostSearch []string
 	// CacheTTL is the cache's maximum TTL in seconds; 0 means 30.
 	CacheTTL int
+	// NoCache leaves the cache plugin out, so every query is forwarded
+	// (for benchmarks that measure the whole path).
+	NoCache bool
 	// Health, Ready and Metrics are ADDR:PORT for the health, ready and
 	// prometheus endpoints; empty leaves the endpoint out.
 	Health, Ready, Metrics string
@@ -105,7 +108,7 @@ func NodeCacheCorefile(o NodeCacheOptions) (string, error) {
 	}
 	var upstreams []string
 	for _, u := range o.Upstreams {
-		a, err := upstreamAddr(u)
+		a, err := UpstreamAddr(u)
 		if err != nil {
 			return "", err
 		}
@@ -120,7 +123,7 @@ func NodeCacheCorefile(o NodeCacheOptions) (string, error) {
 		}
 	}
 	for _, d := range o.HostSearch {
-		if strings.ContainsAny(d, " \t\r\n{}\"#;") {
+		if strings.ContainsAny(d, corefileMeta) {
 			return "", fmt.Errorf("host search domain %q contains a Corefile metacharacter", d)
 		}
 	}
@@ -155,7 +158,9 @@ func NodeCacheCorefile(o NodeCacheOptions) (string, error) {
 			fmt.Fprintf(&b, "    prometheus %s\n", o.Metrics)
 		}
 		searchopt()
-		fmt.Fprintf(&b, "    cache %d\n", ttl)
+		if !o.NoCache {
+			fmt.Fprintf(&b, "    cache %d\n", ttl)
+		}
 	}
 	for i, p := range ports {
 		if i > 0 {
@@ -171,8 +176,9 @@ func NodeCacheCorefile(o NodeCacheOptions) (string, error) {
 	return b.String(), nil
 }
 
-// upstreamAddr normalises ADDR or ADDR:PORT (port 53 by default).
-func upstreamAddr(s string) (string, error) {
+// UpstreamAddr normalises an upstream resolver given as ADDR or ADDR:PORT
+// to ADDR:PORT (port 53 by default).
+func UpstreamAddr(s string) (string, error) {
 	if ap, err := netip.ParseAddrPort(s); err == nil {
 		return ap.String(), nil
 	}

@@ -117,6 +117,32 @@ corp.example:5353 ap.k8s.io:5353 {
 }
 `,
 		},
+		{
+			name: "no cache",
+			o:    NodeCacheOptions{Listen: []string{"127.0.0.1:53"}, ClusterDNS: []string{"10.96.0.10:53"}, Upstreams: []string{"192.0.2.53"}, CacheTTL: 60, NoCache: true},
+			want: `cluster.local:53 ap.k8s.io:53 {
+    errors
+    bind 127.0.0.1
+    searchopt cluster.local {
+        code 65534
+        resolv_conf /dev/null
+    }
+    forward . 10.96.0.10:53 {
+        force_tcp
+    }
+}
+
+.:53 {
+    errors
+    bind 127.0.0.1
+    searchopt cluster.local {
+        code 65534
+        resolv_conf /dev/null
+    }
+    forward . 192.0.2.53:53
+}
+`,
+		},
 		{name: "no listen", o: NodeCacheOptions{ClusterDNS: []string{"10.0.0.1:53"}, Upstreams: []string{"192.0.2.1"}}, wantErr: "no listen address"},
 		{name: "no cluster dns", o: NodeCacheOptions{Listen: []string{"127.0.0.1:53"}, Upstreams: []string{"192.0.2.1"}}, wantErr: "no cluster DNS"},
 		{name: "no upstream", o: NodeCacheOptions{Listen: []string{"127.0.0.1:53"}, ClusterDNS: []string{"10.0.0.1:53"}}, wantErr: "no upstream"},
