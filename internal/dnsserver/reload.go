@@ -136,4 +136,3 @@ func restart(old *Server, corefile string, logger *slog.Logger) (*Server, error)
 	}
 	return s, nil
 }
-
