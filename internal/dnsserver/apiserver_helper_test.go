@@ -14,7 +14,7 @@ import (
 // startAPIServer runs dnsplane's API server in-process on embedded etcd in a
 // temp dir, stopped when the test ends, and returns its admin kubeconfig and
 // a client for it.
-func startAPIServer(t *testing.T, ctx context.Context) (kubeconfig string, cs kubernetes.Interface) {
+func startAPIServer(t testing.TB, ctx context.Context) (kubeconfig string, cs kubernetes.Interface) {
 	t.Helper()
 	run, err := apiserver.Start(ctx, apiserver.Options{DataDir: t.TempDir(), SecurePort: 0})
 	if err != nil {

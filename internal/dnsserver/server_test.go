@@ -16,7 +16,7 @@ import (
 )
 
 // freePort returns a port free on 127.0.0.1 for both UDP and TCP.
-func freePort(t *testing.T) int {
+func freePort(t testing.TB) int {
 	t.Helper()
 	for range 20 {
 		l, err := net.Listen("tcp", "127.0.0.1:0")
