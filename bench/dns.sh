@@ -1,0 +1,345 @@
+#!/usr/bin/env bash
+# DNS throughput with dnsperf, on 127.0.0.1 only:
+#
+#  a. `dnsplane dns --conf` against stock CoreDNS (`coredns -conf`) with the
+#     same Corefile: (i) a cached forwarded name, (ii) a Service answered by
+#     the kubernetes plugin (not cached). Each server runs alone, the two
+#     alternate, ROUNDS rounds of DURATION seconds each.
+#  b. `dnsplane dns` with searchexpand: an autopath name expanded with the
+#     node cache's search list option, the same name without the option
+#     (derived list), and the plain Service name, in rotating order.
+#
+# It installs dnsperf and dig (apt-get) and stock CoreDNS v1.15.0
+# (go install) when missing, builds dnsplane and bench/dnsupstream into a
+# temp dir, starts `dnsplane apiserver` (embedded etcd, temp data dir),
+# creates the Service ns1/svc1 with kubectl, starts bench/dnsupstream as the
+# upstream resolver, prints a table, and stops every process it started on
+# exit.
+#
+# The DNS server under test is pinned to CPU $SERVER_CPU with GOMAXPROCS=1,
+# dnsperf to CPU $CLIENT_CPU (taskset), so that the two do not fight for a
+# core; other load on the machine still shows in the numbers.
+#
+#   bash bench/dns.sh
+#   ROUNDS=5 DURATION=20 bash bench/dns.sh
+#   CASES=b bash bench/dns.sh          # only the autopath case
+set -euo pipefail
+shopt -s inherit_errexit # command substitutions fail like the rest
+
+ROUNDS=${ROUNDS:-3}
+DURATION=${DURATION:-10}        # seconds per dnsperf run
+CLIENTS=${CLIENTS:-4}           # dnsperf -c
+OUTSTANDING=${OUTSTANDING:-100} # dnsperf -q
+SERVER_CPU=${SERVER_CPU:-0}
+CLIENT_CPU=${CLIENT_CPU:-1}
+CASES=${CASES:-"a b"}
+
+repo=$(cd "$(dirname "$0")/.." && pwd)
+work=$(mktemp -d)
+pids=()     # long-running helpers: the API server, the upstream
+server_pid= # the DNS server under test, when one runs
+
+# stop PID: ends a process this script started and waits for it.
+stop() {
+	kill "$1" 2>/dev/null || true
+	wait "$1" 2>/dev/null || true
+}
+
+cleanup() {
+	local pid
+	if [[ -n $server_pid ]]; then stop "$server_pid"; fi
+	for pid in "${pids[@]}"; do stop "$pid"; done
+	rm -rf "$work"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+log() { echo "$*" >&2; }
+die() {
+	log "dns.sh: $*"
+	exit 1
+}
+
+# --- tools -------------------------------------------------------------------
+
+apt_install() {
+	local sudo=""
+	if [[ $(id -u) != 0 ]]; then sudo=sudo; fi
+	log "installing $* (apt-get)..."
+	export DEBIAN_FRONTEND=noninteractive
+	$sudo apt-get update -qq
+	$sudo apt-get install -y -qq "$@" >/dev/null
+}
+command -v dnsperf >/dev/null 2>&1 || apt_install dnsperf
+command -v dig >/dev/null 2>&1 || apt_install dnsutils
+
+coredns=$(command -v coredns || true)
+if [[ -z $coredns ]]; then
+	gobin=$(go env GOBIN)
+	if [[ -z $gobin ]]; then
+		gopath=$(go env GOPATH)
+		gobin=${gopath%%:*}/bin
+	fi
+	if [[ ! -x $gobin/coredns ]]; then
+		log "installing stock CoreDNS v1.15.0 (go install, a few minutes cold)..."
+		go install github.com/coredns/coredns@v1.15.0
+	fi
+	coredns=$gobin/coredns
+fi
+command -v taskset >/dev/null 2>&1 || die "taskset (util-linux) is required"
+command -v kubectl >/dev/null 2>&1 || die "kubectl is required"
+command -v ss >/dev/null 2>&1 || die "ss (iproute2) is required"
+
+log "building dnsplane and dnsupstream..."
+(cd "$repo" && go build -o "$work/dnsplane" ./cmd/dnsplane && go build -o "$work/dnsupstream" ./bench/dnsupstream)
+log "stock CoreDNS: $coredns ($("$coredns" -version | sed -n 1p))"
+
+# free_port prints a port that nothing on this machine uses for TCP or UDP.
+free_port() {
+	local used p
+	used=$(ss -Htuan | awk '{ n = split($5, a, ":"); print a[n] }')
+	for _ in $(seq 200); do
+		p=$((20000 + RANDOM % 30000))
+		if ! grep -qx "$p" <<<"$used"; then
+			echo "$p"
+			return
+		fi
+	done
+	die "no free port"
+}
+
+# wait_line FILE SED-EXPR PID WHAT: prints the first match of SED-EXPR in FILE
+# once it appears (60 s at most), failing if PID exits first. The process's
+# stderr is in FILE.err.
+wait_line() {
+	local out
+	for _ in $(seq 600); do
+		out=$(sed -n "$2" "$1")
+		if [[ -n $out ]]; then
+			sed -n 1p <<<"$out"
+			return
+		fi
+		kill -0 "$3" 2>/dev/null || die "$4 exited: $(cat "$1" "$1.err" 2>/dev/null)"
+		sleep 0.1
+	done
+	die "$4 did not start within 60 s"
+}
+
+# --- API server, Service, upstream -------------------------------------------
+
+: >"$work/apiserver.out" # the background job opens it asynchronously
+: >"$work/apiserver.out.err"
+"$work/dnsplane" apiserver --data-dir "$(mktemp -d "$work/data.XXXXXX")" --secure-port 0 \
+	--bind-address 127.0.0.1 --log-level warn >"$work/apiserver.out" 2>"$work/apiserver.out.err" &
+pids+=($!)
+kubeconfig=$(wait_line "$work/apiserver.out" 's/^kubeconfig: //p' "${pids[-1]}" "dnsplane apiserver")
+context=$(kubectl --kubeconfig "$kubeconfig" config current-context)
+kubectl --kubeconfig "$kubeconfig" create namespace ns1 >/dev/null
+kubectl --kubeconfig "$kubeconfig" -n ns1 create service clusterip svc1 --tcp=80:80 >/dev/null
+cluster_ip=$(kubectl --kubeconfig "$kubeconfig" -n ns1 get service svc1 -o 'jsonpath={.spec.clusterIP}')
+[[ -n $cluster_ip ]] || die "ns1/svc1 has no ClusterIP"
+log "API server: $(sed -n 1p "$work/apiserver.out"); ns1/svc1 has ClusterIP $cluster_ip"
+
+: >"$work/upstream.out"
+: >"$work/upstream.out.err"
+"$work/dnsupstream" -zone example.com,corp.example -a example.com=93.184.216.34 \
+	-a intranet.corp.example=10.9.9.9 >"$work/upstream.out" 2>"$work/upstream.out.err" &
+pids+=($!)
+upstream=$(wait_line "$work/upstream.out" 's/^listening on //p' "${pids[-1]}" "dnsupstream")
+log "upstream resolver (bench/dnsupstream) at $upstream"
+
+# --- queries and Corefiles ---------------------------------------------------
+
+echo "example.com A" >"$work/q-external"
+echo "svc1.ns1.svc.cluster.local A" >"$work/q-service"
+echo "svc1.search.ns1.cluster.local.ap.k8s.io A" >"$work/q-autopath"
+# Found only through the host search domain corp.example, i.e. only with the
+# option: checks that searchexpand takes dnsperf's option.
+echo "intranet.search.ns1.cluster.local.ap.k8s.io A" >"$work/q-intranet"
+search_list="ns1.svc.cluster.local,svc.cluster.local,cluster.local,corp.example"
+option="65534:$(printf %s "$search_list" | od -An -v -tx1 | tr -d ' \n')"
+
+port=$(free_port)
+# a: the forwarded names are cached; the cluster domain is served by its own
+# server block, without cache, so every query reaches the kubernetes plugin.
+cat >"$work/Corefile.compare" <<EOF
+cluster.local:$port {
+    bind 127.0.0.1
+    errors
+    kubernetes cluster.local {
+        kubeconfig $kubeconfig $context
+    }
+}
+
+.:$port {
+    bind 127.0.0.1
+    errors
+    cache 30
+    forward . $upstream
+}
+EOF
+# b: the layout of docs/autopath.md (searchexpand runs before cache).
+cat >"$work/Corefile.autopath" <<EOF
+.:$port {
+    bind 127.0.0.1
+    errors
+    searchexpand cluster.local
+    cache 30
+    kubernetes cluster.local {
+        kubeconfig $kubeconfig $context
+    }
+    forward . $upstream {
+        prefer_udp
+    }
+}
+EOF
+
+# --- running servers and dnsperf ---------------------------------------------
+
+# answers NAME WANT: whether the server on $port answers NAME A with the
+# address WANT among its answers.
+answers() {
+	local out
+	out=$(dig +time=1 +tries=1 +short @127.0.0.1 -p "$port" "$1" A 2>/dev/null || true)
+	grep -qxF "$2" <<<"$out"
+}
+
+# start_server dnsplane|stock COREFILE: starts the server pinned to
+# SERVER_CPU with GOMAXPROCS=1 and waits until it answers both the Service
+# (the kubernetes plugin answers SERVFAIL until its informers synced) and a
+# forwarded name.
+start_server() {
+	local kind=$1 corefile=$2
+	case $kind in
+	dnsplane)
+		GOMAXPROCS=1 taskset -c "$SERVER_CPU" "$work/dnsplane" dns --conf "$corefile" \
+			--reload-interval 0 --log-level warn >"$work/$kind.log" 2>&1 &
+		;;
+	stock)
+		GOMAXPROCS=1 taskset -c "$SERVER_CPU" "$coredns" -conf "$corefile" -quiet >"$work/$kind.log" 2>&1 &
+		;;
+	esac
+	server_pid=$!
+	for _ in $(seq 300); do
+		kill -0 "$server_pid" 2>/dev/null || die "$kind exited: $(cat "$work/$kind.log")"
+		if answers svc1.ns1.svc.cluster.local "$cluster_ip" && answers example.com 93.184.216.34; then
+			return
+		fi
+		sleep 0.1
+	done
+	die "$kind did not answer svc1.ns1.svc.cluster.local and example.com within 30 s: $(cat "$work/$kind.log")"
+}
+
+stop_server() {
+	stop "$server_pid"
+	server_pid=
+}
+
+# run_dnsperf SECONDS|once QUERYFILE [DNSPERF-ARGS...]: runs dnsperf pinned to
+# CLIENT_CPU (for SECONDS, or one pass over QUERYFILE) and prints its output.
+run_dnsperf() {
+	local limit=(-l "$1") qf=$2
+	shift 2
+	if [[ ${limit[1]} == once ]]; then limit=(-n 1); fi
+	taskset -c "$CLIENT_CPU" dnsperf -s 127.0.0.1 -p "$port" -d "$qf" "${limit[@]}" \
+		-c "$CLIENTS" -q "$OUTSTANDING" "$@" 2>&1 || die "dnsperf failed: $(cat "$qf")"
+}
+
+# codes DNSPERF-OUTPUT: the "Response codes:" value, e.g. "NOERROR 123 (100.00%)".
+codes() { sed -n 's/^ *Response codes: *//p' <<<"$1"; }
+
+# qps_of SECONDS QUERYFILE [DNSPERF-ARGS...]: runs dnsperf and prints its
+# queries per second. Every reply must be NOERROR.
+qps_of() {
+	local out qps lost
+	out=$(run_dnsperf "$@")
+	qps=$(sed -n 's/^ *Queries per second: *//p' <<<"$out")
+	lost=$(sed -n 's/^ *Queries lost: *\([0-9]*\).*/\1/p' <<<"$out")
+	[[ -n $qps ]] || die "no QPS in dnsperf's output: $out"
+	[[ $(codes "$out") == "NOERROR "*"(100.00%)" ]] || die "replies other than NOERROR ($(cat "$2")): $(codes "$out")"
+	if [[ $lost != 0 ]]; then log "  ($lost queries lost)"; fi
+	printf '%.0f\n' "$qps"
+}
+
+median() {
+	printf '%s\n' "$@" | sort -g | awk '{ a[NR] = $1 } END { if (NR % 2) print a[(NR + 1) / 2]; else printf "%.0f\n", (a[NR / 2] + a[NR / 2 + 1]) / 2 }'
+}
+
+declare -A qps # "<case>|<server>" -> space-separated QPS per round
+
+# measure CASE SERVER QUERYFILE [DNSPERF-ARGS...]: a 1 s warm-up, then one
+# DURATION-second run, appended to qps[CASE|SERVER].
+measure() {
+	local c=$1 s=$2 qf=$3 v
+	shift 3
+	qps_of 1 "$qf" "$@" >/dev/null
+	v=$(qps_of "$DURATION" "$qf" "$@")
+	log "  $c, $s: $v QPS"
+	qps[$c|$s]="${qps[$c|$s]:-}${qps[$c|$s]:+ }$v"
+}
+
+log "server on CPU $SERVER_CPU (GOMAXPROCS=1), dnsperf on CPU $CLIENT_CPU; dnsperf -c $CLIENTS -q $OUTSTANDING;" \
+	"$ROUNDS rounds of ${DURATION}s; load average: $(cut -d' ' -f1-3 /proc/loadavg)"
+start=$SECONDS
+
+rows=() # "<case>|<server>|<baseline case>|<baseline server>"
+if [[ " $CASES " == *" a "* ]]; then
+	for r in $(seq "$ROUNDS"); do
+		# Alternate which server goes first.
+		order="stock dnsplane"
+		if ((r % 2 == 0)); then order="dnsplane stock"; fi
+		for s in $order; do
+			log "round $r: $s"
+			start_server "$s" "$work/Corefile.compare"
+			measure "a-i cached forward" "$s" "$work/q-external"
+			measure "a-ii kubernetes service" "$s" "$work/q-service"
+			stop_server
+		done
+	done
+	rows+=("a-i cached forward|stock||" "a-i cached forward|dnsplane|a-i cached forward|stock")
+	rows+=("a-ii kubernetes service|stock||" "a-ii kubernetes service|dnsplane|a-ii kubernetes service|stock")
+fi
+if [[ " $CASES " == *" b "* ]]; then
+	for r in $(seq "$ROUNDS"); do
+		log "round $r: dnsplane with searchexpand"
+		start_server dnsplane "$work/Corefile.autopath"
+		if ((r == 1)); then
+			# The option must reach searchexpand: intranet is found through
+			# corp.example only when the list comes from the option.
+			got=$(codes "$(run_dnsperf once "$work/q-intranet" -E "$option")")
+			[[ $got == "NOERROR 1 (100.00%)" ]] || die "intranet with the option: $got, want NOERROR"
+			got=$(codes "$(run_dnsperf once "$work/q-intranet")")
+			[[ $got == "NXDOMAIN 1 (100.00%)" ]] || die "intranet without the option: $got, want NXDOMAIN"
+		fi
+		kinds=(service option derived)
+		# Rotate the order from round to round.
+		for i in 0 1 2; do
+			case ${kinds[$(((i + r - 1) % 3))]} in
+			service) measure "b plain service" dnsplane "$work/q-service" ;;
+			option) measure "b autopath, option" dnsplane "$work/q-autopath" -E "$option" ;;
+			derived) measure "b autopath, derived" dnsplane "$work/q-autopath" ;;
+			esac
+		done
+		stop_server
+	done
+	rows+=("b plain service|dnsplane||")
+	rows+=("b autopath, option|dnsplane|b plain service|dnsplane")
+	rows+=("b autopath, derived|dnsplane|b plain service|dnsplane")
+fi
+log "done in $((SECONDS - start)) s; load average: $(cut -d' ' -f1-3 /proc/loadavg)"
+
+echo
+printf '%-24s %-9s %-26s %8s %6s  %s\n' case server "QPS per round" median ratio "ratio of medians"
+for row in "${rows[@]}"; do
+	IFS='|' read -r c s bc bs <<<"$row"
+	# shellcheck disable=SC2086 # word splitting of the rounds is intended
+	m=$(median ${qps[$c|$s]})
+	ratio="" of=""
+	if [[ -n $bc ]]; then
+		# shellcheck disable=SC2086
+		bm=$(median ${qps[$bc|$bs]})
+		ratio=$(awk -v a="$m" -v b="$bm" 'BEGIN { printf "%.2f", a / b }')
+		if [[ $bc == "$c" ]]; then of="$s / $bs"; else of="/ $bc"; fi
+	fi
+	printf '%-24s %-9s %-26s %8s %6s  %s\n' "$c" "$s" "${qps[$c|$s]}" "$m" "$ratio" "$of"
+done
