@@ -257,35 +257,54 @@ func TestServeDNS(t *testing.T) {
 	}
 }
 
-// TestServeDNSOrder: when two candidates exist, the earlier one in search
-// order wins even if the later one answers first.
+// TestServeDNSOrder: when two forwarded candidates exist, the earlier one
+// in search order wins even if the later one answers first.
 func TestServeDNSOrder(t *testing.T) {
 	records := map[string][]dns.RR{
-		"db.ns1.svc.cluster.local.": {rr("db.ns1.svc.cluster.local. 30 IN A 10.0.0.1")},
-		"db.cluster.local.":         {rr("db.cluster.local. 30 IN A 10.0.0.9")},
-		"db.":                       {rr("db. 30 IN A 192.0.2.1")},
+		"db.corp.example.": {rr("db.corp.example. 30 IN A 10.0.0.1")},
+		"db.example.net.":  {rr("db.example.net. 30 IN A 10.0.0.9")},
+		"db.":              {rr("db. 30 IN A 192.0.2.1")},
 	}
-	next := &fakeNext{records: records, delay: map[string]time.Duration{"db.ns1.svc.cluster.local.": 100 * time.Millisecond}}
+	next := &fakeNext{records: records, delay: map[string]time.Duration{"db.corp.example.": 100 * time.Millisecond}}
+	s := &SearchExpand{Next: next, ClusterDomain: "cluster.local", Code: searchpath.DefaultOptionCode}
+	r := new(dns.Msg)
+	r.SetQuestion("db.search.ns1.cluster.local.ap.k8s.io.", dns.TypeA)
+	if err := searchpath.SetOption(r, searchpath.DefaultOptionCode, append(searchpath.Derived("ns1", "cluster.local"), "corp.example", "example.net")); err != nil {
+		t.Fatal(err)
+	}
+	rec := dnstest.NewRecorder(&test.ResponseWriter{})
+	if _, err := s.ServeDNS(context.Background(), rec, r); err != nil {
+		t.Fatal(err)
+	}
+	if c, ok := rec.Msg.Answer[0].(*dns.CNAME); !ok || c.Target != "db.corp.example." {
+		t.Fatalf("answer %v, want the CNAME to the first existing candidate, db.corp.example.", rec.Msg.Answer)
+	}
+}
+
+// TestServeDNSClusterInOrder: cluster candidates are asked one at a time,
+// in search order, and the first that exists ends the search: nothing after
+// it is asked, not even the other cluster candidates.
+func TestServeDNSClusterInOrder(t *testing.T) {
+	records := map[string][]dns.RR{
+		"db.svc.cluster.local.": {rr("db.svc.cluster.local. 30 IN A 10.0.0.1")},
+		"db.cluster.local.":     {rr("db.cluster.local. 30 IN A 10.0.0.9")},
+		"db.":                   {rr("db. 30 IN A 192.0.2.1")},
+	}
+	next := &fakeNext{records: records}
 	s := &SearchExpand{Next: next, ClusterDomain: "cluster.local", Code: searchpath.DefaultOptionCode}
 	r := new(dns.Msg)
 	r.SetQuestion("db.search.ns1.cluster.local.ap.k8s.io.", dns.TypeA)
 	rec := dnstest.NewRecorder(&test.ResponseWriter{})
-	start := time.Now()
 	if _, err := s.ServeDNS(context.Background(), rec, r); err != nil {
 		t.Fatal(err)
 	}
-	if c, ok := rec.Msg.Answer[0].(*dns.CNAME); !ok || c.Target != "db.ns1.svc.cluster.local." {
-		t.Fatalf("answer %v, want the CNAME to the first candidate", rec.Msg.Answer)
-	}
-	if d := time.Since(start); d > 2*time.Second {
-		t.Errorf("took %v", d)
+	if c, ok := rec.Msg.Answer[0].(*dns.CNAME); !ok || c.Target != "db.svc.cluster.local." {
+		t.Fatalf("answer %v, want the CNAME to db.svc.cluster.local.", rec.Msg.Answer)
 	}
 	next.mu.Lock()
 	defer next.mu.Unlock()
-	// The three cluster candidates, not the bare name: it is forwarded
-	// upstream, and only asked once every cluster candidate missed.
-	if len(next.seen) != 3 || slices.Contains(next.seen, "db.") {
-		t.Errorf("asked %v, want the 3 cluster candidates", next.seen)
+	if want := []string{"db.ns1.svc.cluster.local.", "db.svc.cluster.local."}; !slices.Equal(next.seen, want) {
+		t.Errorf("asked %v, want %v", next.seen, want)
 	}
 }
 
@@ -327,34 +346,30 @@ func (b *barrierNext) ServeDNS(ctx context.Context, w dns.ResponseWriter, r *dns
 
 func (b *barrierNext) Name() string { return "barrier" }
 
-// TestServeDNSConcurrent: the cluster candidates are in flight together,
-// and so are the forwarded ones (host search path and bare name) after
-// them.
+// TestServeDNSConcurrent: the forwarded candidates (host search domains and
+// bare name) are in flight together once the cluster ones missed.
 func TestServeDNSConcurrent(t *testing.T) {
 	for _, tt := range []struct {
 		name  string
-		list  []string // search list option; nil: derived
+		list  []string // host search domains in the option; nil: derived list
 		phase int      // candidates that must be in flight together
 	}{
-		{"cluster candidates", nil, 3},
 		{"forwarded candidates", []string{"corp.example", "example.net"}, 3},
+		{"bare name alone", nil, 1},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			next := newBarrierNext(tt.phase)
-			var h plugin.Handler = next
-			if tt.list != nil {
-				// The cluster candidates answer at once; the barrier
-				// holds the forwarded ones.
-				h = test.HandlerFunc(func(ctx context.Context, w dns.ResponseWriter, r *dns.Msg) (int, error) {
-					if dns.IsSubDomain("cluster.local.", r.Question[0].Name) {
-						m := new(dns.Msg)
-						m.SetRcode(r, dns.RcodeNameError)
-						_ = w.WriteMsg(m)
-						return m.Rcode, nil
-					}
-					return next.ServeDNS(ctx, w, r)
-				})
-			}
+			// The cluster candidates answer at once; the barrier holds the
+			// forwarded ones.
+			h := test.HandlerFunc(func(ctx context.Context, w dns.ResponseWriter, r *dns.Msg) (int, error) {
+				if dns.IsSubDomain("cluster.local.", r.Question[0].Name) {
+					m := new(dns.Msg)
+					m.SetRcode(r, dns.RcodeNameError)
+					_ = w.WriteMsg(m)
+					return m.Rcode, nil
+				}
+				return next.ServeDNS(ctx, w, r)
+			})
 			s := &SearchExpand{Next: h, ClusterDomain: "cluster.local", Code: searchpath.DefaultOptionCode}
 			r := new(dns.Msg)
 			r.SetQuestion("x.search.ns1.cluster.local.ap.k8s.io.", dns.TypeA)
@@ -389,7 +404,7 @@ func TestServeDNSForwardedAfterClusterMiss(t *testing.T) {
 		asked       []string // in any order
 	}{
 		{"svc2.ns2", "svc2.ns2.svc.cluster.local.", []string{
-			"svc2.ns2.ns1.svc.cluster.local.", "svc2.ns2.svc.cluster.local.", "svc2.ns2.cluster.local."}},
+			"svc2.ns2.ns1.svc.cluster.local.", "svc2.ns2.svc.cluster.local."}},
 		{"intranet", "intranet.corp.example.", []string{
 			"intranet.ns1.svc.cluster.local.", "intranet.svc.cluster.local.", "intranet.cluster.local.",
 			"intranet.corp.example.", "intranet."}},
@@ -572,4 +587,48 @@ func FuzzServeDNS(f *testing.F) {
 			t.Fatalf("question %v, want %v", rec.Msg.Question[0], r.Question[0])
 		}
 	})
+}
+
+// TestSubRequestEDNS: the search list option never reaches the plugins
+// below; a cluster candidate gets an OPT record only for the DO bit or
+// other options, a forwarded one keeps the client's UDP size.
+func TestSubRequestEDNS(t *testing.T) {
+	s := &SearchExpand{ClusterDomain: "cluster.local", Code: searchpath.DefaultOptionCode}
+	cookie := &dns.EDNS0_COOKIE{Code: dns.EDNS0COOKIE, Cookie: "0123456789abcdef"}
+	for _, tt := range []struct {
+		name      string
+		do        bool
+		extra     []dns.EDNS0
+		forwarded bool
+		wantOPT   bool
+	}{
+		{name: "cluster, only the search list", wantOPT: false},
+		{name: "cluster, DO", do: true, wantOPT: true},
+		{name: "cluster, a cookie", extra: []dns.EDNS0{cookie}, wantOPT: true},
+		{name: "forwarded, only the search list", forwarded: true, wantOPT: true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			r := new(dns.Msg)
+			r.SetQuestion("x.search.ns1.cluster.local.ap.k8s.io.", dns.TypeA)
+			r.SetEdns0(1232, tt.do)
+			if err := searchpath.SetOption(r, s.Code, searchpath.Derived("ns1", "cluster.local")); err != nil {
+				t.Fatal(err)
+			}
+			r.IsEdns0().Option = append(r.IsEdns0().Option, tt.extra...)
+			sub := s.subRequest(r, r.Question[0], "x.ns1.svc.cluster.local.", tt.forwarded)
+			opt := sub.IsEdns0()
+			if (opt != nil) != tt.wantOPT {
+				t.Fatalf("OPT %v, want one: %v", opt, tt.wantOPT)
+			}
+			if opt == nil {
+				return
+			}
+			if opt.UDPSize() != 1232 || opt.Do() != tt.do || len(opt.Option) != len(tt.extra) {
+				t.Errorf("OPT %v: want UDP size 1232, DO %v, options %v", opt, tt.do, tt.extra)
+			}
+			if _, found, _ := searchpath.GetOption(sub, s.Code); found {
+				t.Error("the search list option was passed on")
+			}
+		})
+	}
 }

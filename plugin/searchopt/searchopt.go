@@ -44,7 +44,7 @@ func (s *SearchOpt) ServeDNS(ctx context.Context, w dns.ResponseWriter, r *dns.M
 		return plugin.NextOrFailure(s.Name(), s.Next, ctx, w, r)
 	}
 	qname := r.Question[0].Name
-	if !dns.IsSubDomain(searchpath.Zone, qname) {
+	if !searchpath.InZone(searchpath.Zone, qname) {
 		return plugin.NextOrFailure(s.Name(), s.Next, ctx, w, r)
 	}
 	n, ok := searchpath.Parse(qname, s.ClusterDomain)

@@ -62,3 +62,32 @@ func FuzzGetOption(f *testing.F) {
 		StripOption(msg, DefaultOptionCode)
 	})
 }
+
+// FuzzInZone: InZone agrees with dns.IsSubDomain on names without escapes
+// (the only names where a '.' in the text is not a label boundary).
+func FuzzInZone(f *testing.F) {
+	for _, s := range [][2]string{
+		{"ap.k8s.io.", "a.search.ns.cluster.local.ap.k8s.io."},
+		{"ap.k8s.io.", "AP.K8S.IO."},
+		{"ap.k8s.io.", "xap.k8s.io."},
+		{"cluster.local.", "svc.Cluster.Local."},
+		{".", "example.com."},
+		{"cluster.local.", "local."},
+	} {
+		f.Add(s[0], s[1])
+	}
+	f.Fuzz(func(t *testing.T, zone, name string) {
+		if strings.Contains(zone+name, `\`) || !dns.IsFqdn(zone) || !dns.IsFqdn(name) {
+			return
+		}
+		if _, ok := dns.IsDomainName(zone); !ok {
+			return
+		}
+		if _, ok := dns.IsDomainName(name); !ok {
+			return
+		}
+		if got, want := InZone(zone, name), dns.IsSubDomain(zone, name); got != want {
+			t.Errorf("InZone(%q, %q) = %v, dns.IsSubDomain = %v", zone, name, got, want)
+		}
+	})
+}

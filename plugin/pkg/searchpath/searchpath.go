@@ -146,7 +146,10 @@ func checkDomain(s string) error {
 	if len(s) > 253 {
 		return errors.New("longer than 253 characters")
 	}
-	for _, label := range strings.Split(s, ".") {
+	// Walk the labels without splitting: this runs for every entry of
+	// every option the cluster DNS receives.
+	for rest := s; ; {
+		label, tail, more := strings.Cut(rest, ".")
 		if label == "" {
 			return errors.New("empty label")
 		}
@@ -162,8 +165,43 @@ func checkDomain(s string) error {
 				return fmt.Errorf("label %q has the character %q", label, c)
 			}
 		}
+		if !more {
+			return nil
+		}
+		rest = tail
 	}
-	return nil
+}
+
+// InZone reports whether the fully qualified name is zone or below it,
+// ignoring case, as dns.IsSubDomain does for names without escaped dots,
+// but without allocating: it runs for every query and candidate.
+func InZone(zone, name string) bool {
+	if len(name) < len(zone) || !equalFoldASCII(name[len(name)-len(zone):], zone) {
+		return false
+	}
+	return len(name) == len(zone) || zone == "." || name[len(name)-len(zone)-1] == '.'
+}
+
+// equalFoldASCII compares a and b byte by byte, folding only ASCII letters
+// as DNS does (strings.EqualFold folds Unicode, and takes any two invalid
+// UTF-8 bytes as equal).
+func equalFoldASCII(a, b string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := 0; i < len(a); i++ {
+		x, y := a[i], b[i]
+		if 'A' <= x && x <= 'Z' {
+			x += 'a' - 'A'
+		}
+		if 'A' <= y && y <= 'Z' {
+			y += 'a' - 'A'
+		}
+		if x != y {
+			return false
+		}
+	}
+	return true
 }
 
 // Candidates returns the names to try for base with the given search list,
@@ -171,12 +209,20 @@ func checkDomain(s string) error {
 // DESIGN.md), all fully qualified. A base that is already in one of the
 // search domains still gets every candidate, as a resolver would.
 func Candidates(base string, list []string) []string {
-	base = strings.TrimSuffix(base, ".")
 	out := make([]string, 0, len(list)+1)
-	for _, s := range list {
-		out = append(out, base+"."+strings.TrimSuffix(s, ".")+".")
+	for i := range len(list) + 1 {
+		out = append(out, Candidate(base, list, i))
 	}
-	return append(out, base+".")
+	return out
+}
+
+// Candidate returns Candidates(base, list)[i] without building the others.
+func Candidate(base string, list []string, i int) string {
+	base = strings.TrimSuffix(base, ".")
+	if i == len(list) {
+		return base + "."
+	}
+	return base + "." + strings.TrimSuffix(list[i], ".") + "."
 }
 
 // The EDNS0 local/experimental option code range a configured code must be

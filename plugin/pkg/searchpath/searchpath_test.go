@@ -104,3 +104,24 @@ func TestEncodeDecode(t *testing.T) {
 		})
 	}
 }
+
+func TestInZone(t *testing.T) {
+	for _, tt := range []struct {
+		zone, name string
+		want       bool
+	}{
+		{"ap.k8s.io.", "svc1.search.ns1.cluster.local.ap.k8s.io.", true},
+		{"ap.k8s.io.", "ap.k8s.io.", true},
+		{"ap.k8s.io.", "SVC1.Search.NS1.Cluster.Local.AP.K8S.IO.", true},
+		{"ap.k8s.io.", "xap.k8s.io.", false},
+		{"ap.k8s.io.", "k8s.io.", false},
+		{"cluster.local.", "svc.cluster.local.", true},
+		{"cluster.local.", "example.com.", false},
+		{".", "example.com.", true},
+		{".", ".", true},
+	} {
+		if got := InZone(tt.zone, tt.name); got != tt.want {
+			t.Errorf("InZone(%q, %q) = %v, want %v", tt.zone, tt.name, got, tt.want)
+		}
+	}
+}
