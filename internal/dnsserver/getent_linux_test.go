@@ -22,7 +22,6 @@ import (
 	"github.com/miekg/dns"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/intstr"
 
 	dpcorev1 "github.com/dnsplane/dnsplane/api/core/v1"
 	"github.com/dnsplane/dnsplane/internal/resolvconf"
@@ -191,86 +190,8 @@ func TestGlibcResolverAutopath(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 
-	kubeconfig, cs := startAPIServer(t, ctx)
-	clusterIPs := map[string]string{}
-	for _, s := range []struct{ ns, name string }{{"ns1", "svc1"}, {"ns2", "svc2"}} {
-		if _, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: s.ns}}, metav1.CreateOptions{}); err != nil {
-			t.Fatalf("creating namespace %s: %v", s.ns, err)
-		}
-		svc, err := cs.CoreV1().Services(s.ns).Create(ctx, &corev1.Service{
-			ObjectMeta: metav1.ObjectMeta{Name: s.name},
-			Spec: corev1.ServiceSpec{
-				Type:  corev1.ServiceTypeClusterIP,
-				Ports: []corev1.ServicePort{{Name: "http", Port: 80, Protocol: corev1.ProtocolTCP, TargetPort: intstr.FromInt32(80)}},
-			},
-		}, metav1.CreateOptions{})
-		if err != nil {
-			t.Fatalf("creating %s/%s: %v", s.ns, s.name, err)
-		}
-		if ip := net.ParseIP(svc.Spec.ClusterIP); ip == nil || ip.To4() == nil {
-			t.Fatalf("%s/%s has no IPv4 ClusterIP: %q", s.ns, s.name, svc.Spec.ClusterIP)
-		}
-		clusterIPs[s.name] = svc.Spec.ClusterIP
-	}
-
-	upstreamAddr, _ := startZoneResolver(t,
-		[]string{"example.com.", "corp.example."},
-		map[string]net.IP{
-			"example.com.":           net.IPv4(93, 184, 216, 34),
-			"intranet.corp.example.": net.IPv4(10, 9, 9, 9),
-		})
-
-	clusterCorefile := fmt.Sprintf(`.:%d {
-    bind 127.0.0.1
-    searchexpand cluster.local
-    kubernetes cluster.local {
-        kubeconfig %s dnsplane
-    }
-    forward . %s
-}
-`, freePort(t), kubeconfig, upstreamAddr)
-	cluster, err := Start(ctx, clusterCorefile, nil)
-	if err != nil {
-		t.Fatalf("starting cluster DNS: %v\n%s", err, clusterCorefile)
-	}
-	defer cluster.Stop()
-	clusterAddr := cluster.UDPAddr()
-
-	nodeAddr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
-	nodeCorefile, err := NodeCacheCorefile(NodeCacheOptions{
-		Listen:     []string{nodeAddr},
-		ClusterDNS: []string{clusterAddr},
-		Upstreams:  []string{upstreamAddr},
-		HostSearch: []string{"corp.example"},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	node, err := Start(ctx, nodeCorefile, nil)
-	if err != nil {
-		t.Fatalf("starting node cache: %v\n%s", err, nodeCorefile)
-	}
-	defer node.Stop()
-
-	// Wait for the kubernetes plugin's informers: both Services answer.
-	c := &dns.Client{Net: "udp", Timeout: 2 * time.Second}
-	for name, ip := range map[string]string{"svc1.ns1.svc.cluster.local.": clusterIPs["svc1"], "svc2.ns2.svc.cluster.local.": clusterIPs["svc2"]} {
-		deadline := time.Now().Add(30 * time.Second)
-		for {
-			m := new(dns.Msg)
-			m.SetQuestion(name, dns.TypeA)
-			r, _, err := c.Exchange(m, clusterAddr)
-			if err == nil && len(r.Answer) == 1 {
-				if a, ok := r.Answer[0].(*dns.A); ok && a.A.String() == ip {
-					break
-				}
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("A %s: no %s within 30s; last %v, %v", name, ip, r, err)
-			}
-			time.Sleep(100 * time.Millisecond)
-		}
-	}
+	st := startAutopathStack(t, ctx)
+	clusterIPs, nodeAddr := st.clusterIPs, st.nodeAddr
 
 	// The pod's nameserver: the counting proxy in front of the node cache.
 	proxy := &countingProxy{target: nodeAddr}
