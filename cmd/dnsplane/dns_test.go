@@ -30,10 +30,10 @@ func TestNodeCachePrintCorefile(t *testing.T) {
 		want string
 	}{
 		{"resolv.conf upstreams", []string{"--upstream-resolv-conf", rc},
-			block("cluster.local:53 ap.k8s.io:53", "127.0.0.1", "host_search foo.com bar.com", "10.96.0.10:53 {\n        force_tcp\n    }") + "\n" +
+			block("cluster.local:53 ap.k8s.io:53 in-addr.arpa:53 ip6.arpa:53", "127.0.0.1", "host_search foo.com bar.com", "10.96.0.10:53 {\n        force_tcp\n    }") + "\n" +
 				block(".:53", "127.0.0.1", "host_search foo.com bar.com", "192.0.2.53:53")},
 		{"--upstream wins", []string{"--upstream-resolv-conf", rc, "--upstream", "192.0.2.1,192.0.2.2:5353"},
-			block("cluster.local:53 ap.k8s.io:53", "127.0.0.1", "host_search foo.com bar.com", "10.96.0.10:53 {\n        force_tcp\n    }") + "\n" +
+			block("cluster.local:53 ap.k8s.io:53 in-addr.arpa:53 ip6.arpa:53", "127.0.0.1", "host_search foo.com bar.com", "10.96.0.10:53 {\n        force_tcp\n    }") + "\n" +
 				block(".:53", "127.0.0.1", "host_search foo.com bar.com", "192.0.2.1:53 192.0.2.2:5353")},
 		{"--upstream without resolv.conf", []string{"--upstream-resolv-conf", filepath.Join(dir, "missing"), "--upstream", "192.0.2.1"}, ""},
 	}

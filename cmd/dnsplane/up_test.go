@@ -151,6 +151,15 @@ func TestUpServesAndStops(t *testing.T) {
 	} else if cn, ok := r.Answer[0].(*dns.CNAME); !ok || cn.Target != "kubernetes.default.svc.cluster.local." {
 		t.Errorf("autopath answer %v; want a CNAME to kubernetes.default.svc.cluster.local.", r.Answer[0])
 	}
+	// Reverse lookups of Service IPs go through the node cache to the
+	// cluster DNS's kubernetes plugin, not upstream.
+	ptr := new(dns.Msg)
+	ptr.SetQuestion("1.0.96.10.in-addr.arpa.", dns.TypePTR)
+	if r, _, err := c.Exchange(ptr, nodeAddr); err != nil || len(r.Answer) != 1 {
+		t.Errorf("PTR 10.96.0.1 via the node cache: %v, %v", r, err)
+	} else if p, ok := r.Answer[0].(*dns.PTR); !ok || p.Ptr != "kubernetes.default.svc.cluster.local." {
+		t.Errorf("PTR 10.96.0.1 via the node cache: %v; want kubernetes.default.svc.cluster.local.", r.Answer[0])
+	}
 	if r, err := query(nodeAddr, "www.example.org."); err != nil || lastA(r) != "192.0.2.80" {
 		t.Errorf("external name via the node cache: %v, %v; want the upstream's 192.0.2.80", r, err)
 	}

@@ -166,7 +166,10 @@ func NodeCacheCorefile(o NodeCacheOptions) (string, error) {
 		if i > 0 {
 			b.WriteString("\n")
 		}
-		fmt.Fprintf(&b, "%s:%s ap.k8s.io:%s {\n", cd, p, p)
+		// Reverse zones go to the cluster DNS too, as NodeLocal DNSCache
+		// does: its kubernetes plugin answers PTR for Service and pod IPs
+		// and falls through to its own upstreams for the rest.
+		fmt.Fprintf(&b, "%s:%s ap.k8s.io:%s in-addr.arpa:%s ip6.arpa:%s {\n", cd, p, p, p, p)
 		common(p, i == 0)
 		fmt.Fprintf(&b, "    forward . %s {\n        force_tcp\n    }\n}\n\n", strings.Join(clusterDNS, " "))
 		fmt.Fprintf(&b, ".:%s {\n", p)

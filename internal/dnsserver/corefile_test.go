@@ -18,7 +18,7 @@ func TestNodeCacheCorefile(t *testing.T) {
 		{
 			name: "minimal",
 			o:    NodeCacheOptions{Listen: []string{"127.0.0.1:53"}, ClusterDNS: []string{"10.96.0.10:53"}, Upstreams: []string{"192.0.2.53"}},
-			want: `cluster.local:53 ap.k8s.io:53 {
+			want: `cluster.local:53 ap.k8s.io:53 in-addr.arpa:53 ip6.arpa:53 {
     errors
     bind 127.0.0.1
     searchopt cluster.local {
@@ -58,7 +58,7 @@ func TestNodeCacheCorefile(t *testing.T) {
 				Metrics:       "127.0.0.1:9253",
 				Log:           true,
 			},
-			want: `corp.example:53 ap.k8s.io:53 {
+			want: `corp.example:53 ap.k8s.io:53 in-addr.arpa:53 ip6.arpa:53 {
     errors
     log
     bind 169.254.20.10 10.96.0.10
@@ -88,7 +88,7 @@ func TestNodeCacheCorefile(t *testing.T) {
     forward . 192.0.2.1:5300 [2001:db8::1]:53
 }
 
-corp.example:5353 ap.k8s.io:5353 {
+corp.example:5353 ap.k8s.io:5353 in-addr.arpa:5353 ip6.arpa:5353 {
     errors
     log
     bind 127.0.0.1
@@ -120,7 +120,7 @@ corp.example:5353 ap.k8s.io:5353 {
 		{
 			name: "no cache",
 			o:    NodeCacheOptions{Listen: []string{"127.0.0.1:53"}, ClusterDNS: []string{"10.96.0.10:53"}, Upstreams: []string{"192.0.2.53"}, CacheTTL: 60, NoCache: true},
-			want: `cluster.local:53 ap.k8s.io:53 {
+			want: `cluster.local:53 ap.k8s.io:53 in-addr.arpa:53 ip6.arpa:53 {
     errors
     bind 127.0.0.1
     searchopt cluster.local {
