@@ -131,8 +131,8 @@ func newNodeCacheCommand() *cobra.Command {
 		Short: "Run the per-node DNS cache",
 		Long: `Run the per-node DNS cache (CoreDNS used as a library). It listens on
 --listen, caches, forwards the cluster domain, ap.k8s.io. and the reverse
-zones to --cluster-dns over TCP (tagging autopath names with the search list option through
-searchopt), and everything else to the node's upstream resolvers: --upstream,
+zones to --cluster-dns over TCP (tagging autopath names with the search list
+option through searchopt), and everything else to the node's upstream resolvers: --upstream,
 or else the nameservers of --upstream-resolv-conf. The host search list
 appended to the option comes from --upstream-resolv-conf. It makes no
 iptables or interface changes.`,

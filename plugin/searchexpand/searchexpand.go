@@ -12,6 +12,7 @@ import (
 	"context"
 	"net/netip"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -171,10 +172,11 @@ func (s *SearchExpand) trusted(w dns.ResponseWriter) bool {
 // candidates missed would send upstream queries for every cluster lookup,
 // which a ClusterFirst resolver never sends when a cluster name exists.
 func (s *SearchExpand) resolve(ctx context.Context, wg *sync.WaitGroup, w dns.ResponseWriter, r *dns.Msg, q dns.Question, base string, list []string) (found int, res result, anyFailed bool, tried int) {
-	zone := dns.Fqdn(s.ClusterDomain)
+	// Compared without the root label, so that nothing is allocated per query.
+	zone := strings.TrimSuffix(s.ClusterDomain, ".")
 	for i := range len(list) + 1 {
 		name := searchpath.Candidate(base, list, i)
-		if !searchpath.InZone(zone, name) {
+		if !searchpath.InZone(zone, strings.TrimSuffix(name, ".")) {
 			found, res, failed, n := s.resolveTogether(ctx, wg, w, r, q, base, list, i)
 			return found, res, anyFailed || failed, tried + n
 		}
