@@ -101,33 +101,9 @@ func TestAutopathMatchesClusterFirst(t *testing.T) {
 		return ips
 	}
 
-	// clusterFirst emulates a ClusterFirst pod's stub resolver (ndots 5):
-	// each search suffix in order, then the bare name; the first answer
-	// with records wins (NXDOMAIN and NODATA go on to the next name, as
-	// glibc does). It returns the reply (nil when every name failed), the
-	// name that answered and the number of queries sent.
+	// A ClusterFirst pod's stub resolver (ndots 5, as glibc does).
 	search := []string{"ns1.svc.cluster.local", "svc.cluster.local", "cluster.local", "corp.example"}
-	clusterFirst := func(addr, name string) (*dns.Msg, string, int) {
-		t.Helper()
-		var names []string
-		if strings.Count(name, ".") < 5 {
-			names = searchpath.Candidates(name, search)
-		} else {
-			names = []string{dns.Fqdn(name)}
-		}
-		sent := 0
-		for _, n := range names {
-			sent++
-			r, err := query(addr, n)
-			if err != nil {
-				t.Fatalf("ClusterFirst query %s: %v", n, err)
-			}
-			if r.Rcode == dns.RcodeSuccess && len(r.Answer) > 0 {
-				return r, n, sent
-			}
-		}
-		return nil, "", sent
-	}
+	clusterFirst := &podResolver{server: nodeAddr, search: search, client: c}
 
 	tests := []struct {
 		class, name string
@@ -147,12 +123,13 @@ func TestAutopathMatchesClusterFirst(t *testing.T) {
 		t.Run(tt.class, func(t *testing.T) {
 			// ClusterFirst: the pod's resolver against the node cache.
 			up0 := upstreamQueries.Load()
-			cfReply, cfFound, cfSent := clusterFirst(nodeAddr, tt.name)
-			table[i].cf, table[i].cfUp = int64(cfSent), upstreamQueries.Load()-up0
-			var cfIPs []string
-			if cfReply != nil {
-				cfIPs = aRecords(cfReply)
+			sent0 := clusterFirst.sent.Load()
+			cfFound, cfIPs, err := clusterFirst.lookup(tt.name)
+			if err != nil {
+				t.Fatalf("ClusterFirst lookup: %v", err)
 			}
+			cfSent := int(clusterFirst.sent.Load() - sent0)
+			table[i].cf, table[i].cfUp = int64(cfSent), upstreamQueries.Load()-up0
 
 			// Autopath: one query to the node cache.
 			apName := tt.name + apSuffix
@@ -164,8 +141,8 @@ func TestAutopathMatchesClusterFirst(t *testing.T) {
 			}
 
 			if tt.found == "" {
-				if cfReply != nil {
-					t.Errorf("ClusterFirst found %s: %v; want no answer", cfFound, cfReply)
+				if cfFound != "" {
+					t.Errorf("ClusterFirst found %s %v; want no answer", cfFound, cfIPs)
 				}
 				if r.Rcode != dns.RcodeNameError || len(r.Answer) != 0 {
 					t.Errorf("autopath %s = %v; want NXDOMAIN", apName, r)

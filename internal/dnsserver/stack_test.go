@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"slices"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -113,4 +115,50 @@ func startAutopathStack(t *testing.T, ctx context.Context) *autopathStack {
 		}
 	}
 	return st
+}
+
+// podResolver emulates a pod's stub resolver for one record type (A), as
+// glibc's res_search does: with ndots:5 a name with fewer dots tries each
+// search domain in order, then the bare name; the first reply with answers
+// wins, NXDOMAIN and NODATA go on.
+type podResolver struct {
+	server string
+	search []string
+	client *dns.Client
+	sent   atomic.Int64
+}
+
+func (p *podResolver) lookup(name string) (found string, ips []string, err error) {
+	names := make([]string, 0, len(p.search)+1)
+	if strings.Count(name, ".") < 5 {
+		for _, s := range p.search {
+			names = append(names, name+"."+s+".")
+		}
+	}
+	names = append(names, dns.Fqdn(name))
+	for _, n := range names {
+		m := new(dns.Msg)
+		m.SetQuestion(n, dns.TypeA)
+		m.RecursionDesired = true
+		p.sent.Add(1)
+		r, _, err := p.client.Exchange(m, p.server)
+		if err != nil {
+			return "", nil, fmt.Errorf("%s: %w", n, err)
+		}
+		var ips []string
+		target := n
+		for _, rr := range r.Answer {
+			switch rr := rr.(type) {
+			case *dns.A:
+				ips = append(ips, rr.A.String())
+			case *dns.CNAME:
+				target = rr.Target
+			}
+		}
+		if r.Rcode == dns.RcodeSuccess && len(ips) > 0 {
+			slices.Sort(ips)
+			return strings.ToLower(target), ips, nil
+		}
+	}
+	return "", nil, nil
 }
