@@ -33,6 +33,7 @@ func (a *apiServerFlags) register(f *pflag.FlagSet) {
 	f.StringVar(&o.EtcdCertFile, "etcd-certfile", "", "client certificate for etcd")
 	f.StringVar(&o.EtcdKeyFile, "etcd-keyfile", "", "client key for etcd")
 	f.StringVar(&o.EtcdPrefix, "etcd-prefix", "/registry", "key prefix of every object in etcd")
+	f.DurationVar(&o.EtcdReadyTimeout, "etcd-ready-timeout", 60*time.Second, "how long the embedded etcd may take to start before start-up fails")
 	f.DurationVar(&o.CompactionInterval, "etcd-compaction-interval", 5*time.Minute, "how often old etcd revisions are compacted, as kube-apiserver")
 	f.StringVar(&o.ServiceClusterIPRange, "service-cluster-ip-range", "10.96.0.0/12", "CIDR Service cluster IPs are allocated from")
 	f.StringVar(&o.TokenAuthFile, "token-auth-file", "", `extra bearer tokens, one "token,user,uid,\"group1,group2\"" per line`)
@@ -58,6 +59,16 @@ func (a *apiServerFlags) run(cmd *cobra.Command, start roles) error {
 	}
 	o := a.o
 	o.Gates, o.Logger = fg, logger
+	if len(o.EtcdServers) == 0 {
+		// The embedded etcd runs in a child process of this binary, so that
+		// its failures (a full disk, too many open files, a damaged data
+		// dir) never take down what else runs here: docs/operations.md.
+		exe, err := os.Executable()
+		if err != nil {
+			return &exitError{code: exitInvalid, msg: fmt.Sprintf("finding this binary to run the embedded etcd: %v", err)}
+		}
+		o.EtcdMemberCommand = []string{exe, etcdMemberCommand}
+	}
 	run, err := apiserver.Start(cmd.Context(), o)
 	if err != nil {
 		return &exitError{code: exitInvalid, msg: err.Error()}

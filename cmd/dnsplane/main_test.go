@@ -10,6 +10,15 @@ import (
 	"testing"
 )
 
+// TestMain lets the test binary stand in for dnsplane when `up` re-runs
+// itself as the etcd member (os.Executable is the test binary here).
+func TestMain(m *testing.M) {
+	if len(os.Args) > 1 && os.Args[1] == etcdMemberCommand {
+		os.Exit(run(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+	}
+	os.Exit(m.Run())
+}
+
 // runCmd runs the command line in-process, as a user would from the
 // repository root, and returns stdout, stderr and the exit status.
 func runCmd(t *testing.T, stdin string, args ...string) (string, string, int) {

@@ -27,6 +27,7 @@ field validation, and cluster DNS on CoreDNS.`,
 		newValidateCommand(),
 		newResolvconfCommand(),
 		newVersionCommand(),
+		newEtcdMemberCommand(),
 	)
 	return root
 }

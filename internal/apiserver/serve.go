@@ -10,14 +10,17 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"k8s.io/component-base/featuregate"
 
 	"github.com/dnsplane/dnsplane/internal/authn"
+	"github.com/dnsplane/dnsplane/internal/etcdproc"
 	"github.com/dnsplane/dnsplane/internal/ipalloc"
 	"github.com/dnsplane/dnsplane/internal/pki"
 	"github.com/dnsplane/dnsplane/internal/storage"
@@ -44,6 +47,13 @@ type Options struct {
 	CompactionInterval time.Duration
 	// BookmarkInterval overrides how often idle watches get a bookmark.
 	BookmarkInterval time.Duration
+	// EtcdMemberCommand, when set, runs the embedded etcd in a supervised
+	// child process started with this command line (internal/etcdproc),
+	// so that etcd failing never takes this process down; empty runs it
+	// inside this process.
+	EtcdMemberCommand []string
+	// EtcdReadyTimeout bounds the child etcd's start (default 60s).
+	EtcdReadyTimeout time.Duration
 }
 
 // Running is a started API server.
@@ -171,7 +181,30 @@ func withDefaults(o Options) Options {
 
 func connectEtcd(ctx context.Context, o Options, run *Running) (*clientv3.Client, error) {
 	endpoints := o.EtcdServers
-	if len(endpoints) == 0 {
+	// A restarted etcd child listens on new ports; the client moves there.
+	var current atomic.Pointer[clientv3.Client]
+	var sup *etcdproc.Supervisor
+	switch {
+	case len(endpoints) > 0:
+	case len(o.EtcdMemberCommand) > 0:
+		var err error
+		sup, err = etcdproc.Start(ctx, etcdproc.Config{
+			Command:      o.EtcdMemberCommand,
+			DataDir:      filepath.Join(o.DataDir, "etcd"),
+			Logger:       o.Logger,
+			ReadyTimeout: o.EtcdReadyTimeout,
+			OnRestart: func(eps []string) {
+				if c := current.Load(); c != nil {
+					c.SetEndpoints(eps...)
+				}
+			},
+		})
+		if err != nil {
+			return nil, err
+		}
+		run.closers = append(run.closers, sup.Close)
+		endpoints = sup.Endpoints()
+	default:
 		e, err := storage.StartEmbedded(ctx, filepath.Join(o.DataDir, "etcd"), o.Logger)
 		if err != nil {
 			return nil, fmt.Errorf("starting embedded etcd: %w", err)
@@ -183,6 +216,11 @@ func connectEtcd(ctx context.Context, o Options, run *Running) (*clientv3.Client
 		CAFile: o.EtcdCAFile, CertFile: o.EtcdCertFile, KeyFile: o.EtcdKeyFile, Logger: o.Logger})
 	if err != nil {
 		return nil, err
+	}
+	current.Store(client)
+	if sup != nil && !slices.Equal(sup.Endpoints(), endpoints) {
+		// It restarted while we connected.
+		client.SetEndpoints(sup.Endpoints()...)
 	}
 	// Close the client before the embedded server it talks to.
 	run.closers = append([]func() error{client.Close}, run.closers...)

@@ -32,7 +32,11 @@ type Embedded struct {
 //
 // Durability is etcd's: every acknowledged write has been fsynced to its WAL, so a
 // restart on the same dataDir, graceful or not, keeps it.
-func StartEmbedded(ctx context.Context, dataDir string, logger *slog.Logger) (*Embedded, error) {
+func StartEmbedded(ctx context.Context, dataDir string, logger *slog.Logger, opts ...EmbeddedOption) (*Embedded, error) {
+	var o embeddedOptions
+	for _, opt := range opts {
+		opt(&o)
+	}
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
@@ -45,6 +49,19 @@ func StartEmbedded(ctx context.Context, dataDir string, logger *slog.Logger) (*E
 	if err != nil {
 		return nil, err
 	}
+	// etcd waits forever or panics on a damaged single-member data dir;
+	// find that first and say what is damaged.
+	o.phase(PhaseCheckingDataDir)
+	if err := CheckDataDir(dataDir); err != nil {
+		return nil, errors.Join(err, unlock())
+	}
+	if o.checkPages {
+		o.phase(PhaseCheckingPages)
+		if err := CheckDatabasePages(dataDir); err != nil {
+			return nil, errors.Join(err, unlock())
+		}
+	}
+	o.phase(PhaseStarting)
 
 	cfg := embed.NewConfig()
 	cfg.Name = "dnsplane"
@@ -88,6 +105,38 @@ func StartEmbedded(ctx context.Context, dataDir string, logger *slog.Logger) (*E
 	}
 	logger.Info("embedded etcd ready", "dataDir", dataDir, "endpoints", emb.endpoints)
 	return emb, nil
+}
+
+// Phases of StartEmbedded, reported to WithPhases.
+const (
+	PhaseCheckingDataDir = "checking the data dir"
+	PhaseCheckingPages   = "checking every database page"
+	PhaseStarting        = "starting etcd"
+)
+
+// EmbeddedOption changes how StartEmbedded starts etcd.
+type EmbeddedOption func(*embeddedOptions)
+
+type embeddedOptions struct {
+	checkPages bool
+	onPhase    func(string)
+}
+
+func (o *embeddedOptions) phase(p string) {
+	if o.onPhase != nil {
+		o.onPhase(p)
+	}
+}
+
+// WithPageCheck makes StartEmbedded read every page of the database before
+// etcd opens it (CheckDatabasePages). Damage can then panic the process:
+// use it only where that is contained, as in the etcd child process.
+func WithPageCheck() EmbeddedOption { return func(o *embeddedOptions) { o.checkPages = true } }
+
+// WithPhases has StartEmbedded call report as it enters each phase, so that
+// a supervisor can tell what a process that died during start-up was doing.
+func WithPhases(report func(phase string)) EmbeddedOption {
+	return func(o *embeddedOptions) { o.onPhase = report }
 }
 
 // Endpoints are the client URLs to pass to Connect.

@@ -1,0 +1,36 @@
+package main
+
+import (
+	"log/slog"
+
+	"github.com/spf13/cobra"
+
+	"github.com/dnsplane/dnsplane/internal/etcdproc"
+)
+
+// etcdMemberCommand is the name `up` and `apiserver` re-run this binary with
+// to host the embedded etcd in a child process (internal/etcdproc).
+const etcdMemberCommand = "etcd-member"
+
+// newEtcdMemberCommand is hidden: only the supervisor runs it, and it talks
+// to the supervisor over its stdin and stdout.
+func newEtcdMemberCommand() *cobra.Command {
+	var dataDir string
+	cmd := &cobra.Command{
+		Use:    etcdMemberCommand,
+		Short:  "Run the embedded etcd for a supervising dnsplane process",
+		Hidden: true,
+		Args:   cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			logger := slog.New(slog.NewJSONHandler(cmd.ErrOrStderr(), nil))
+			if err := etcdproc.RunMember(cmd.Context(), dataDir, cmd.InOrStdin(), cmd.OutOrStdout(), logger); err != nil {
+				// The supervisor got the error on stdout already.
+				return &exitError{code: exitInvalid}
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&dataDir, "data-dir", "", "etcd data dir")
+	_ = cmd.MarkFlagRequired("data-dir")
+	return cmd
+}
