@@ -35,7 +35,7 @@ type Config struct {
 	// (default 10s).
 	StopTimeout time.Duration
 	// MinBackoff and MaxBackoff bound the wait between restarts (defaults
-	// 1s and 30s); it doubles after each failed start.
+	// 1s and 10s: an etcd start costs about a second); it doubles after each failed start.
 	MinBackoff, MaxBackoff time.Duration
 	// OnRestart is called with the new endpoints each time a restarted
 	// member is ready (the client must move to them: the ports change).
@@ -56,7 +56,7 @@ func (c Config) withDefaults() Config {
 		c.MinBackoff = time.Second
 	}
 	if c.MaxBackoff < c.MinBackoff {
-		c.MaxBackoff = max(30*time.Second, c.MinBackoff)
+		c.MaxBackoff = max(10*time.Second, c.MinBackoff)
 	}
 	return c
 }
@@ -174,6 +174,7 @@ type child struct {
 	errMsg  string
 	damaged *damaged
 	tail    []string // last lines of stderr that were not JSON logs (panics)
+	lastErr string   // the last error the child logged
 	waitErr error
 }
 
@@ -250,8 +251,15 @@ func (s *Supervisor) startError(c *child) error {
 		// bbolt and etcd's backend panic on damaged pages.
 		return &storage.DamagedError{Dir: s.cfg.DataDir, Part: "database member/snap/db", Detail: detail}
 	}
+	if detail == noOutput && c.lastErr != "" {
+		detail = c.lastErr
+	}
+	phase := c.phase
+	if phase == "" {
+		phase = "starting"
+	}
 	return fmt.Errorf("embedded etcd in %s exited (%v) while %s: %s; if the data dir is damaged, "+
-		"restore it from a snapshot (see docs/operations.md)", s.cfg.DataDir, c.waitErr, c.phaseOr("starting"), detail)
+		"restore it from a snapshot (see docs/operations.md)", s.cfg.DataDir, c.waitErr, phase, detail)
 }
 
 // readMessages reads the child's protocol lines until EOF.
@@ -290,7 +298,12 @@ func (c *child) readLog(r io.Reader, log *slog.Logger) {
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
 	for sc.Scan() {
 		line := sc.Text()
-		if relog(log, line) {
+		if level, msg, ok := relog(log, line); ok {
+			if level >= slog.LevelError {
+				c.mu.Lock()
+				c.lastErr = msg
+				c.mu.Unlock()
+			}
 			continue
 		}
 		c.mu.Lock()
@@ -308,11 +321,12 @@ func (c *child) readLog(r io.Reader, log *slog.Logger) {
 	_, _ = io.Copy(io.Discard, r)
 }
 
-// relog logs one slog JSON line again through log; false if it is not one.
-func relog(log *slog.Logger, line string) bool {
+// relog logs one slog JSON line again through log and returns its level
+// and message (with its error, if any); false if it is not one.
+func relog(log *slog.Logger, line string) (slog.Level, string, bool) {
 	var rec map[string]any
 	if !strings.HasPrefix(line, "{") || json.Unmarshal([]byte(line), &rec) != nil {
-		return false
+		return 0, "", false
 	}
 	msg, _ := rec[slog.MessageKey].(string)
 	var level slog.Level
@@ -328,8 +342,13 @@ func relog(log *slog.Logger, line string) bool {
 		attrs = append(attrs, k, v)
 	}
 	log.Log(context.Background(), level, msg, attrs...)
-	return true
+	if e, ok := rec["error"].(string); ok {
+		msg += ": " + e
+	}
+	return level, msg, true
 }
+
+const noOutput = "it printed no error (killed by a signal?)"
 
 func isCrashLine(line string) bool {
 	return strings.HasPrefix(line, "panic:") || strings.HasPrefix(line, "fatal error:")
@@ -345,16 +364,14 @@ func firstCrashLine(tail []string) string {
 	if len(tail) > 0 {
 		return tail[len(tail)-1]
 	}
-	return "it printed no error (killed by a signal?)"
+	return noOutput
 }
 
-func (c *child) lastPhase() string { return c.phaseOr("not started") }
-
-func (c *child) phaseOr(def string) string {
+func (c *child) lastPhase() string {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.phase == "" {
-		return def
+		return "not started"
 	}
 	return c.phase
 }
@@ -374,6 +391,9 @@ func (c *child) reason() string {
 	defer c.mu.Unlock()
 	if c.errMsg != "" {
 		return c.errMsg
+	}
+	if c.lastErr != "" && firstCrashLine(c.tail) == noOutput {
+		return c.lastErr
 	}
 	return firstCrashLine(c.tail)
 }

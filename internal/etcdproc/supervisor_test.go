@@ -25,6 +25,11 @@ func TestMain(m *testing.M) {
 	switch os.Getenv(memberEnv) {
 	case "":
 		os.Exit(m.Run())
+	case "crash":
+		// What etcd's Fatal on a full disk looks like from outside.
+		fmt.Println(`{"phase":"starting etcd"}`)
+		fmt.Fprintln(os.Stderr, `{"level":"ERROR","msg":"failed to commit tx","error":"write db: no space left on device"}`)
+		os.Exit(1)
 	case "hang":
 		fmt.Println(`{"phase":"starting etcd"}`)
 		time.Sleep(time.Hour)
@@ -141,6 +146,10 @@ func TestStartFailures(t *testing.T) {
 				must(t, f.Close())
 			},
 			want: []string{"database member/snap/db", "restore it from a snapshot"},
+		},
+		{
+			name: "exits while starting", mode: "crash", damage: func(*testing.T, string) {},
+			want: []string{"exited (exit status 1) while starting etcd", "failed to commit tx: write db: no space left on device"},
 		},
 		{
 			name: "never ready", mode: "hang", damage: func(*testing.T, string) {},
