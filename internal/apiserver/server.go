@@ -53,6 +53,10 @@ type Config struct {
 	MetricsGatherer prometheus.Gatherer
 	// BookmarkInterval is how often idle watches get a BOOKMARK; 0 = 1m.
 	BookmarkInterval time.Duration
+	// ResourceVersionWait is how long a get, list or watch at a
+	// resourceVersion etcd has not reached yet waits for it before the 504
+	// "Too large resource version"; 0 = 3s, kube-apiserver's.
+	ResourceVersionWait time.Duration
 	// SecurePort is advertised in the kubernetes Service (targetPort).
 	SecurePort int
 	Now        func() time.Time
@@ -92,6 +96,9 @@ func New(cfg Config) (*Server, error) {
 	}
 	if cfg.BookmarkInterval == 0 {
 		cfg.BookmarkInterval = time.Minute
+	}
+	if cfg.ResourceVersionWait == 0 {
+		cfg.ResourceVersionWait = defaultResourceVersionWait
 	}
 	if cfg.SecurePort == 0 {
 		cfg.SecurePort = 6443
