@@ -1,6 +1,7 @@
 package apiserver
 
 import (
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -11,6 +12,8 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/runtime/serializer/protobuf"
 	"k8s.io/client-go/kubernetes/scheme"
 
 	"github.com/dnsplane/dnsplane/internal/strictdecode"
@@ -60,8 +63,10 @@ const mediaProtobuf = "application/vnd.kubernetes.protobuf"
 // objectBody returns an object body as JSON or YAML for decodeObject.
 // client-go's typed clients send built-in kinds as protobuf; those bodies are
 // decoded with client-go's scheme and re-encoded as JSON, so every body goes
-// through the one decoder (protobuf cannot carry unknown fields, nor
-// dnsplane's additions such as dnsParams).
+// through the one decoder. Protobuf has no field names, so it cannot carry
+// unknown or duplicate fields in the strict decoder's sense (field numbers the
+// Go types do not know are skipped, as upstream does), nor dnsplane's
+// additions such as dnsParams, which only JSON and YAML bodies can set.
 func objectBody(r *http.Request, res *Resource) ([]byte, strictdecode.Format, error) {
 	mt := mediaType(r)
 	var format strictdecode.Format
@@ -94,10 +99,22 @@ func objectBody(r *http.Request, res *Resource) ([]byte, strictdecode.Format, er
 	return data, format, nil
 }
 
+// protobufSerializer decodes the k8s\x00 protobuf envelope and nothing else.
+// client-go's UniversalDeserializer must not be used for bodies labelled
+// protobuf: it also sniffs JSON and YAML, and decoding those with client-go's
+// types skips the strict decoder (unknown and duplicate fields) and drops
+// dnsplane's additions such as dnsParams, so the object would be stored with
+// data silently lost. Stateless, so one value serves every request.
+var protobufSerializer = protobuf.NewSerializer(scheme.Scheme, scheme.Scheme)
+
+// protobufToJSON decodes a protobuf body of res's kind and re-encodes it as
+// JSON for decodeObject. The kind missing from the envelope defaults to the
+// URL's, as upstream passes the resource's kind as the decoder's default.
 func protobufToJSON(res *Resource, data []byte) ([]byte, error) {
-	obj, gvk, err := scheme.Codecs.UniversalDeserializer().Decode(data, nil, nil)
+	defaultGVK := res.GVK
+	obj, gvk, err := protobufSerializer.Decode(data, &defaultGVK, nil)
 	if err != nil {
-		return nil, cannotHandle(res, err)
+		return nil, undecodable(res, gvk, err, data)
 	}
 	if gvk.GroupVersion() != res.GroupVersion() {
 		return nil, apierrors.NewBadRequest(fmt.Sprintf("the API version in the data (%s) does not match the expected API version (%s)", gvk.GroupVersion(), res.APIVersion()))
@@ -107,6 +124,33 @@ func protobufToJSON(res *Resource, data []byte) ([]byte, error) {
 		return nil, fmt.Errorf("re-encoding a protobuf %s as JSON: %w", gvk.Kind, err)
 	}
 	return out, nil
+}
+
+// undecodable is kube-apiserver's 400 for a body its decoder rejected: when
+// the decoder got as far as a kind, the usual "cannot be handled"; otherwise
+// (not protobuf at all, an empty or truncated envelope) "the object provided
+// is unrecognized" with the start of the body, so the client sees what it sent.
+func undecodable(res *Resource, gvk *schema.GroupVersionKind, err error, body []byte) error {
+	if gvk != nil && gvk.Kind != "" {
+		return apierrors.NewBadRequest(fmt.Sprintf("%s in version %q cannot be handled as a %s: %v", gvk.Kind, gvk.Version, res.GVK.Kind, err))
+	}
+	return apierrors.NewBadRequest(fmt.Sprintf("the object provided is unrecognized (must be of type %s): %v (%s)", res.GVK.Kind, err, summarizeBody(body, 30)))
+}
+
+// summarizeBody quotes up to max bytes of a body for an error message as
+// upstream does: JSON objects as text, anything else in hex.
+func summarizeBody(data []byte, max int) string {
+	if len(data) == 0 {
+		return "<empty>"
+	}
+	more := ""
+	if len(data) > max {
+		data, more = data[:max], " ..."
+	}
+	if data[0] == '{' {
+		return string(data) + more
+	}
+	return hex.EncodeToString(data) + more
 }
 
 // decoded is a request body decoded into a resource's Go type.

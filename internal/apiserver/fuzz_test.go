@@ -1,10 +1,15 @@
 package apiserver
 
 import (
+	"bytes"
 	"net/http"
 	"net/url"
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/dnsplane/dnsplane/internal/strictdecode"
@@ -87,5 +92,43 @@ func FuzzApply(f *testing.F) {
 			return
 		}
 		_, _ = s.mergeApply(res, info, old.obj, patch, force)
+	})
+}
+
+// FuzzProtobufBody feeds arbitrary bodies labelled protobuf to every
+// built-in resource: anything without the k8s\x00 envelope is refused, and
+// every refusal is a 400, never a panic or a 500.
+func FuzzProtobufBody(f *testing.F) {
+	cm := &corev1.ConfigMap{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"}, ObjectMeta: metav1.ObjectMeta{Name: "c"}, Data: map[string]string{"a": "b"}}
+	pod := &corev1.Pod{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"}, Spec: corev1.PodSpec{DNSPolicy: "Custom"}}
+	for _, obj := range []runtime.Object{cm, pod} {
+		var buf bytes.Buffer
+		if err := protobufSerializer.Encode(obj, &buf); err != nil {
+			f.Fatal(err)
+		}
+		f.Add(buf.Bytes())
+	}
+	f.Add([]byte{})
+	f.Add([]byte("k8s\x00"))
+	f.Add([]byte(`{"apiVersion":"v1","kind":"ConfigMap"}`))
+	var builtins []*Resource
+	for _, res := range NewRegistry().Resources() {
+		if builtin(res) {
+			builtins = append(builtins, res)
+		}
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		for _, res := range builtins {
+			_, err := protobufToJSON(res, body)
+			if err == nil {
+				if !bytes.HasPrefix(body, []byte("k8s\x00")) {
+					t.Fatalf("%s: accepted a body without the protobuf envelope: %q", res.Plural, body)
+				}
+				continue
+			}
+			if code := apierrors.ReasonForError(err); code != metav1.StatusReasonBadRequest {
+				t.Fatalf("%s: %v (%s), want a 400", res.Plural, err, code)
+			}
+		}
 	})
 }

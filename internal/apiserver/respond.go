@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"strconv"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -42,6 +43,10 @@ func writeError(w http.ResponseWriter, log *slog.Logger, err error) {
 		se = apierrors.NewInternalError(err)
 	}
 	s := statusFor(se)
+	if s.Details != nil && s.Details.RetryAfterSeconds > 0 {
+		// As kube-apiserver: client-go waits this long before retrying.
+		w.Header().Set("Retry-After", strconv.Itoa(int(s.Details.RetryAfterSeconds)))
+	}
 	writeJSON(w, int(s.Code), s)
 }
 

@@ -74,6 +74,11 @@ func storageError(res *Resource, name string, err error) error {
 		return apierrors.NewRequestEntityTooLargeError("the object is too large to store: etcd accepts at most 1.5 MiB per object")
 	case errors.Is(err, storage.ErrCompacted):
 		return apierrors.NewResourceExpired(err.Error())
+	case errors.Is(err, storage.ErrFutureRevision):
+		// Reads wait for their revision first (waitForRevision), so this
+		// is unexpected; still a retryable 504 rather than a 500, and
+		// without the storage error, which names etcd keys.
+		return tooLargeResourceVersion("Too large resource version")
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
 		return apierrors.NewTimeoutError(fmt.Sprintf("request did not complete: %v", err), 0)
 	}
@@ -84,7 +89,8 @@ func errConflict(gr schema.GroupResource, name string) error {
 	return apierrors.NewConflict(gr, name, errors.New("the object has been modified; please apply your changes to the latest version and try again"))
 }
 
-// parseResourceVersion parses a resourceVersion given by a client.
+// parseResourceVersion parses the metadata.resourceVersion of a request
+// body; query parameters go through queryResourceVersion.
 func parseResourceVersion(rv string) (int64, error) {
 	if rv == "" {
 		return 0, nil

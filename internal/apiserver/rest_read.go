@@ -17,6 +17,15 @@ import (
 )
 
 func (s *Server) get(w http.ResponseWriter, r *http.Request, res *Resource, info requestInfo) error {
+	// A get with a resourceVersion wants the object as of that revision or
+	// newer: wait for it (the read below is linearizable, so newer holds).
+	rv, err := queryResourceVersion(r.URL.Query())
+	if err != nil {
+		return err
+	}
+	if err := s.waitForRevision(r.Context(), rv); err != nil {
+		return storageError(res, info.Name, err)
+	}
 	kv, err := s.store.Get(r.Context(), storageKey(res, info.Namespace, info.Name))
 	if err != nil {
 		return storageError(res, info.Name, err)
@@ -74,9 +83,14 @@ func (s *Server) list(w http.ResponseWriter, r *http.Request, res *Resource, inf
 			return apierrors.NewBadRequest(fmt.Sprintf("invalid limit %q", l))
 		}
 	}
-	rv, err := parseResourceVersion(q.Get("resourceVersion"))
+	rv, err := queryResourceVersion(q)
 	if err != nil {
 		return err
+	}
+	// NotOlderThan (the default) and Exact both need etcd at rv or later:
+	// the list below reads the latest revision or exactly rv.
+	if err := s.waitForRevision(r.Context(), rv); err != nil {
+		return storageError(res, "", err)
 	}
 	opts := storage.ListOptions{Limit: limit, Continue: q.Get("continue")}
 	if q.Get("resourceVersionMatch") == "Exact" {
@@ -127,9 +141,17 @@ func (s *Server) watch(w http.ResponseWriter, r *http.Request, res *Resource, in
 			return err
 		}
 	}
-	rv, err := parseResourceVersion(q.Get("resourceVersion"))
+	rv, err := queryResourceVersion(q)
 	if err != nil {
 		return err
+	}
+	// Watching from a revision etcd has not reached would start the stream
+	// and deliver nothing until it came, if ever. Wait for it before the 200
+	// instead (on the request's context: timeoutSeconds bounds the stream,
+	// not this wait), then stream every event after it; a revision that does
+	// not come is a 504 before streaming.
+	if err := s.waitForRevision(r.Context(), rv); err != nil {
+		return storageError(res, "", err)
 	}
 	timeout := defaultWatchTimeout()
 	if t := q.Get("timeoutSeconds"); t != "" {

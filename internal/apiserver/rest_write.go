@@ -11,7 +11,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
-	"k8s.io/client-go/kubernetes/scheme"
 
 	"github.com/dnsplane/dnsplane/internal/storage"
 )
@@ -219,8 +218,9 @@ func deleteOptions(r *http.Request) (metav1.DeleteOptions, bool, error) {
 		return opts, false, err
 	}
 	if len(data) > 0 && mediaType(r) == mediaProtobuf {
-		// client-go's typed clients send DeleteOptions as protobuf.
-		if _, _, err := scheme.Codecs.UniversalDeserializer().Decode(data, nil, &opts); err != nil {
+		// client-go's typed clients send DeleteOptions as protobuf. Only
+		// protobuf is accepted under that type (see protobufSerializer).
+		if _, _, err := protobufSerializer.Decode(data, nil, &opts); err != nil {
 			return opts, false, apierrors.NewBadRequest(fmt.Sprintf("DeleteOptions in version \"v1\" cannot be handled as a DeleteOptions: %v", err))
 		}
 	} else if len(data) > 0 {

@@ -53,6 +53,10 @@ type Config struct {
 	MetricsGatherer prometheus.Gatherer
 	// BookmarkInterval is how often idle watches get a BOOKMARK; 0 = 1m.
 	BookmarkInterval time.Duration
+	// ResourceVersionWait is how long a get, list or watch at a
+	// resourceVersion etcd has not reached yet waits for it before the 504
+	// "Too large resource version"; 0 = 3s, kube-apiserver's.
+	ResourceVersionWait time.Duration
 	// SecurePort is advertised in the kubernetes Service (targetPort).
 	SecurePort int
 	Now        func() time.Time
@@ -93,6 +97,9 @@ func New(cfg Config) (*Server, error) {
 	if cfg.BookmarkInterval == 0 {
 		cfg.BookmarkInterval = time.Minute
 	}
+	if cfg.ResourceVersionWait == 0 {
+		cfg.ResourceVersionWait = defaultResourceVersionWait
+	}
 	if cfg.SecurePort == 0 {
 		cfg.SecurePort = 6443
 	}
@@ -129,14 +136,19 @@ func New(cfg Config) (*Server, error) {
 	}, nil
 }
 
-// publicPaths are served without credentials, as kube's
-// system:public-info-viewer role allows.
-var publicPaths = []string{"/healthz", "/livez", "/readyz", "/version"}
+// publicPaths are served without credentials, exactly what kube's
+// system:public-info-viewer role allows. The single checks under /healthz/,
+// /livez/ and /readyz/ are not among them: kube grants those to
+// system:monitoring only.
+var publicPaths = []string{"/healthz", "/livez", "/readyz", "/version", "/version/"}
 
 // Handler returns the full handler chain.
 func (s *Server) Handler() http.Handler {
 	var h http.Handler = http.HandlerFunc(s.route)
 	if s.cfg.Authenticator != nil {
+		// Impersonation acts on the authenticated user, so it runs after
+		// authentication, as in kube-apiserver.
+		h = authn.Impersonation(authn.AuthenticatedMayImpersonate, s.log, h)
 		h = authn.Middleware(s.cfg.Authenticator, publicPaths, h)
 	}
 	return s.metrics.wrap(h)
@@ -144,12 +156,16 @@ func (s *Server) Handler() http.Handler {
 
 func (s *Server) route(w http.ResponseWriter, r *http.Request) {
 	p := r.URL.Path
-	switch {
-	case p == "/healthz" || p == "/livez" || p == "/readyz":
-		s.serveHealth(w, r)
+	if endpoint, check, ok := healthPath(p); ok {
+		s.serveHealth(w, r, endpoint, check)
 		return
-	case p == "/version":
+	}
+	switch {
+	case p == "/version" || p == "/version/":
 		writeJSON(w, http.StatusOK, versionInfo())
+		return
+	case p == selfSubjectReviewsPath:
+		s.serveSelfSubjectReview(w, r)
 		return
 	case p == "/metrics":
 		promhttp.HandlerFor(s.gatherer, promhttp.HandlerOpts{}).ServeHTTP(w, r)
@@ -209,19 +225,6 @@ func (s *Server) serveGroupVersion(w http.ResponseWriter, r *http.Request, gv sc
 		}
 	}
 	writeError(w, s.log, errNotFoundPath())
-}
-
-func (s *Server) serveHealth(w http.ResponseWriter, r *http.Request) {
-	ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
-	defer cancel()
-	if _, err := s.store.CurrentRevision(ctx); err != nil {
-		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-		w.WriteHeader(http.StatusInternalServerError)
-		fmt.Fprintf(w, "[-]etcd failed: %v\nhealthz check failed\n", err)
-		return
-	}
-	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-	_, _ = w.Write([]byte("ok"))
 }
 
 // versionInfo is what /version reports; kubectl prints it and client-go

@@ -4,8 +4,10 @@ import (
 	"encoding/csv"
 	"errors"
 	"io"
+	"net/http"
 	"net/http/httptest"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"unicode"
@@ -124,6 +126,63 @@ func FuzzBearer(f *testing.F) {
 			if ok || !errors.Is(err, errInvalidBearer) {
 				t.Fatalf("%q: got (%#v, %v, %v), want invalid bearer token", header, got, ok, err)
 			}
+		}
+	})
+}
+
+// FuzzImpersonation feeds arbitrary Impersonate-* headers through the parser
+// and the user it builds: no panic, the error exactly when something but a
+// user is asked for, one request per header value, and an impersonated user
+// that always has a name and one of the two catch-all groups.
+func FuzzImpersonation(f *testing.F) {
+	f.Add("bob", "devs", "ops", "Scopes", "view", "42")
+	f.Add("system:serviceaccount:kube-system:dns", "", "", "", "", "")
+	f.Add("system:serviceaccount:a:b:c", "system:unauthenticated", "", "acme.com%2Fproject", "p1", "")
+	f.Add("", "admins", "", "", "", "")
+	f.Add("", "", "", "%zz", "v", "")
+	f.Add("system:anonymous", "", "", "", "", "")
+	f.Add("", "", "", "", "", "7")
+	f.Fuzz(func(t *testing.T, user, group1, group2, extraKey, extraValue, uid string) {
+		h := http.Header{}
+		values := 0
+		set := func(name, v string) {
+			if v != "" {
+				h.Add(name, v)
+				values++
+			}
+		}
+		set(HeaderImpersonateUser, user)
+		set(HeaderImpersonateGroup, group1)
+		set(HeaderImpersonateGroup, group2)
+		set(HeaderImpersonateUID, uid)
+		if extraValue != "" {
+			// Any header value, including an empty one, counts as a request.
+			h[HeaderImpersonateExtraPrefix+extraKey] = append(h[HeaderImpersonateExtraPrefix+extraKey], extraValue)
+			values++
+		}
+		reqs, err := ParseImpersonation(h)
+		if (err != nil) != (user == "" && values > 0) {
+			t.Fatalf("error %v with user %q and %d values", err, user, values)
+		}
+		if err != nil {
+			return
+		}
+		if len(reqs) != values {
+			t.Fatalf("%d requests for %d header values: %+v", len(reqs), values, reqs)
+		}
+		again, _ := ParseImpersonation(h)
+		if !reflect.DeepEqual(reqs, again) {
+			t.Fatalf("not deterministic: %+v then %+v", reqs, again)
+		}
+		if len(reqs) == 0 {
+			return
+		}
+		u := impersonatedUser(reqs, len(h.Values(HeaderImpersonateGroup)) > 0)
+		if u.Name == "" || (!slices.Contains(u.Groups, GroupAuthenticated) && !slices.Contains(u.Groups, GroupUnauthenticated)) {
+			t.Fatalf("impersonated user %#v", u)
+		}
+		if u.UID != uid {
+			t.Fatalf("uid %q, want %q", u.UID, uid)
 		}
 	})
 }

@@ -21,6 +21,9 @@ type User struct {
 	Name   string
 	UID    string
 	Groups []string
+	// Extra is what authenticators (and Impersonate-Extra-* headers) attach
+	// beyond name, UID and groups, e.g. scopes; nil when none.
+	Extra map[string][]string
 }
 
 // Authenticator decides who sent a request. ok=false with a nil error means
