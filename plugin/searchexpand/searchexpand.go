@@ -98,7 +98,7 @@ func (s *SearchExpand) ServeDNS(ctx context.Context, w dns.ResponseWriter, r *dn
 	defer func() { duration.WithLabelValues(server).Observe(time.Since(start).Seconds()) }()
 	expansionsCount.WithLabelValues(server).Inc()
 
-	list := s.prune(server, n.Base, s.searchList(server, w, r, n))
+	list := s.searchList(server, w, r, n)
 	// Forwarded candidates still running when the answer is found are
 	// cancelled (see resolveTogether); wait for them so that none outlives
 	// the request and its ResponseWriter.
@@ -143,8 +143,9 @@ func (s *SearchExpand) ServeDNS(ctx context.Context, w dns.ResponseWriter, r *dn
 }
 
 // searchList returns the list from the option when it is present, valid and
-// from a trusted client, and the derived list otherwise. Either is a new
-// slice (Decode splits the option's value), which prune compacts in place.
+// from a trusted client, pruned, and the derived list otherwise (which has
+// no repeats and no domain outside the cluster domain, so nothing to
+// prune).
 func (s *SearchExpand) searchList(server string, w dns.ResponseWriter, r *dns.Msg, n searchpath.Name) []string {
 	list, found, err := searchpath.GetOption(r, s.Code)
 	switch {
@@ -154,13 +155,15 @@ func (s *SearchExpand) searchList(server string, w dns.ResponseWriter, r *dns.Ms
 	case err != nil:
 		rejectedCount.WithLabelValues(server, "invalid").Inc()
 	default:
-		return list
+		// Decode split the option's value into a new slice: prune may
+		// work in place.
+		return s.prune(server, n.Base, list)
 	}
 	return searchpath.Derived(n.Namespace, n.ClusterDomain)
 }
 
 // prune returns the list the expansion works with, built in place in
-// list (which searchList always returns freshly allocated): later
+// list: later
 // duplicates dropped, and of the search domains whose candidate is outside
 // the cluster domain only the first MaxForwarded kept. A client that
 // reaches the cluster DNS directly, or a node with a long host search
