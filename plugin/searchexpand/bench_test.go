@@ -2,6 +2,7 @@ package searchexpand
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	"github.com/coredns/coredns/plugin"
@@ -65,9 +66,11 @@ func BenchmarkServeDNS(b *testing.B) {
 // The list is copied back each time, as prune works in place.
 func BenchmarkPrune(b *testing.B) {
 	s := &SearchExpand{ClusterDomain: "cluster.local"}
-	var long []string
+	var long, adversarial []string
 	for i := range searchpath.MaxEntries {
-		long = append(long, "d"+string(rune('a'+i%26))+string(rune('a'+i/26))+".corp.example")
+		suffix := string(rune('a'+i%26)) + string(rune('a'+i/26))
+		long = append(long, "d"+suffix+".corp.example")
+		adversarial = append(adversarial, strings.Repeat("a", 60)+"."+suffix)
 	}
 	for _, bc := range []struct {
 		name string
@@ -75,6 +78,9 @@ func BenchmarkPrune(b *testing.B) {
 	}{
 		{"node-cache-list", append(searchpath.Derived("ns1", "cluster.local"), "corp.example")},
 		{"32-external", long},
+		// The most comparison work an option allows: 32 entries of the
+		// same length that differ only at the end, 2047 bytes in all.
+		{"32-adversarial", adversarial},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
 			buf := make([]string, len(bc.list))

@@ -196,6 +196,10 @@ func equalFoldASCII(a, b string) bool {
 	}
 	for i := 0; i < len(a); i++ {
 		x, y := a[i], b[i]
+		if x == y {
+			// Most bytes match as they are: skip the folding.
+			continue
+		}
 		if 'A' <= x && x <= 'Z' {
 			x += 'a' - 'A'
 		}
