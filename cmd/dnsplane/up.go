@@ -97,12 +97,20 @@ func (u *upFlags) run(cmd *cobra.Command) error {
 
 // startDNS starts the cluster DNS and then the node cache in front of it.
 func (u *upFlags) startDNS(ctx context.Context, logger *slog.Logger, run *apiserver.Running, upstreams, search []string, explicit bool) (string, func(), error) {
+	// Only the node cache may choose the search list the cluster DNS
+	// expands with: trust the address it forwards from, or no one without
+	// it (docs/autopath.md).
+	trusted, err := dnsserver.NodeCacheTrusted(u.dnsListen, u.nodeCacheListen != "")
+	if err != nil {
+		return "", nil, &exitError{code: exitUsage, msg: fmt.Sprintf("cluster DNS: %s", err)}
+	}
 	clusterCorefile, err := dnsserver.ClusterDNSCorefile(dnsserver.ClusterDNSOptions{
 		Listen:        u.dnsListen,
 		ClusterDomain: u.clusterDomain,
 		OptionCode:    uint16(u.optionCode),
 		Kubeconfig:    run.Kubeconfig,
 		Upstreams:     upstreams,
+		Trusted:       trusted,
 	})
 	if err != nil {
 		return "", nil, &exitError{code: exitUsage, msg: fmt.Sprintf("cluster DNS: %s", err)}

@@ -24,7 +24,8 @@ type ClusterDNSOptions struct {
 	// Upstreams are ADDR[:PORT] resolvers for names outside the cluster.
 	Upstreams []string
 	// Trusted are the prefixes the search list option is accepted from;
-	// empty accepts it from any client.
+	// empty accepts it from any client, and TrustNone alone from none.
+	// NodeCacheTrusted gives what `dnsplane up` uses.
 	Trusted []string
 	// CacheTTL is the cache's maximum TTL in seconds; 0 means 30.
 	CacheTTL int
@@ -79,6 +80,13 @@ func ClusterDNSCorefile(o ClusterDNSOptions) (string, error) {
 	}
 	var trusted []string
 	for _, t := range o.Trusted {
+		if t == TrustNone {
+			if len(o.Trusted) > 1 {
+				return "", fmt.Errorf("trusted %q cannot be combined with prefixes", TrustNone)
+			}
+			trusted = append(trusted, TrustNone)
+			continue
+		}
 		p, err := netip.ParsePrefix(t)
 		if err != nil {
 			a, aerr := netip.ParseAddr(t)
@@ -129,6 +137,57 @@ func ClusterDNSCorefile(o ClusterDNSOptions) (string, error) {
 	fmt.Fprintf(&b, "    forward . %s {\n        prefer_udp\n    }\n", strings.Join(upstreams, " "))
 	fmt.Fprintf(&b, "    cache %d\n}\n", ttl)
 	return b.String(), nil
+}
+
+// TrustNone, as the only ClusterDNSOptions.Trusted entry, accepts the
+// search list option from no client (searchexpand's `trusted none`).
+const TrustNone = "none"
+
+// NodeCacheTrusted returns ClusterDNSOptions.Trusted for a cluster DNS on
+// clusterDNS (ADDR:PORT) whose only legitimate sender of the search list
+// option is a node cache on this machine forwarding to that address, as in
+// `dnsplane up`: the address that node cache sends from, or TrustNone when
+// there is no node cache (nodeCache false), since then nobody has a reason
+// to send the option. Any other client that sends one gets the derived
+// list instead of choosing the search list, and with it the upstream
+// queries, itself.
+//
+// The address is not the node cache's listen address: forward (without
+// source_address) lets the kernel pick the source for the route to the
+// cluster DNS. For a loopback cluster DNS that is 127.0.0.1 (or ::1)
+// whatever loopback address the node cache listens on, so local processes
+// that query the cluster DNS from that address are trusted too; clients on
+// other addresses are not.
+func NodeCacheTrusted(clusterDNS string, nodeCache bool) ([]string, error) {
+	if !nodeCache {
+		return []string{TrustNone}, nil
+	}
+	src, err := ForwardSource(clusterDNS)
+	if err != nil {
+		return nil, err
+	}
+	return []string{src.String()}, nil
+}
+
+// ForwardSource returns the source address the kernel picks for packets to
+// addr (ADDR:PORT), which is the one CoreDNS's forward plugin sends from
+// when source_address is not set (it dials with no local address). It
+// connects a UDP socket, which looks up the route and sends nothing.
+func ForwardSource(addr string) (netip.Addr, error) {
+	ap, err := netip.ParseAddrPort(addr)
+	if err != nil {
+		return netip.Addr{}, fmt.Errorf("address %q: want ADDR:PORT", addr)
+	}
+	c, err := net.DialUDP("udp", nil, net.UDPAddrFromAddrPort(ap))
+	if err != nil {
+		return netip.Addr{}, fmt.Errorf("source address towards %s: %w", addr, err)
+	}
+	defer c.Close()
+	local, ok := c.LocalAddr().(*net.UDPAddr)
+	if !ok {
+		return netip.Addr{}, fmt.Errorf("source address towards %s: local address %v", addr, c.LocalAddr())
+	}
+	return local.AddrPort().Addr().Unmap(), nil
 }
 
 // corefileMeta are the characters a value spliced into a Corefile line must

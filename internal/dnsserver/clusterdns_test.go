@@ -1,6 +1,8 @@
 package dnsserver
 
 import (
+	"runtime"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -65,6 +67,25 @@ func TestClusterDNSCorefile(t *testing.T) {
     cache 5
 }
 `},
+		{name: "trusted none", mod: func(o *ClusterDNSOptions) { o.Trusted = []string{TrustNone} }, want: `.:10053 {
+    errors
+    bind 127.0.0.1
+    searchexpand cluster.local {
+        code 65534
+        trusted none
+    }
+    kubernetes cluster.local in-addr.arpa ip6.arpa {
+        kubeconfig /var/lib/dnsplane/kubeconfig
+        pods insecure
+        fallthrough in-addr.arpa ip6.arpa
+    }
+    forward . 192.0.2.53:53 [2001:db8::53]:5353 {
+        prefer_udp
+    }
+    cache 30
+}
+`},
+		{name: "trusted none with a prefix", mod: func(o *ClusterDNSOptions) { o.Trusted = []string{"10.0.0.0/8", TrustNone} }, wantErr: `trusted "none" cannot be combined with prefixes`},
 		{name: "listen without port", mod: func(o *ClusterDNSOptions) { o.Listen = "127.0.0.1" }, wantErr: `listen address "127.0.0.1": want ADDR:PORT`},
 		{name: "no kubeconfig", mod: func(o *ClusterDNSOptions) { o.Kubeconfig = "" }, wantErr: "no kubeconfig"},
 		{name: "kubeconfig with a space", mod: func(o *ClusterDNSOptions) { o.Kubeconfig = "/my dir/kubeconfig" }, wantErr: "contains whitespace or a Corefile metacharacter"},
@@ -94,5 +115,44 @@ func TestClusterDNSCorefile(t *testing.T) {
 				t.Errorf("Corefile:\n%s\nwant:\n%s", got, tt.want)
 			}
 		})
+	}
+}
+
+// TestNodeCacheTrusted: the trusted address is the one the kernel sends
+// from towards the cluster DNS, not the node cache's listen address: on
+// loopback, 127.0.0.1 for any 127/8 destination (Linux routes the whole
+// block through lo with that source). Without a node cache, no one.
+func TestNodeCacheTrusted(t *testing.T) {
+	type trustedCase struct {
+		clusterDNS string
+		nodeCache  bool
+		want       []string
+		wantErr    string
+	}
+	cases := []trustedCase{
+		{"127.0.0.1:10053", true, []string{"127.0.0.1"}, ""},
+		{"127.0.0.1:10053", false, []string{TrustNone}, ""},
+		{"127.0.0.1", true, nil, `address "127.0.0.1": want ADDR:PORT`},
+	}
+	if runtime.GOOS == "linux" {
+		cases = append(cases, []trustedCase{
+			{"127.0.0.2:10053", true, []string{"127.0.0.1"}, ""},
+			{"0.0.0.0:10053", true, []string{"127.0.0.1"}, ""},
+		}...)
+	}
+	for _, tt := range cases {
+		got, err := NodeCacheTrusted(tt.clusterDNS, tt.nodeCache)
+		if tt.wantErr != "" {
+			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+				t.Errorf("NodeCacheTrusted(%q, %v) error %v, want %q", tt.clusterDNS, tt.nodeCache, err, tt.wantErr)
+			}
+			continue
+		}
+		if err != nil || !slices.Equal(got, tt.want) {
+			t.Errorf("NodeCacheTrusted(%q, %v) = %v, %v; want %v", tt.clusterDNS, tt.nodeCache, got, err, tt.want)
+		}
+	}
+	if a, err := ForwardSource("[::1]:10053"); err == nil && a.String() != "::1" {
+		t.Errorf("ForwardSource([::1]:10053) = %s, want ::1", a)
 	}
 }

@@ -17,16 +17,20 @@ import (
 )
 
 // autopathStack is a cluster's DNS path on 127.0.0.1, as the autopath
-// tests use it: the in-process API server with the Services ns1/svc1 and
-// ns2/svc2, an upstream resolver for example.com and the host search
-// domain corp.example (intranet.corp.example), a cluster DNS with
-// searchexpand, kubernetes and forward, and a node cache in front of both
-// with the host search list corp.example.
+// tests use it and `dnsplane up` runs it: the in-process API server with
+// the Services ns1/svc1 and ns2/svc2, an upstream resolver for example.com
+// and the host search domain corp.example (intranet.corp.example), the
+// cluster DNS `up` runs (ClusterDNSCorefile: searchexpand trusting only
+// the address the node cache forwards from, kubernetes, forward, cache),
+// and a node cache in front of both with the host search list
+// corp.example.
 type autopathStack struct {
 	clusterIPs      map[string]string // Service name -> ClusterIP
 	upstreamQueries *atomic.Int64
+	upstreamAddr    string
 	clusterAddr     string
 	nodeAddr        string
+	trusted         []string // searchexpand's trusted prefixes
 }
 
 // startAutopathStack starts the stack, stopped when the test ends, and
@@ -55,23 +59,32 @@ func startAutopathStack(t *testing.T, ctx context.Context) *autopathStack {
 		st.clusterIPs[s.name] = svc.Spec.ClusterIP
 	}
 
-	var upstreamAddr string
-	upstreamAddr, st.upstreamQueries = startZoneResolver(t,
+	upstreamAddr, upstreamQueries := startZoneResolver(t,
 		[]string{"example.com.", "corp.example."},
 		map[string]net.IP{
 			"example.com.":           net.IPv4(93, 184, 216, 34),
 			"intranet.corp.example.": net.IPv4(10, 9, 9, 9),
 		})
 
-	clusterCorefile := fmt.Sprintf(`.:%d {
-    bind 127.0.0.1
-    searchexpand cluster.local
-    kubernetes cluster.local {
-        kubeconfig %s dnsplane
-    }
-    forward . %s
-}
-`, freePort(t), kubeconfig, upstreamAddr)
+	st.upstreamAddr, st.upstreamQueries = upstreamAddr, upstreamQueries
+
+	clusterListen := fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	// What `dnsplane up` configures: only the node cache may choose the
+	// search list.
+	trusted, err := NodeCacheTrusted(clusterListen, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.trusted = trusted
+	clusterCorefile, err := ClusterDNSCorefile(ClusterDNSOptions{
+		Listen:     clusterListen,
+		Kubeconfig: kubeconfig,
+		Upstreams:  []string{upstreamAddr},
+		Trusted:    trusted,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
 	cluster, err := Start(ctx, clusterCorefile, nil)
 	if err != nil {
 		t.Fatalf("starting cluster DNS: %v\n%s", err, clusterCorefile)

@@ -2,6 +2,7 @@ package searchexpand
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	"github.com/coredns/coredns/plugin"
@@ -55,6 +56,39 @@ func BenchmarkServeDNS(b *testing.B) {
 			next.mu.Lock()
 			next.seen = next.seen[:0]
 			next.mu.Unlock()
+		})
+	}
+}
+
+// BenchmarkPrune is the cost prune adds to every expansion (deduplicating
+// the list and bounding the forwarded domains) for the node cache's usual
+// list and for the worst an option can hold: 32 distinct external domains.
+// The list is copied back each time, as prune works in place.
+func BenchmarkPrune(b *testing.B) {
+	s := &SearchExpand{ClusterDomain: "cluster.local"}
+	var long, adversarial []string
+	for i := range searchpath.MaxEntries {
+		suffix := string(rune('a'+i%26)) + string(rune('a'+i/26))
+		long = append(long, "d"+suffix+".corp.example")
+		adversarial = append(adversarial, strings.Repeat("a", 60)+"."+suffix)
+	}
+	for _, bc := range []struct {
+		name string
+		list []string
+	}{
+		{"node-cache-list", append(searchpath.Derived("ns1", "cluster.local"), "corp.example")},
+		{"32-external", long},
+		// The most comparison work an option allows: 32 entries of the
+		// same length that differ only at the end, 2047 bytes in all.
+		{"32-adversarial", adversarial},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			buf := make([]string, len(bc.list))
+			b.ReportAllocs()
+			for b.Loop() {
+				copy(buf, bc.list)
+				_ = s.prune("", "svc1", buf)
+			}
 		})
 	}
 }

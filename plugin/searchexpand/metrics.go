@@ -35,6 +35,13 @@ var (
 		Help:      "Counter of search list options ignored, by reason (invalid, untrusted).",
 	}, []string{"server", "reason"})
 
+	maxForwardedCount = promauto.NewCounterVec(prometheus.CounterOpts{
+		Namespace: plugin.Namespace,
+		Subsystem: pluginName,
+		Name:      "max_forwarded_exceeded_total",
+		Help:      "Counter of expansions whose search list had more forwarded search domains than max_forwarded; the excess was not tried.",
+	}, []string{"server"})
+
 	duration = promauto.NewHistogramVec(prometheus.HistogramOpts{
 		Namespace: plugin.Namespace,
 		Subsystem: pluginName,

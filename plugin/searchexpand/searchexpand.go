@@ -6,6 +6,11 @@
 // (cluster names one by one, then forwarded names concurrently if those
 // miss), and answers the original name with a CNAME to the first
 // candidate in search order that exists, followed by its records.
+//
+// The work per query is bounded: the option holds at most 32 entries,
+// duplicates are asked once, and at most MaxForwarded search domains whose
+// candidates leave the cluster domain (each an upstream query) are tried,
+// plus the bare name.
 package searchexpand
 
 import (
@@ -29,6 +34,14 @@ const pluginName = "searchexpand"
 // defaultTTL is the CNAME's TTL when the found name has no records (NODATA).
 const defaultTTL = 5
 
+// DefaultMaxForwarded is the number of forwarded search domains tried per
+// query when MaxForwarded is 0. glibc up to 2.25 (and Kubernetes before
+// ExpandedDNSConfig) honoured at most 6 search domains in all, so every
+// host search list that worked under those limits is tried in full, while
+// one query can cost at most 7 upstream queries (6 and the bare name)
+// instead of 33.
+const DefaultMaxForwarded = 6
+
 // SearchExpand is the plugin handler.
 type SearchExpand struct {
 	Next plugin.Handler
@@ -40,6 +53,15 @@ type SearchExpand struct {
 	// Trusted, when not empty, are the only client prefixes the option is
 	// accepted from; others get the derived list.
 	Trusted []netip.Prefix
+	// TrustNone rejects the option from every client (the Corefile's
+	// `trusted none`), for a cluster DNS with no node cache in front: no
+	// one has a reason to send it.
+	TrustNone bool
+	// MaxForwarded bounds the search domains tried per query whose
+	// candidate is outside the cluster domain, so forwarded upstream; the
+	// later ones are dropped from the list. The bare name is tried on top.
+	// 0 means DefaultMaxForwarded.
+	MaxForwarded int
 }
 
 // Name implements plugin.Handler.
@@ -121,7 +143,9 @@ func (s *SearchExpand) ServeDNS(ctx context.Context, w dns.ResponseWriter, r *dn
 }
 
 // searchList returns the list from the option when it is present, valid and
-// from a trusted client, and the derived list otherwise.
+// from a trusted client, pruned, and the derived list otherwise (which has
+// no repeats and no domain outside the cluster domain, so nothing to
+// prune).
 func (s *SearchExpand) searchList(server string, w dns.ResponseWriter, r *dns.Msg, n searchpath.Name) []string {
 	list, found, err := searchpath.GetOption(r, s.Code)
 	switch {
@@ -131,13 +155,53 @@ func (s *SearchExpand) searchList(server string, w dns.ResponseWriter, r *dns.Ms
 	case err != nil:
 		rejectedCount.WithLabelValues(server, "invalid").Inc()
 	default:
-		return list
+		// Decode split the option's value into a new slice: prune may
+		// work in place.
+		return s.prune(server, n.Base, list)
 	}
 	return searchpath.Derived(n.Namespace, n.ClusterDomain)
 }
 
+// prune returns the list the expansion works with, built in place in
+// list: later
+// duplicates dropped, and of the search domains whose candidate is outside
+// the cluster domain only the first MaxForwarded kept. A client that
+// reaches the cluster DNS directly, or a node with a long host search
+// list, could otherwise make one query cost up to 33 upstream queries, all
+// sent at once. Cluster candidates are answered from memory and are never
+// dropped. Dropping keeps search order, so the answer is the one the
+// shorter list would give.
+//
+// The bare name is not bounded: it is always tried last. It never equals a
+// search candidate (those are the base plus at least one more label), so it
+// is asked once.
+func (s *SearchExpand) prune(server, base string, list []string) []string {
+	list = searchpath.Dedupe(list)
+	limit := s.MaxForwarded
+	if limit <= 0 {
+		limit = DefaultMaxForwarded
+	}
+	kept, forwarded := list[:0], 0
+	for _, e := range list {
+		if !searchpath.CandidateInZone(s.ClusterDomain, base, e) {
+			forwarded++
+			if forwarded > limit {
+				continue
+			}
+		}
+		kept = append(kept, e)
+	}
+	if forwarded > limit {
+		maxForwardedCount.WithLabelValues(server).Inc()
+	}
+	return kept
+}
+
 // trusted reports whether the client may choose the search list.
 func (s *SearchExpand) trusted(w dns.ResponseWriter) bool {
+	if s.TrustNone {
+		return false
+	}
 	if len(s.Trusted) == 0 {
 		return true
 	}

@@ -3,6 +3,7 @@ package searchexpand
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"net/netip"
 	"slices"
@@ -630,5 +631,183 @@ func TestSubRequestEDNS(t *testing.T) {
 				t.Error("the search list option was passed on")
 			}
 		})
+	}
+}
+
+// expand runs one A query for base in ns1 with the given option list (nil:
+// no option) through s and returns the reply and the names next was asked,
+// sorted.
+func expand(t *testing.T, s *SearchExpand, next *fakeNext, base string, list []string) (*dns.Msg, []string) {
+	t.Helper()
+	r := new(dns.Msg)
+	r.SetQuestion(base+".search.ns1.cluster.local.ap.k8s.io.", dns.TypeA)
+	if list != nil {
+		// Built by hand: SetOption would not be told about duplicates, and
+		// this is what any client can put on the wire.
+		r.SetEdns0(1232, false)
+		r.IsEdns0().Option = []dns.EDNS0{&dns.EDNS0_LOCAL{Code: s.Code, Data: []byte(strings.Join(list, ","))}}
+	}
+	rec := dnstest.NewRecorder(&test.ResponseWriter{})
+	if _, err := s.ServeDNS(context.Background(), rec, r); err != nil {
+		t.Fatal(err)
+	}
+	if rec.Msg == nil {
+		t.Fatal("no reply")
+	}
+	next.mu.Lock()
+	defer next.mu.Unlock()
+	asked := slices.Clone(next.seen)
+	slices.Sort(asked)
+	next.seen = next.seen[:0]
+	return rec.Msg, asked
+}
+
+func sorted(s ...string) []string {
+	s = slices.Clone(s)
+	slices.Sort(s)
+	return s
+}
+
+// TestServeDNSDedupe: a search list with repeated entries (in any case)
+// asks every distinct candidate once, the bare name included, and answers
+// as the list without the repeats does.
+func TestServeDNSDedupe(t *testing.T) {
+	records := map[string][]dns.RR{
+		"app.corp.example.": {rr("app.corp.example. 30 IN A 192.0.2.10")},
+	}
+	next := &fakeNext{records: records}
+	s := &SearchExpand{Next: next, ClusterDomain: "cluster.local", Code: searchpath.DefaultOptionCode}
+	list := []string{"ns1.svc.cluster.local", "corp.example", "Corp.Example", "ns1.svc.cluster.local", "corp.example", "CORP.example"}
+
+	m, asked := expand(t, s, next, "nope", list)
+	if m.Rcode != dns.RcodeNameError {
+		t.Errorf("rcode %s, want NXDOMAIN", dns.RcodeToString[m.Rcode])
+	}
+	if want := sorted("nope.ns1.svc.cluster.local.", "nope.corp.example.", "nope."); !slices.Equal(asked, want) {
+		t.Errorf("asked %v, want each distinct candidate once: %v", asked, want)
+	}
+
+	// 32 copies of one domain: one search candidate and the bare name.
+	var same []string
+	for range searchpath.MaxEntries {
+		same = append(same, "corp.example")
+	}
+	before := counterValue(t, hitsCount.WithLabelValues("", "0"))
+	m, asked = expand(t, s, next, "app", same)
+	if c, ok := m.Answer[0].(*dns.CNAME); !ok || c.Target != "app.corp.example." {
+		t.Fatalf("answer %v, want CNAME app.corp.example.", m.Answer)
+	}
+	if want := sorted("app.corp.example.", "app."); !slices.Equal(asked, want) {
+		t.Errorf("asked %v, want %v", asked, want)
+	}
+	// Positions count in the list without the repeats.
+	if after := counterValue(t, hitsCount.WithLabelValues("", "0")); after != before+1 {
+		t.Errorf("hits_total{position=0} went from %v to %v", before, after)
+	}
+}
+
+// TestServeDNSMaxForwarded: at most MaxForwarded search domains outside the
+// cluster domain are tried, the first ones in search order, plus the bare
+// name; cluster domains are never dropped; a found name past the bound is
+// not found; the metric counts expansions that were cut.
+func TestServeDNSMaxForwarded(t *testing.T) {
+	var hosts []string
+	for i := range 10 {
+		hosts = append(hosts, fmt.Sprintf("h%d.example", i))
+	}
+	records := map[string][]dns.RR{
+		"one.h1.example.":  {rr("one.h1.example. 30 IN A 192.0.2.1")},
+		"one.h5.example.":  {rr("one.h5.example. 30 IN A 192.0.2.5")},
+		"five.h5.example.": {rr("five.h5.example. 30 IN A 192.0.2.5")},
+	}
+	derived := searchpath.Derived("ns1", "cluster.local")
+	for _, tt := range []struct {
+		name  string
+		max   int
+		list  []string
+		base  string
+		found string   // CNAME target; "" for NXDOMAIN
+		asked []string // every name asked
+		cut   bool
+	}{
+		{
+			name: "bound 3", max: 3, list: append(slices.Clone(derived), hosts...), base: "nope",
+			asked: []string{"nope.ns1.svc.cluster.local.", "nope.svc.cluster.local.", "nope.cluster.local.",
+				"nope.h0.example.", "nope.h1.example.", "nope.h2.example.", "nope."},
+			cut: true,
+		},
+		{
+			name: "found before the bound", max: 3, list: append(slices.Clone(derived), hosts...), base: "one", found: "one.h1.example.",
+			asked: []string{"one.ns1.svc.cluster.local.", "one.svc.cluster.local.", "one.cluster.local.",
+				"one.h0.example.", "one.h1.example.", "one.h2.example.", "one."},
+			cut: true,
+		},
+		{
+			name: "found only past the bound is not found", max: 3, list: append(slices.Clone(derived), hosts...), base: "five",
+			asked: []string{"five.ns1.svc.cluster.local.", "five.svc.cluster.local.", "five.cluster.local.",
+				"five.h0.example.", "five.h1.example.", "five.h2.example.", "five."},
+			cut: true,
+		},
+		{
+			name: "cluster domains after forwarded ones are kept", max: 1, list: []string{"h0.example", "h1.example", "ns1.svc.cluster.local", "h2.example"}, base: "nope",
+			asked: []string{"nope.h0.example.", "nope.ns1.svc.cluster.local.", "nope."},
+			cut:   true,
+		},
+		{
+			name: "duplicates do not use up the bound", max: 2, list: []string{"h0.example", "h0.example", "H0.example", "h1.example"}, base: "nope",
+			asked: []string{"nope.h0.example.", "nope.h1.example.", "nope."},
+		},
+		{
+			name: "within the default bound", list: append(slices.Clone(derived), hosts[:DefaultMaxForwarded]...), base: "five", found: "five.h5.example.",
+			asked: append([]string{"five.ns1.svc.cluster.local.", "five.svc.cluster.local.", "five.cluster.local.",
+				"five.h0.example.", "five.h1.example.", "five.h2.example.", "five.h3.example.", "five.h4.example.", "five.h5.example."}, "five."),
+		},
+		{
+			name: "default bound", list: hosts, base: "nope",
+			asked: []string{"nope.h0.example.", "nope.h1.example.", "nope.h2.example.", "nope.h3.example.", "nope.h4.example.", "nope.h5.example.", "nope."},
+			cut:   true,
+		},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			next := &fakeNext{records: records}
+			s := &SearchExpand{Next: next, ClusterDomain: "cluster.local", Code: searchpath.DefaultOptionCode, MaxForwarded: tt.max}
+			before := counterValue(t, maxForwardedCount.WithLabelValues(""))
+			m, asked := expand(t, s, next, tt.base, tt.list)
+			if tt.found == "" {
+				if m.Rcode != dns.RcodeNameError {
+					t.Errorf("reply %v, want NXDOMAIN", m)
+				}
+			} else if c, ok := m.Answer[0].(*dns.CNAME); !ok || c.Target != tt.found {
+				t.Errorf("answer %v, want CNAME %s", m.Answer, tt.found)
+			}
+			if want := sorted(tt.asked...); !slices.Equal(asked, want) {
+				t.Errorf("asked %v, want %v", asked, want)
+			}
+			want := before
+			if tt.cut {
+				want++
+			}
+			if after := counterValue(t, maxForwardedCount.WithLabelValues("")); after != want {
+				t.Errorf("max_forwarded_exceeded_total went from %v to %v, want %v", before, after, want)
+			}
+		})
+	}
+}
+
+// TestServeDNSTrustNone: with trusted none the option is ignored from every
+// client and counted as untrusted.
+func TestServeDNSTrustNone(t *testing.T) {
+	next := &fakeNext{records: testRecords}
+	s := &SearchExpand{Next: next, ClusterDomain: "cluster.local", Code: searchpath.DefaultOptionCode, TrustNone: true}
+	before := counterValue(t, rejectedCount.WithLabelValues("", "untrusted"))
+	m, asked := expand(t, s, next, "app", append(searchpath.Derived("ns1", "cluster.local"), "corp.example"))
+	if m.Rcode != dns.RcodeNameError {
+		t.Errorf("reply %v, want NXDOMAIN: corp.example is not in the derived list", m)
+	}
+	if want := sorted("app.ns1.svc.cluster.local.", "app.svc.cluster.local.", "app.cluster.local.", "app."); !slices.Equal(asked, want) {
+		t.Errorf("asked %v, want the derived list's candidates %v", asked, want)
+	}
+	if after := counterValue(t, rejectedCount.WithLabelValues("", "untrusted")); after != before+1 {
+		t.Errorf("option_rejected_total{reason=untrusted} went from %v to %v", before, after)
 	}
 }

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
+	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/coredns/caddy"
@@ -13,6 +15,9 @@ import (
 )
 
 const defaultClusterDomain = "cluster.local"
+
+// trustNone is the trusted argument that accepts the option from no client.
+const trustNone = "none"
 
 func init() { plugin.Register(pluginName, setup) }
 
@@ -29,7 +34,7 @@ func setup(c *caddy.Controller) error {
 }
 
 func parse(c *caddy.Controller) (*SearchExpand, error) {
-	s := &SearchExpand{ClusterDomain: defaultClusterDomain, Code: searchpath.DefaultOptionCode}
+	s := &SearchExpand{ClusterDomain: defaultClusterDomain, Code: searchpath.DefaultOptionCode, MaxForwarded: DefaultMaxForwarded}
 	seen := false
 	for c.Next() {
 		if seen {
@@ -67,6 +72,19 @@ func parse(c *caddy.Controller) (*SearchExpand, error) {
 				if len(args) == 0 {
 					return nil, c.ArgErr()
 				}
+				// "none": a cluster DNS without a node cache in front,
+				// where no client has a reason to send the option. Mixed
+				// with prefixes it would be ambiguous.
+				if slices.Contains(args, trustNone) {
+					if len(args) > 1 || len(s.Trusted) > 0 {
+						return nil, errors.New("trusted: none cannot be combined with prefixes")
+					}
+					s.TrustNone = true
+					continue
+				}
+				if s.TrustNone {
+					return nil, errors.New("trusted: none cannot be combined with prefixes")
+				}
 				for _, a := range args {
 					p, err := prefix(a)
 					if err != nil {
@@ -74,6 +92,19 @@ func parse(c *caddy.Controller) (*SearchExpand, error) {
 					}
 					s.Trusted = append(s.Trusted, p)
 				}
+			case "max_forwarded":
+				args := c.RemainingArgs()
+				if len(args) != 1 {
+					return nil, c.ArgErr()
+				}
+				n, err := strconv.Atoi(args[0])
+				// More than MaxEntries can never cut: the option holds no
+				// more. 0 would never try a host search domain; trusted none
+				// says that more plainly.
+				if err != nil || n < 1 || n > searchpath.MaxEntries {
+					return nil, fmt.Errorf("max_forwarded %q: want a number of search domains, 1-%d", args[0], searchpath.MaxEntries)
+				}
+				s.MaxForwarded = n
 			default:
 				return nil, c.Errf("unknown property %q", c.Val())
 			}

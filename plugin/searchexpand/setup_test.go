@@ -67,6 +67,56 @@ func TestSetup(t *testing.T) {
 	}
 }
 
+// TestSetupBounds: max_forwarded and trusted none, with clear errors for
+// values that cannot be meant.
+func TestSetupBounds(t *testing.T) {
+	tests := []struct {
+		name         string
+		input        string
+		wantErr      string
+		maxForwarded int
+		trustNone    bool
+		trusted      int
+	}{
+		{"default bound", "searchexpand", "", DefaultMaxForwarded, false, 0},
+		{"max_forwarded", "searchexpand {\nmax_forwarded 3\n}", "", 3, false, 0},
+		{"max_forwarded 1", "searchexpand {\nmax_forwarded 1\n}", "", 1, false, 0},
+		{"max_forwarded 32", "searchexpand {\nmax_forwarded 32\n}", "", 32, false, 0},
+		{"max_forwarded last wins", "searchexpand {\nmax_forwarded 3\nmax_forwarded 4\n}", "", 4, false, 0},
+		{"trusted none", "searchexpand {\ntrusted none\n}", "", DefaultMaxForwarded, true, 0},
+		{"trusted none twice", "searchexpand {\ntrusted none\ntrusted none\n}", "", DefaultMaxForwarded, true, 0},
+		{"trusted none with bound", "searchexpand cluster.local {\ntrusted none\nmax_forwarded 2\n}", "", 2, true, 0},
+
+		{"max_forwarded 0", "searchexpand {\nmax_forwarded 0\n}", `max_forwarded "0": want a number of search domains, 1-32`, 0, false, 0},
+		{"max_forwarded negative", "searchexpand {\nmax_forwarded -1\n}", `max_forwarded "-1"`, 0, false, 0},
+		{"max_forwarded above the option's entries", "searchexpand {\nmax_forwarded 33\n}", `max_forwarded "33"`, 0, false, 0},
+		{"max_forwarded not a number", "searchexpand {\nmax_forwarded six\n}", `max_forwarded "six"`, 0, false, 0},
+		{"max_forwarded no arg", "searchexpand {\nmax_forwarded\n}", "Wrong argument count", 0, false, 0},
+		{"max_forwarded two args", "searchexpand {\nmax_forwarded 1 2\n}", "Wrong argument count", 0, false, 0},
+		{"trusted none with a prefix", "searchexpand {\ntrusted none 10.0.0.0/8\n}", "trusted: none cannot be combined with prefixes", 0, false, 0},
+		{"trusted prefix then none", "searchexpand {\ntrusted 10.0.0.0/8\ntrusted none\n}", "trusted: none cannot be combined", 0, false, 0},
+		{"trusted none then prefix", "searchexpand {\ntrusted none\ntrusted 10.0.0.0/8\n}", "trusted: none cannot be combined", 0, false, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s, err := parse(caddy.NewTestController("dns", tt.input))
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("parse(%q) error %v, want one containing %q", tt.input, err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("parse(%q): %v", tt.input, err)
+			}
+			if s.MaxForwarded != tt.maxForwarded || s.TrustNone != tt.trustNone || len(s.Trusted) != tt.trusted {
+				t.Errorf("parse(%q) = max_forwarded %d, trust none %v, %d prefixes; want %d, %v, %d",
+					tt.input, s.MaxForwarded, s.TrustNone, len(s.Trusted), tt.maxForwarded, tt.trustNone, tt.trusted)
+			}
+		})
+	}
+}
+
 // TestSetupRegisters runs the real setup function, which adds the handler
 // to the server config.
 func TestSetupRegisters(t *testing.T) {

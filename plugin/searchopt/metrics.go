@@ -21,6 +21,13 @@ var (
 		Help:      "Counter of queries a client-sent search list option was removed from.",
 	}, []string{"server"})
 
+	trimmedCount = promauto.NewCounterVec(prometheus.CounterOpts{
+		Namespace: plugin.Namespace,
+		Subsystem: pluginName,
+		Name:      "host_search_trimmed_total",
+		Help:      "Counter of autopath queries tagged without the end of the host search list, which did not fit the option's limits.",
+	}, []string{"server"})
+
 	unparsableCount = promauto.NewCounterVec(prometheus.CounterOpts{
 		Namespace: plugin.Namespace,
 		Subsystem: pluginName,

@@ -1,8 +1,11 @@
 package searchopt
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	golog "log"
+	"os"
 	"reflect"
 	"strings"
 	"testing"
@@ -12,6 +15,7 @@ import (
 	"github.com/coredns/coredns/plugin/test"
 	"github.com/dnsplane/dnsplane/plugin/pkg/searchpath"
 	"github.com/miekg/dns"
+	dto "github.com/prometheus/client_model/go"
 )
 
 // recordingNext answers NOERROR and keeps a packed copy of the request it
@@ -85,6 +89,7 @@ func TestServeDNS(t *testing.T) {
 		hostSearch []string
 		want       []string // values of options with code the next handler sees
 		wantCodes  []uint16 // all option codes, in order, nil to skip the check
+		trimmed    bool     // host_search_trimmed_total must go up
 	}{
 		{
 			name:       "tagged",
@@ -148,13 +153,30 @@ func TestServeDNS(t *testing.T) {
 			qname:      "svc1.search.ns1.cluster.local.ap.k8s.io.",
 			hostSearch: many,
 			want:       []string{derived + "," + strings.Join(many[:searchpath.MaxEntries-3], ",")},
+			trimmed:    true,
+		},
+		{
+			name:       "entry limit exactly met",
+			qname:      "svc1.search.ns1.cluster.local.ap.k8s.io.",
+			hostSearch: many[:searchpath.MaxEntries-3],
+			want:       []string{derived + "," + strings.Join(many[:searchpath.MaxEntries-3], ",")},
 		},
 		{
 			name:       "byte limit truncates host search",
 			qname:      "svc1.search.ns1.cluster.local.ap.k8s.io.",
 			hostSearch: long,
 			// 53 + 10*197 = 2023 bytes fit, an 11th entry would not.
-			want: []string{derived + "," + strings.Join(long[:10], ",")},
+			want:    []string{derived + "," + strings.Join(long[:10], ",")},
+			trimmed: true,
+		},
+		{
+			name:       "byte limit depends on the namespace",
+			qname:      "svc1.search." + strings.Repeat("n", 63) + ".cluster.local.ap.k8s.io.",
+			hostSearch: long[:10],
+			// 53 + 62 bytes of cluster entries more: the 10th entry no
+			// longer fits.
+			want:    []string{strings.Repeat("n", 63) + ".svc.cluster.local,svc.cluster.local,cluster.local," + strings.Join(long[:9], ",")},
+			trimmed: true,
 		},
 	}
 	for _, tt := range tests {
@@ -167,10 +189,18 @@ func TestServeDNS(t *testing.T) {
 				r.SetEdns0(1232, true)
 				r.IsEdns0().Option = append([]dns.EDNS0(nil), tt.options...)
 			}
+			before := counterValue(t, trimmedCount.WithLabelValues(""))
 			rec := dnstest.NewRecorder(&test.ResponseWriter{})
 			rcode, err := s.ServeDNS(context.Background(), rec, r)
 			if err != nil || rcode != dns.RcodeSuccess {
 				t.Fatalf("ServeDNS = %d, %v", rcode, err)
+			}
+			want := before
+			if tt.trimmed {
+				want++
+			}
+			if after := counterValue(t, trimmedCount.WithLabelValues("")); after != want {
+				t.Errorf("host_search_trimmed_total went from %v to %v, want %v", before, after, want)
 			}
 			if rec.Msg == nil || rec.Rcode != dns.RcodeSuccess {
 				t.Fatalf("no NOERROR reply written: %v", rec.Msg)
@@ -200,6 +230,51 @@ func TestServeDNS(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestTrimmedLoggedOnce: a host search list too long for the option is
+// counted on every query and logged once, not once per query.
+func TestTrimmedLoggedOnce(t *testing.T) {
+	var logs bytes.Buffer
+	golog.SetOutput(&logs)
+	t.Cleanup(func() { golog.SetOutput(os.Stderr) })
+
+	var many []string
+	for i := range 40 {
+		many = append(many, fmt.Sprintf("h%d.example", i))
+	}
+	var next recordingNext
+	s := &SearchOpt{Next: next.handler(t), ClusterDomain: "cluster.local", Code: searchpath.DefaultOptionCode, HostSearch: many}
+	before := counterValue(t, trimmedCount.WithLabelValues(""))
+	const queries = 5
+	for i := range queries {
+		r := new(dns.Msg)
+		r.SetQuestion(fmt.Sprintf("svc1.search.ns%d.cluster.local.ap.k8s.io.", i), dns.TypeA)
+		if _, err := s.ServeDNS(context.Background(), dnstest.NewRecorder(&test.ResponseWriter{}), r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if after := counterValue(t, trimmedCount.WithLabelValues("")); after != before+queries {
+		t.Errorf("host_search_trimmed_total went from %v to %v, want +%d", before, after, queries)
+	}
+	out := logs.String()
+	if n := strings.Count(out, "host search list has 40 entries"); n != 1 {
+		t.Errorf("warning logged %d times, want once:\n%s", n, out)
+	}
+	for _, want := range []string{"[WARNING] plugin/searchopt:", "only the first 29 fit", `"h29.example" and later are not tried`} {
+		if !strings.Contains(out, want) {
+			t.Errorf("log lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+func counterValue(t *testing.T, m interface{ Write(*dto.Metric) error }) float64 {
+	t.Helper()
+	var d dto.Metric
+	if err := m.Write(&d); err != nil {
+		t.Fatal(err)
+	}
+	return d.GetCounter().GetValue()
 }
 
 // TestServeDNSCustomCode: only the configured code is stripped and set.

@@ -189,8 +189,17 @@ func equalFoldASCII(a, b string) bool {
 	if len(a) != len(b) {
 		return false
 	}
+	if a == b {
+		// Names are mostly lower case already (the node cache and the
+		// configuration normalise them): a memory compare settles it.
+		return true
+	}
 	for i := 0; i < len(a); i++ {
 		x, y := a[i], b[i]
+		if x == y {
+			// Most bytes match as they are: skip the folding.
+			continue
+		}
 		if 'A' <= x && x <= 'Z' {
 			x += 'a' - 'A'
 		}
