@@ -74,8 +74,12 @@ func storageError(res *Resource, name string, err error) error {
 		return apierrors.NewRequestEntityTooLargeError("the object is too large to store: etcd accepts at most 1.5 MiB per object")
 	case errors.Is(err, storage.ErrCompacted):
 		return apierrors.NewResourceExpired(err.Error())
-	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
-		return apierrors.NewTimeoutError(fmt.Sprintf("request did not complete: %v", err), 0)
+	case errors.Is(err, context.DeadlineExceeded):
+		return errRequestTimeout()
+	case errors.Is(err, context.Canceled):
+		// The client went away or the server is stopping; kube's finisher
+		// words it the same way with the context's error.
+		return apierrors.NewTimeoutError(fmt.Sprintf("request did not complete within requested timeout - %s", context.Canceled), 0)
 	}
 	return err
 }
