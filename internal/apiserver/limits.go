@@ -129,12 +129,13 @@ func isMutating(r *http.Request) bool {
 	return r.Method != http.MethodGet && r.Method != http.MethodHead
 }
 
-// probePaths are exempt from max-in-flight, as kube-apiserver's default
-// API Priority and Fairness configuration exempts them (the "probes"
-// FlowSchema sends /healthz, /livez and /readyz to the "exempt" priority
-// level): a liveness probe rejected because the server is busy would get a
-// busy server restarted. They are cheap, and still bounded by the request
-// deadline and the connection limit.
+// isProbe reports the probe paths, which are exempt from max-in-flight when
+// read, as kube-apiserver's default API Priority and Fairness configuration
+// exempts them (the "probes" FlowSchema sends get of /healthz, /livez and
+// /readyz to the "exempt" priority level): a liveness probe rejected
+// because the server is busy would get a busy server restarted. They are
+// cheap, and still bounded by the request deadline and the connection
+// limit.
 func isProbe(path string) bool {
 	return path == "/healthz" || path == "/livez" || path == "/readyz"
 }
@@ -215,11 +216,11 @@ func withMaxInFlight(next http.Handler, readOnly, mutating inflightPool) http.Ha
 		return next
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		pool := &readOnly
+		pool, probe := &readOnly, isProbe(r.URL.Path)
 		if isMutating(r) {
-			pool = &mutating
+			pool, probe = &mutating, false // the probes FlowSchema matches only get
 		}
-		if pool.slots == nil || isProbe(r.URL.Path) || isLongRunning(r) {
+		if pool.slots == nil || probe || isLongRunning(r) {
 			next.ServeHTTP(w, r)
 			return
 		}

@@ -171,6 +171,7 @@ func TestMaxInFlight(t *testing.T) {
 		{"healthz not counted", 1, 1, []req{{http.MethodGet, blockR}}, req{http.MethodGet, "/healthz"}, http.StatusOK},
 		{"livez not counted", 1, 1, []req{{http.MethodGet, blockR}}, req{http.MethodGet, "/livez"}, http.StatusOK},
 		{"readyz not counted", 1, 1, []req{{http.MethodGet, blockR}}, req{http.MethodGet, "/readyz"}, http.StatusOK},
+		{"healthz writes counted", 1, 1, []req{{http.MethodPost, blockW}}, req{http.MethodPost, "/healthz"}, http.StatusTooManyRequests},
 		{"metrics counted", 1, 1, []req{{http.MethodGet, blockR}}, req{http.MethodGet, "/metrics"}, http.StatusTooManyRequests},
 		{"0 = unlimited reads", 0, 1, []req{{http.MethodGet, blockR}, {http.MethodGet, blockR}}, req{http.MethodGet, list}, http.StatusOK},
 		{"0 = unlimited writes", 1, 0, []req{{http.MethodPost, blockW}, {http.MethodPost, blockW}}, req{http.MethodPost, list}, http.StatusOK},
