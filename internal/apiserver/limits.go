@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"net/url"
 	"strings"
 	"time"
 
@@ -248,16 +247,11 @@ const invalidTimeoutInURL = "invalid timeout specified in the request URL"
 // requestTimeout is the deadline of r: max, or the request's ?timeout= when
 // it is positive and smaller, as kube-apiserver's WithRequestDeadline does
 // (0 or a larger value keep the server's maximum).
-func requestTimeout(r *http.Request, max time.Duration) (time.Duration, error) {
+func requestTimeout(r *http.Request, max time.Duration) (time.Duration, *apierrors.StatusError) {
 	if !strings.Contains(r.URL.RawQuery, "timeout=") {
 		return max, nil
 	}
-	q, err := url.ParseQuery(r.URL.RawQuery)
-	if err != nil {
-		// The handlers answer malformed queries; only timeout matters here.
-		q = r.URL.Query()
-	}
-	value := q.Get("timeout")
+	value := r.URL.Query().Get("timeout")
 	if value == "" {
 		return max, nil
 	}
@@ -305,11 +299,9 @@ func withRequestDeadline(next http.Handler, max time.Duration) http.Handler {
 			next.ServeHTTP(w, r)
 			return
 		}
-		timeout, err := requestTimeout(r, max)
-		if err != nil {
-			var se *apierrors.StatusError
-			errors.As(err, &se)
-			s := statusFor(se)
+		timeout, bad := requestTimeout(r, max)
+		if bad != nil {
+			s := statusFor(bad)
 			writeJSON(w, int(s.Code), s)
 			return
 		}
