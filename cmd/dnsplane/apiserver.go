@@ -19,6 +19,7 @@ import (
 // apiServerFlags are the flags shared by `apiserver` and `up`.
 type apiServerFlags struct {
 	o        apiserver.Options
+	limits   apiserver.Limits
 	gates    string
 	logLevel string
 }
@@ -39,6 +40,22 @@ func (a *apiServerFlags) register(f *pflag.FlagSet) {
 	f.StringVar(&o.TokenAuthFile, "token-auth-file", "", `extra bearer tokens, one "token,user,uid,\"group1,group2\"" per line`)
 	f.StringVar(&a.gates, "feature-gates", "", "comma-separated Name=true|false pairs: RelaxedDNSSearchValidation, PodDNSCustomPolicy, PodDNSAutopath, ServerSideFieldValidation")
 	f.StringVar(&a.logLevel, "log-level", "info", "debug, info, warn or error")
+	a.registerLimits(f)
+}
+
+// registerLimits adds kube-apiserver's request limit flags (same names and
+// defaults) and the connection limit, which is ours.
+func (a *apiServerFlags) registerLimits(f *pflag.FlagSet) {
+	l := &a.limits
+	*l = apiserver.DefaultLimits()
+	f.IntVar(&l.MaxRequestsInflight, "max-requests-inflight", l.MaxRequestsInflight,
+		"maximum number of non-mutating requests (get, list) served at once; more get 429 with Retry-After. Watches and health probes are not counted. 0 = no limit")
+	f.IntVar(&l.MaxMutatingRequestsInflight, "max-mutating-requests-inflight", l.MaxMutatingRequestsInflight,
+		"maximum number of mutating requests (create, update, patch, delete) served at once; more get 429 with Retry-After. 0 = no limit")
+	f.DurationVar(&l.RequestTimeout, "request-timeout", l.RequestTimeout,
+		"deadline of every request but watches; a smaller ?timeout= on the request wins. Requests over it get 504. 0 = no deadline")
+	f.IntVar(&l.MaxConnections, "max-connections", 0,
+		"maximum number of open HTTPS connections; more are closed as soon as they are accepted. 0 = derived from the open files limit, keeping descriptors for etcd and DNS")
 }
 
 // roles starts what runs next to the API server once it is up, and
@@ -57,8 +74,12 @@ func (a *apiServerFlags) run(cmd *cobra.Command, start roles) error {
 	if err != nil {
 		return &exitError{code: exitUsage, msg: err.Error()}
 	}
+	if err := a.limits.Validate(); err != nil {
+		return &exitError{code: exitUsage, msg: err.Error()}
+	}
 	o := a.o
-	o.Gates, o.Logger = fg, logger
+	limits := a.limits
+	o.Gates, o.Logger, o.Limits = fg, logger, &limits
 	if len(o.EtcdServers) == 0 {
 		// The embedded etcd runs in a child process of this binary, so that
 		// its failures (a full disk, too many open files, a damaged data

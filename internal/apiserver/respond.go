@@ -1,6 +1,7 @@
 package apiserver
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -38,7 +39,13 @@ func statusFor(err *apierrors.StatusError) metav1.Status {
 // are internal errors: logged, and reported without internals.
 func writeError(w http.ResponseWriter, log *slog.Logger, err error) {
 	var se *apierrors.StatusError
-	if !errors.As(err, &se) {
+	switch {
+	case errors.As(err, &se):
+	case errors.Is(err, context.DeadlineExceeded):
+		// The request deadline (limits.go) ran out in a path that does
+		// not map storage errors itself.
+		se = errRequestTimeout()
+	default:
 		log.Error("internal error", "err", err)
 		se = apierrors.NewInternalError(err)
 	}

@@ -79,8 +79,12 @@ func storageError(res *Resource, name string, err error) error {
 		// is unexpected; still a retryable 504 rather than a 500, and
 		// without the storage error, which names etcd keys.
 		return tooLargeResourceVersion("Too large resource version")
-	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
-		return apierrors.NewTimeoutError(fmt.Sprintf("request did not complete: %v", err), 0)
+	case errors.Is(err, context.DeadlineExceeded):
+		return errRequestTimeout()
+	case errors.Is(err, context.Canceled):
+		// The client went away or the server is stopping; kube's finisher
+		// words it the same way with the context's error.
+		return apierrors.NewTimeoutError(fmt.Sprintf("request did not complete within requested timeout - %s", context.Canceled), 0)
 	}
 	return err
 }

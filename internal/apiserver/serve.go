@@ -54,6 +54,9 @@ type Options struct {
 	EtcdMemberCommand []string
 	// EtcdReadyTimeout bounds the child etcd's start (default 60s).
 	EtcdReadyTimeout time.Duration
+	// Limits bound connections, requests in flight and request time
+	// (limits.go); nil = DefaultLimits(), kube-apiserver's.
+	Limits *Limits
 }
 
 // Running is a started API server.
@@ -123,8 +126,9 @@ func Start(ctx context.Context, o Options) (*Running, error) {
 		return fail(err)
 	}
 
+	limits := limitsOrDefault(o.Limits)
 	srv, err := New(Config{Store: store, ServiceIPs: ips, Gates: o.Gates, Authenticator: authenticator,
-		Logger: log, SecurePort: port, BookmarkInterval: o.BookmarkInterval})
+		Logger: log, SecurePort: port, BookmarkInterval: o.BookmarkInterval, Limits: &limits})
 	if err != nil {
 		ln.Close()
 		return fail(err)
@@ -139,20 +143,20 @@ func Start(ctx context.Context, o Options) (*Running, error) {
 		ln.Close()
 		return fail(err)
 	}
+	served, err := srv.limitConnections(ln, limits.MaxConnections)
+	if err != nil {
+		ln.Close()
+		return fail(err)
+	}
 	// Watches run until their context ends; cancelling the base context on
 	// shutdown ends them, so a graceful stop does not wait out every watch.
 	baseCtx, cancelBase := context.WithCancel(context.Background())
-	run.httpServer = &http.Server{
-		BaseContext:       func(net.Listener) context.Context { return baseCtx },
-		Handler:           srv.Handler(),
-		TLSConfig:         tlsConfig,
-		ReadHeaderTimeout: 30 * time.Second,
-		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelDebug),
-	}
+	run.httpServer = newSecureServer(srv.Handler(), tlsConfig, limits.IdleTimeout, slog.NewLogLogger(log.Handler(), slog.LevelDebug))
+	run.httpServer.BaseContext = func(net.Listener) context.Context { return baseCtx }
 	run.httpServer.RegisterOnShutdown(cancelBase)
 	go func() {
 		defer close(run.done)
-		if err := run.httpServer.ServeTLS(ln, "", ""); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		if err := run.httpServer.ServeTLS(served, "", ""); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			run.serveErr = err
 		}
 	}()

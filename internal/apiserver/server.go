@@ -60,6 +60,10 @@ type Config struct {
 	// SecurePort is advertised in the kubernetes Service (targetPort).
 	SecurePort int
 	Now        func() time.Time
+
+	// Limits are the request limits Handler enforces (max in flight,
+	// request timeout); nil = DefaultLimits().
+	Limits *Limits
 }
 
 // Server is the HTTP API server. Create it with New and serve Handler.
@@ -78,6 +82,12 @@ type Server struct {
 	metrics   *requestMetrics
 	gatherer  prometheus.Gatherer
 	ready     chan struct{}
+
+	// registerer takes the metrics of the limits (limits.go, connlimit.go).
+	registerer prometheus.Registerer
+	limits     Limits
+	readOnly   inflightPool
+	mutating   inflightPool
 }
 
 // New returns a Server over cfg.Store.
@@ -129,10 +139,21 @@ func New(cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
+	limits := limitsOrDefault(cfg.Limits)
+	if err := limits.Validate(); err != nil {
+		return nil, err
+	}
+	im, err := newInflightMetrics(registerer)
+	if err != nil {
+		return nil, err
+	}
 	return &Server{
 		cfg: cfg, log: cfg.Logger, reg: reg, store: cfg.Store, ips: cfg.ServiceIPs,
 		opts: validation.OptionsFromGates(cfg.Gates), gates: cfg.Gates, now: cfg.Now,
 		discovery: NewDiscovery(reg), openapi: oa, fields: fields, metrics: m, gatherer: gatherer,
+		registerer: registerer, limits: limits,
+		readOnly: newInflightPool(limits.MaxRequestsInflight, im, readOnlyKind),
+		mutating: newInflightPool(limits.MaxMutatingRequestsInflight, im, mutatingKind),
 	}, nil
 }
 
@@ -142,15 +163,20 @@ func New(cfg Config) (*Server, error) {
 // system:monitoring only.
 var publicPaths = []string{"/healthz", "/livez", "/readyz", "/version", "/version/"}
 
-// Handler returns the full handler chain.
+// Handler returns the full handler chain, in kube-apiserver's order
+// (DefaultBuildHandlerChain): the request deadline covers authentication,
+// and max-in-flight counts only authenticated requests, so a flood of bad
+// credentials gets 401s without taking slots.
 func (s *Server) Handler() http.Handler {
 	var h http.Handler = http.HandlerFunc(s.route)
+	h = withMaxInFlight(h, s.readOnly, s.mutating)
 	if s.cfg.Authenticator != nil {
 		// Impersonation acts on the authenticated user, so it runs after
 		// authentication, as in kube-apiserver.
 		h = authn.Impersonation(authn.AuthenticatedMayImpersonate, s.log, h)
 		h = authn.Middleware(s.cfg.Authenticator, publicPaths, h)
 	}
+	h = withRequestDeadline(h, s.limits.RequestTimeout)
 	return s.metrics.wrap(h)
 }
 
