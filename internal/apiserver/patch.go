@@ -119,7 +119,8 @@ func (s *Server) patch(w http.ResponseWriter, r *http.Request, res *Resource, in
 	}
 }
 
-// applyPatch applies a patch document of the given media type to current.
+// applyPatch applies a patch document of the given media type to current,
+// within the limits on the work a patch may cause (patchlimits.go).
 func applyPatch(kind string, current, patch []byte, res *Resource) ([]byte, error) {
 	switch kind {
 	case mediaJSONPatch:
@@ -127,7 +128,18 @@ func applyPatch(kind string, current, patch []byte, res *Resource) ([]byte, erro
 		if err != nil {
 			return nil, apierrors.NewBadRequest(err.Error())
 		}
-		out, err := p.Apply(current)
+		// Counted before any runs, as upstream.
+		if len(p) > maxJSONPatchOperations {
+			return nil, apierrors.NewRequestEntityTooLargeError(fmt.Sprintf(
+				"The allowed maximum operations in a JSON patch is %d, got %d", maxJSONPatchOperations, len(p)))
+		}
+		opts := jsonpatch.NewApplyOptions()
+		opts.AccumulatedCopySizeLimit = maxJSONPatchCopyBytes
+		out, err := p.ApplyWithOptions(current, opts)
+		var copyErr *jsonpatch.AccumulatedCopySizeError
+		if errors.As(err, &copyErr) {
+			return nil, errJSONPatchFailed(err)
+		}
 		if err != nil {
 			return nil, patchFailed(err)
 		}
