@@ -1,9 +1,13 @@
 package apiserver
 
 import (
+	"encoding/json"
 	"net/http"
 	"net/url"
+	"reflect"
 	"testing"
+
+	jsonpatch "github.com/evanphx/json-patch/v5"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
@@ -33,17 +37,44 @@ func FuzzDecodeObject(f *testing.F) {
 }
 
 // FuzzApplyPatch applies arbitrary patches of the three types to a stored
-// Deployment: a bad patch is an API error, never a panic.
+// Deployment: a bad patch is an API error, never a panic, and no patch
+// grows the document past the copy limit. A merge patch gives what
+// json-patch's MergePatch, which the linear one replaced, gives.
 func FuzzApplyPatch(f *testing.F) {
-	current := []byte(`{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"web","labels":{"a":"b"}},"spec":{"replicas":1,"template":{"spec":{"containers":[{"name":"web","image":"nginx"}]}}}}`)
+	current := []byte(`{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"web","labels":{"a":"b"},"finalizers":["f"]},"spec":{"replicas":1,"template":{"spec":{"containers":[{"name":"web","image":"nginx","env":[{"name":"A","value":"1"}]}]}}}}`)
 	f.Add([]byte(`{"spec":{"replicas":3}}`), uint8(0))
+	f.Add([]byte(`{"metadata":{"labels":{"a":null,"c":"d"}},"spec":{"template":{"spec":{"containers":[{"name":"x","image":null}]}}}}`), uint8(0))
 	f.Add([]byte(`[{"op":"remove","path":"/metadata/labels/a"}]`), uint8(1))
+	f.Add([]byte(`[{"op":"copy","from":"/spec","path":"/spec/a"},{"op":"copy","from":"/spec","path":"/spec/b"},{"op":"copy","from":"/spec","path":"/spec/c"}]`), uint8(1))
 	f.Add([]byte(`{"spec":{"template":{"spec":{"$setElementOrder/containers":[{"name":"web"}],"containers":[{"name":"web","$patch":"delete"}]}}}}`), uint8(2))
 	f.Add([]byte(`{"metadata":{"$retainKeys":["x"]}}`), uint8(2))
+	// Made strategicpatch panic before they were refused.
+	f.Add([]byte(`{"spec":{"template":{"spec":{"containers":[{"name":{}},{"name":{}}]}}}}`), uint8(2))
+	f.Add([]byte(`{"metadata":{"$retainKeys":[{}]}}`), uint8(2))
+	f.Add([]byte(`{"metadata":{"$deleteFromPrimitiveList/finalizers":[[]]}}`), uint8(2))
+	f.Add([]byte(`{"spec":{"template":{"spec":{"$setElementOrder/containers":[{"name":[]}],"containers":[{"name":"web","env":[{"name":"B"}]}]}}}}`), uint8(2))
 	res, _ := NewRegistry().Lookup(schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"})
 	kinds := []string{mediaMergePatch, mediaJSONPatch, mediaStrategicPatch}
 	f.Fuzz(func(t *testing.T, patch []byte, kind uint8) {
-		_, _ = applyPatch(kinds[int(kind)%len(kinds)], current, patch, res)
+		k := kinds[int(kind)%len(kinds)]
+		out, err := applyPatch(k, current, patch, res)
+		if err != nil {
+			return
+		}
+		if len(out) > len(current)+len(patch)+maxJSONPatchCopyBytes {
+			t.Fatalf("a %d-byte patch grew the document to %d bytes", len(patch), len(out))
+		}
+		if k != mediaMergePatch || !json.Valid(out) {
+			return
+		}
+		want, err := jsonpatch.MergePatch(current, patch)
+		if err != nil || !json.Valid(want) {
+			return
+		}
+		var a, b any
+		if decodeUseNumber(out, &a) == nil && decodeUseNumber(want, &b) == nil && !reflect.DeepEqual(a, b) {
+			t.Fatalf("merge patch %s:\ngot  %s\nwant %s", patch, out, want)
+		}
 	})
 }
 

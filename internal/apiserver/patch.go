@@ -1,6 +1,7 @@
 package apiserver
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -148,22 +149,109 @@ func applyPatch(kind string, current, patch []byte, res *Resource) ([]byte, erro
 		if !json.Valid(patch) {
 			return nil, apierrors.NewBadRequest("error decoding patch: invalid JSON")
 		}
-		out, err := jsonpatch.MergePatch(current, patch)
-		if err != nil {
-			return nil, patchFailed(err)
-		}
-		return out, nil
+		return mergePatch(current, patch, res)
 	default:
-		var probe map[string]any
-		if err := json.Unmarshal(patch, &probe); err != nil {
-			return nil, apierrors.NewBadRequest(fmt.Sprintf("error decoding patch: %v", err))
-		}
-		out, err := strategicpatch.StrategicMergePatch(current, patch, res.New())
-		if err != nil {
-			return nil, patchFailed(err)
-		}
-		return out, nil
+		return strategicMerge(current, patch, res)
 	}
+}
+
+// mergePatch applies a JSON merge patch (RFC 7386) in time linear in the
+// documents. json-patch/v5's MergePatch keeps each object's key order in a
+// slice it searches on every insert, so merging n keys into an object
+// costs n² (100,000 keys: 23 s). As json-patch, nulls in values that are
+// set rather than merged are pruned, and a patch that is not an object is
+// the result.
+func mergePatch(current, patch []byte, res *Resource) ([]byte, error) {
+	var p any
+	if err := decodeUseNumber(patch, &p); err != nil {
+		return nil, apierrors.NewBadRequest("error decoding patch: invalid JSON")
+	}
+	if _, ok := p.(map[string]any); !ok {
+		return patch, nil
+	}
+	var doc any
+	if err := decodeUseNumber(current, &doc); err != nil {
+		return nil, fmt.Errorf("decoding the %s to patch: %w", res.GVK.Kind, err)
+	}
+	out, err := json.Marshal(mergeValue(doc, p))
+	if err != nil {
+		return nil, fmt.Errorf("encoding the patched %s: %w", res.GVK.Kind, err)
+	}
+	return out, nil
+}
+
+// mergeValue merges patch into target as RFC 7386 says; it reuses both.
+func mergeValue(target, patch any) any {
+	switch p := patch.(type) {
+	case map[string]any:
+		t, ok := target.(map[string]any)
+		if !ok {
+			t = make(map[string]any, len(p))
+		}
+		for k, v := range p {
+			if v == nil {
+				delete(t, k)
+			} else {
+				t[k] = mergeValue(t[k], v)
+			}
+		}
+		return t
+	case []any:
+		// Set, not merged: only the nulls of its objects go.
+		for i, e := range p {
+			p[i] = mergeValue(nil, e)
+		}
+		return p
+	default:
+		return patch
+	}
+}
+
+// decodeUseNumber decodes JSON keeping numbers as they were written.
+func decodeUseNumber(data []byte, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	if err := dec.Decode(v); err != nil {
+		return err
+	}
+	if dec.More() {
+		return errors.New("data after the JSON value")
+	}
+	return nil
+}
+
+// strategicMerge applies a strategic merge patch: both documents are
+// decoded once, priced (priceStrategicMerge) and then merged as maps.
+func strategicMerge(current, patch []byte, res *Resource) ([]byte, error) {
+	var patchMap map[string]any
+	if err := sjson.UnmarshalCaseSensitivePreserveInts(patch, &patchMap); err != nil {
+		return nil, apierrors.NewBadRequest(fmt.Sprintf("error decoding patch: %v", err))
+	}
+	if patchMap == nil {
+		// "null" patches nothing, as for strategicpatch's own decoding.
+		patchMap = map[string]any{}
+	}
+	var currentMap map[string]any
+	if err := sjson.UnmarshalCaseSensitivePreserveInts(current, &currentMap); err != nil {
+		return nil, fmt.Errorf("decoding the %s to patch: %w", res.GVK.Kind, err)
+	}
+	schema := res.New()
+	meta, err := strategicpatch.NewPatchMetaFromStruct(schema)
+	if err != nil {
+		return nil, fmt.Errorf("reading the patch strategies of %s: %w", res.GVK.Kind, err)
+	}
+	if err := priceStrategicMerge(patchMap, currentMap, meta); err != nil {
+		return nil, err
+	}
+	merged, err := strategicpatch.StrategicMergeMapPatch(currentMap, patchMap, schema)
+	if err != nil {
+		return nil, patchFailed(err)
+	}
+	out, err := json.Marshal(merged)
+	if err != nil {
+		return nil, fmt.Errorf("encoding the patched %s: %w", res.GVK.Kind, err)
+	}
+	return out, nil
 }
 
 // patchFailed is the 422 for a well-formed patch that cannot be applied.
