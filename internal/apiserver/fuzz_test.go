@@ -95,11 +95,13 @@ func FuzzParseResourcePath(f *testing.F) {
 
 // FuzzApply feeds arbitrary apply bodies through decoding and the
 // structured-merge-diff merge against a stored Deployment: every outcome is
-// an object or an API error, never a panic.
+// an object or an API error, never a panic; and the size floor that
+// refuses bodies before merging never exceeds the merged object's size.
 func FuzzApply(f *testing.F) {
 	f.Add([]byte("apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\nspec: {replicas: 3}\n"), false)
 	f.Add([]byte(`{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"web"},"spec":{"paused":true,"paused":false,"foo":1}}`), true)
 	f.Add([]byte("apiVersion: v1\nkind: Pod\n"), false)
+	f.Add([]byte(`{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"web","labels":{"a":"b"},"annotations":{"c":"d"}},"status":{"replicas":2}}`), false)
 	reg := NewRegistry()
 	fm, err := newFieldManagers(reg)
 	if err != nil {
@@ -113,10 +115,30 @@ func FuzzApply(f *testing.F) {
 	}
 	info := requestInfo{Namespace: "ns", Name: "web", fieldManager: "fuzz"}
 	f.Fuzz(func(t *testing.T, body []byte, force bool) {
-		patch, _, err := decodeApplyPatch(res, body)
+		ab, err := decodeApplyPatch(res, body)
 		if err != nil {
 			return
 		}
-		_, _ = s.mergeApply(res, info, old.obj, patch, force)
+		if err := s.checkApplySize(res, "", ab); err != nil {
+			return
+		}
+		// The floor, with the small-body shortcut off; it consumes the
+		// typed body, so from a decode of its own.
+		fb, _ := decodeApplyPatch(res, body)
+		floor, err := s.appliedSizeFloor(res, "", fb.typed, fb.patch.Object, fb.docBytes, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		merged, err := s.mergeApply(res, info, old.obj, ab.patch, force)
+		if err != nil {
+			return
+		}
+		data, err := json.Marshal(merged)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if floor > len(data) {
+			t.Fatalf("size floor %d, but the merged object is %d bytes: %s", floor, len(data), data)
+		}
 	})
 }

@@ -90,6 +90,11 @@ func (s *Server) patch(w http.ResponseWriter, r *http.Request, res *Resource, in
 		if err != nil {
 			return err
 		}
+		// Decoding refuses a document over the limit anyway; say which
+		// limit, before spending the decode on it.
+		if len(patched) > MaxRequestBodyBytes {
+			return errObjectTooLarge("the patched object", len(patched), decodeLimit())
+		}
 		d, err := decodeObject(res, patched, strictdecode.JSON)
 		if err != nil {
 			return err
@@ -108,6 +113,17 @@ func (s *Server) patch(w http.ResponseWriter, r *http.Request, res *Resource, in
 		precondition := m.GetResourceVersion() != accessor(old).GetResourceVersion()
 		if precondition {
 			return errConflict(res.GroupResource(), info.Name)
+		}
+		// Before managedFields are computed (structured-merge-diff, the
+		// expensive step): an object storage cannot take is refused now.
+		if limit, ok := s.storageLimit(); ok {
+			floor, err := storedSizeFloor(res, info.Subresource, d.obj, len(patched), limit.bytes)
+			if err != nil {
+				return err
+			}
+			if floor > limit.bytes {
+				return errObjectTooLarge("the patched object", floor, limit)
+			}
 		}
 		updated, err := s.updateFrom(ctx, res, info, d.obj, old, dryRun)
 		if apierrors.IsConflict(err) && attempt < patchRetries {

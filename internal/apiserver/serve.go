@@ -113,8 +113,12 @@ func Start(ctx context.Context, o Options) (*Running, error) {
 		return fail(err)
 	}
 
+	maxObject := 0
+	if len(o.EtcdServers) == 0 {
+		maxObject = embeddedEtcdMaxObjectBytes
+	}
 	srv, err := New(Config{Store: store, ServiceIPs: ips, Gates: o.Gates, Authenticator: authenticator,
-		Logger: log, SecurePort: port, BookmarkInterval: o.BookmarkInterval})
+		Logger: log, SecurePort: port, BookmarkInterval: o.BookmarkInterval, MaxObjectBytes: maxObject})
 	if err != nil {
 		ln.Close()
 		return fail(err)

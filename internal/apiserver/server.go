@@ -55,7 +55,13 @@ type Config struct {
 	BookmarkInterval time.Duration
 	// SecurePort is advertised in the kubernetes Service (targetPort).
 	SecurePort int
-	Now        func() time.Time
+	// MaxObjectBytes is the largest object, as stored JSON, the store
+	// accepts (etcd's --max-request-bytes). Patches and applies whose
+	// result must be larger are refused before the work of building it;
+	// 0 = unknown (an external etcd), and only the 3 MiB an object may
+	// have when decoded applies.
+	MaxObjectBytes int
+	Now            func() time.Time
 }
 
 // Server is the HTTP API server. Create it with New and serve Handler.
