@@ -63,7 +63,13 @@ func (s *Server) apply(w http.ResponseWriter, r *http.Request, res *Resource, in
 		patch.SetNamespace(info.Namespace)
 	}
 	ctx := r.Context()
+	// An apply that lost a race with another write (or another create) is
+	// merged again into the newer object until the request ends
+	// (retryConflict); a resourceVersion in the body stays a precondition.
 	for attempt := 0; ; attempt++ {
+		if attempt > 0 && !retryConflict(ctx, attempt) {
+			return storageError(res, info.Name, ctx.Err())
+		}
 		var old any
 		kv, err := s.store.Get(ctx, storageKey(res, info.Namespace, info.Name))
 		if err == nil {
@@ -88,7 +94,7 @@ func (s *Server) apply(w http.ResponseWriter, r *http.Request, res *Resource, in
 			}
 			out, err = s.updateFrom(ctx, res, info, obj, old, dryRun)
 		}
-		if (apierrors.IsConflict(err) || apierrors.IsAlreadyExists(err)) && attempt < patchRetries {
+		if apierrors.IsConflict(err) || apierrors.IsAlreadyExists(err) {
 			continue
 		}
 		if err != nil {

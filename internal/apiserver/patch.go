@@ -2,12 +2,15 @@ package apiserver
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"net/http"
 	"sort"
 	"strings"
+	"time"
 
 	jsonpatch "github.com/evanphx/json-patch/v5"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -26,10 +29,6 @@ const (
 	mediaStrategicPatch = "application/strategic-merge-patch+json"
 	mediaApplyPatch     = "application/apply-patch+yaml"
 )
-
-// patchRetries bounds retries of a patch that lost a race with another
-// write; the patch is re-applied to the newer object each time.
-const patchRetries = 5
 
 // builtin reports whether a resource is a Kubernetes built-in kind, the only
 // kinds strategic merge patch applies to (their Go types carry the patch
@@ -73,7 +72,12 @@ func (s *Server) patch(w http.ResponseWriter, r *http.Request, res *Resource, in
 	}
 	info.fieldManager = managerName(r)
 	ctx := r.Context()
+	// A patch that lost a race with another write is applied again to the
+	// newer object until the request ends (retryConflict).
 	for attempt := 0; ; attempt++ {
+		if attempt > 0 && !retryConflict(ctx, attempt) {
+			return storageError(res, info.Name, ctx.Err())
+		}
 		kv, err := s.store.Get(ctx, storageKey(res, info.Namespace, info.Name))
 		if err != nil {
 			return storageError(res, info.Name, err)
@@ -110,8 +114,8 @@ func (s *Server) patch(w http.ResponseWriter, r *http.Request, res *Resource, in
 			return err
 		}
 		// A patch that sets resourceVersion is a precondition: no retry.
-		precondition := m.GetResourceVersion() != accessor(old).GetResourceVersion()
-		if precondition {
+		// One that removes it is unconditional, as upstream.
+		if rv := m.GetResourceVersion(); rv != "" && rv != accessor(old).GetResourceVersion() {
 			return errConflict(res.GroupResource(), info.Name)
 		}
 		// Before managedFields are computed (structured-merge-diff, the
@@ -126,7 +130,7 @@ func (s *Server) patch(w http.ResponseWriter, r *http.Request, res *Resource, in
 			}
 		}
 		updated, err := s.updateFrom(ctx, res, info, d.obj, old, dryRun)
-		if apierrors.IsConflict(err) && attempt < patchRetries {
+		if apierrors.IsConflict(err) {
 			continue
 		}
 		if err != nil {
@@ -357,4 +361,26 @@ func dedupe(texts []string) []string {
 		}
 	}
 	return out
+}
+
+// retryConflict waits before attempt (1 for the first retry) of a write
+// that lost a compare-and-swap to another writer, and returns false when
+// ctx ended first. Patches and applies without a resourceVersion retry
+// until the request ends, as kube's GuaranteedUpdate does, so a client
+// such as kubectl label never sees a conflict it did not ask for; the
+// random wait, growing to at most 64 ms, keeps concurrent writers of one
+// object from retrying in lockstep.
+func retryConflict(ctx context.Context, attempt int) bool {
+	if ctx.Err() != nil {
+		return false
+	}
+	ceiling := time.Millisecond << min(attempt-1, 6)
+	t := time.NewTimer(rand.N(ceiling) + 1)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
 }
