@@ -208,7 +208,11 @@ func TestPatchSizeLimits(t *testing.T) {
 	ts := sharedServer(t)
 	ns := newNamespace(t, ts.client)
 	patch := rawPatcher(t, ts)
-	const etcdLimit = "more than the 1572864 bytes (1.5 MiB) etcd accepts per object"
+	const (
+		etcdLimit   = "more than the 1572864 bytes (1.5 MiB) etcd accepts per object"
+		decodeLimit = "more than the 3145728 bytes (3 MiB) the server accepts for an object"
+	)
+	big := map[string]string{"a": strings.Repeat("x", 1200<<10)}
 	cmBody := func(name, data string) string {
 		return `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"` + name + `"},"data":` + data + `}`
 	}
@@ -217,35 +221,51 @@ func TestPatchSizeLimits(t *testing.T) {
 		exists             bool // the ConfigMap exists before the patch
 		body               func(name string) string
 		msg                string
+		limit              string            // etcdLimit when empty
+		data               map[string]string // of the existing ConfigMap
 	}{
 		{"merge, large values", mediaMergePatch, "", true,
-			func(string) string { return `{"data":` + keys(12, 140<<10) + `}` }, "the patched object is at least"},
+			func(string) string { return `{"data":` + keys(12, 140<<10) + `}` }, "the patched object is at least", "", nil},
 		{"merge, many small keys", mediaMergePatch, "", true,
-			func(string) string { return `{"data":` + keys(200000, 0) + `}` }, "the patched object is at least"},
+			func(string) string { return `{"data":` + keys(200000, 0) + `}` }, "the patched object is at least", "", nil},
 		{"strategic, large values", mediaStrategicPatch, "", true,
-			func(string) string { return `{"data":` + keys(12, 140<<10) + `}` }, "the patched object is at least"},
+			func(string) string { return `{"data":` + keys(12, 140<<10) + `}` }, "the patched object is at least", "", nil},
 		{"json patch, large value", mediaJSONPatch, "", true,
 			func(string) string {
 				return `[{"op":"add","path":"/data/big","value":"` + strings.Repeat("v", 1600<<10) + `"}]`
-			}, "the patched object is at least"},
+			}, "the patched object is at least", "", nil},
+		// Two copies of 1.2 MiB are within the 3 MiB copy limit, but the
+		// document they make is not.
+		{"json patch, copies past the decode limit", mediaJSONPatch, "", true,
+			func(string) string {
+				return `[{"op":"copy","from":"/data/a","path":"/data/b"},{"op":"copy","from":"/data/a","path":"/data/c"}]`
+			}, "the patched object is at least", decodeLimit, big},
 		{"apply create, large values", mediaApplyPatch, "?fieldManager=test", false,
-			func(name string) string { return cmBody(name, keys(12, 140<<10)) }, "the applied object is at least"},
+			func(name string) string { return cmBody(name, keys(12, 140<<10)) }, "the applied object is at least", "", nil},
 		{"apply create, many small keys", mediaApplyPatch, "?fieldManager=test", false,
-			func(name string) string { return cmBody(name, keys(100000, 0)) }, "the applied object is at least"},
+			func(name string) string { return cmBody(name, keys(100000, 0)) }, "the applied object is at least", "", nil},
 		{"apply update, many small keys", mediaApplyPatch, "?fieldManager=test", true,
-			func(name string) string { return cmBody(name, keys(100000, 0)) }, "the applied object is at least"},
+			func(name string) string { return cmBody(name, keys(100000, 0)) }, "the applied object is at least", "", nil},
 	}
 	for i, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			name := fmt.Sprintf("cm%d", i)
 			rv := ""
 			if tt.exists {
-				rv = configMapWith(t, ts, ns, name, map[string]string{"a": "b"})
+				data := tt.data
+				if data == nil {
+					data = map[string]string{"a": "b"}
+				}
+				rv = configMapWith(t, ts, ns, name, data)
+			}
+			limit := tt.limit
+			if limit == "" {
+				limit = etcdLimit
 			}
 			got := patch("/api/v1/namespaces/"+ns+"/configmaps/"+name+tt.query, tt.ctype, tt.body(name))
 			if got.code != http.StatusRequestEntityTooLarge || got.status.Reason != metav1.StatusReasonRequestEntityTooLarge ||
-				!strings.HasPrefix(got.status.Message, "Request entity too large: "+tt.msg) || !strings.HasSuffix(got.status.Message, etcdLimit) {
-				t.Errorf("got %d %s %q, want 413 %q … %q", got.code, got.status.Reason, got.status.Message, tt.msg, etcdLimit)
+				!strings.HasPrefix(got.status.Message, "Request entity too large: "+tt.msg) || !strings.HasSuffix(got.status.Message, limit) {
+				t.Errorf("got %d %s %q, want 413 %q … %q", got.code, got.status.Reason, got.status.Message, tt.msg, limit)
 			}
 			if tt.exists {
 				requireUnchanged(t, ts, ns, name, rv)
