@@ -44,20 +44,32 @@ func (s *Server) apply(w http.ResponseWriter, r *http.Request, res *Resource, in
 	if err != nil {
 		return err
 	}
-	patch, duplicates, err := decodeApplyPatch(res, body)
+	ab, err := decodeApplyPatch(res, body)
 	if err != nil {
 		return err
 	}
-	if err := applyDuplicates(w, fv, duplicates); err != nil {
+	if err := applyDuplicates(w, fv, ab.duplicates); err != nil {
 		return err
 	}
+	// Before structured-merge-diff, whose cost grows with the square of
+	// the body's keys: a body whose result cannot be stored is refused now.
+	if err := s.checkApplySize(res, info.Subresource, ab); err != nil {
+		return err
+	}
+	patch := ab.patch
 	if res.Namespaced && patch.GetNamespace() == "" {
 		// As a create or update fills it in; errors then name the object
 		// by its full name.
 		patch.SetNamespace(info.Namespace)
 	}
 	ctx := r.Context()
+	// An apply that lost a race with another write (or another create) is
+	// merged again into the newer object until the request ends
+	// (retryConflict); a resourceVersion in the body stays a precondition.
 	for attempt := 0; ; attempt++ {
+		if attempt > 0 && !retryConflict(ctx, attempt) {
+			return storageError(res, info.Name, ctx.Err())
+		}
 		var old any
 		kv, err := s.store.Get(ctx, storageKey(res, info.Namespace, info.Name))
 		if err == nil {
@@ -82,7 +94,7 @@ func (s *Server) apply(w http.ResponseWriter, r *http.Request, res *Resource, in
 			}
 			out, err = s.updateFrom(ctx, res, info, obj, old, dryRun)
 		}
-		if (apierrors.IsConflict(err) || apierrors.IsAlreadyExists(err)) && attempt < patchRetries {
+		if apierrors.IsConflict(err) || apierrors.IsAlreadyExists(err) {
 			continue
 		}
 		if err != nil {
@@ -121,35 +133,61 @@ func (s *Server) mergeApply(res *Resource, info requestInfo, old any, patch *uns
 	return d.obj, nil
 }
 
+// applyBody is a decoded apply body.
+type applyBody struct {
+	patch *unstructured.Unstructured
+	// typed is the body decoded into the resource's Go type, unknown
+	// fields dropped, and docBytes the size of the body as JSON: what
+	// checkApplySize measures.
+	typed      any
+	docBytes   int
+	duplicates []strictdecode.FieldProblem
+}
+
 // decodeApplyPatch reads an apply body (YAML, of which JSON is a subset)
 // into an unstructured object, and finds its duplicate keys. Unknown fields
 // are left to structured-merge-diff, which rejects them whatever the
 // fieldValidation directive, as upstream.
-func decodeApplyPatch(res *Resource, body []byte) (*unstructured.Unstructured, []strictdecode.FieldProblem, error) {
+func decodeApplyPatch(res *Resource, body []byte) (applyBody, error) {
 	docs, err := strictdecode.SplitFormat(body, strictdecode.YAML)
 	if err != nil {
-		return nil, nil, apierrors.NewBadRequest(fmt.Sprintf("error decoding YAML: %v", err))
+		return applyBody{}, apierrors.NewBadRequest(fmt.Sprintf("error decoding YAML: %v", err))
 	}
 	if len(docs) != 1 {
-		return nil, nil, apierrors.NewBadRequest(fmt.Sprintf("error decoding YAML: the body holds %d objects, want exactly one", len(docs)))
+		return applyBody{}, apierrors.NewBadRequest(fmt.Sprintf("error decoding YAML: the body holds %d objects, want exactly one", len(docs)))
 	}
 	var m map[string]any
 	if err := sjson.UnmarshalCaseSensitivePreserveInts(docs[0].JSON(), &m); err != nil || m == nil {
 		if err == nil {
 			err = errors.New("the body is not an object")
 		}
-		return nil, nil, apierrors.NewBadRequest(fmt.Sprintf("error decoding YAML: %v", err))
+		return applyBody{}, apierrors.NewBadRequest(fmt.Sprintf("error decoding YAML: %v", err))
 	}
 	// The typed decode reports duplicates with their paths and lines; its
 	// type errors are structured-merge-diff's to report.
-	problems, _ := docs[0].Decode(res.New())
+	typed := res.New()
+	problems, _ := docs[0].Decode(typed)
 	var duplicates []strictdecode.FieldProblem
 	for _, p := range problems {
 		if p.Type == strictdecode.DuplicateField {
 			duplicates = append(duplicates, p)
 		}
 	}
-	return &unstructured.Unstructured{Object: m}, duplicates, nil
+	return applyBody{patch: &unstructured.Unstructured{Object: m}, typed: typed, docBytes: len(docs[0].JSON()), duplicates: duplicates}, nil
+}
+
+// checkApplySize refuses an apply body whose result cannot be decoded or
+// stored (appliedSizeFloor), before any merging. It consumes ab.typed.
+func (s *Server) checkApplySize(res *Resource, subresource string, ab applyBody) error {
+	limit := s.objectLimit()
+	floor, err := s.appliedSizeFloor(res, subresource, ab.typed, ab.patch.Object, ab.docBytes, limit.bytes)
+	if err != nil {
+		return err
+	}
+	if floor > limit.bytes {
+		return errObjectTooLarge("the applied object", floor, limit)
+	}
+	return nil
 }
 
 // applyDuplicates acts on the duplicate keys of an apply body: Strict is a

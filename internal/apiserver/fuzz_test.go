@@ -2,15 +2,20 @@ package apiserver
 
 import (
 	"bytes"
+	"encoding/json"
 	"net/http"
 	"net/url"
+	"reflect"
 	"testing"
 
+	jsonpatch "github.com/evanphx/json-patch/v5"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	sjson "sigs.k8s.io/json"
 
 	"github.com/dnsplane/dnsplane/internal/strictdecode"
 )
@@ -38,17 +43,50 @@ func FuzzDecodeObject(f *testing.F) {
 }
 
 // FuzzApplyPatch applies arbitrary patches of the three types to a stored
-// Deployment: a bad patch is an API error, never a panic.
+// Deployment: a bad patch is an API error, never a panic, and no patch
+// grows the document past the copy limit. A merge patch gives what
+// json-patch's MergePatch, which the linear one replaced, gives.
 func FuzzApplyPatch(f *testing.F) {
-	current := []byte(`{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"web","labels":{"a":"b"}},"spec":{"replicas":1,"template":{"spec":{"containers":[{"name":"web","image":"nginx"}]}}}}`)
+	current := []byte(`{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"web","labels":{"a":"b"},"finalizers":["f"]},"spec":{"replicas":1,"template":{"spec":{"containers":[{"name":"web","image":"nginx","env":[{"name":"A","value":"1"}]}]}}}}`)
 	f.Add([]byte(`{"spec":{"replicas":3}}`), uint8(0))
+	f.Add([]byte(`{"metadata":{"labels":{"a":null,"c":"d"}},"spec":{"template":{"spec":{"containers":[{"name":"x","image":null}]}}}}`), uint8(0))
 	f.Add([]byte(`[{"op":"remove","path":"/metadata/labels/a"}]`), uint8(1))
+	f.Add([]byte(`[{"op":"copy","from":"/spec","path":"/spec/a"},{"op":"copy","from":"/spec","path":"/spec/b"},{"op":"copy","from":"/spec","path":"/spec/c"}]`), uint8(1))
 	f.Add([]byte(`{"spec":{"template":{"spec":{"$setElementOrder/containers":[{"name":"web"}],"containers":[{"name":"web","$patch":"delete"}]}}}}`), uint8(2))
 	f.Add([]byte(`{"metadata":{"$retainKeys":["x"]}}`), uint8(2))
+	// Made strategicpatch panic before they were refused.
+	f.Add([]byte(`{"spec":{"template":{"spec":{"containers":[{"name":{}},{"name":{}}]}}}}`), uint8(2))
+	f.Add([]byte(`{"metadata":{"$retainKeys":[{}]}}`), uint8(2))
+	f.Add([]byte(`{"metadata":{"$deleteFromPrimitiveList/finalizers":[[]]}}`), uint8(2))
+	f.Add([]byte(`{"spec":{"template":{"spec":{"$setElementOrder/containers":[{"name":[]}],"containers":[{"name":"web","env":[{"name":"B"}]}]}}}}`), uint8(2))
 	res, _ := NewRegistry().Lookup(schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"})
 	kinds := []string{mediaMergePatch, mediaJSONPatch, mediaStrategicPatch}
 	f.Fuzz(func(t *testing.T, patch []byte, kind uint8) {
-		_, _ = applyPatch(kinds[int(kind)%len(kinds)], current, patch, res)
+		k := kinds[int(kind)%len(kinds)]
+		out, err := applyPatch(k, current, patch, res)
+		if err != nil {
+			return
+		}
+		if len(out) > len(current)+len(patch)+maxJSONPatchCopyBytes {
+			t.Fatalf("a %d-byte patch grew the document to %d bytes", len(patch), len(out))
+		}
+		if k != mediaMergePatch || !json.Valid(out) {
+			return
+		}
+		// With a key given twice json-patch keeps odd leftovers; here the
+		// last one wins, as in every other decoder of the server.
+		var probe any
+		if dupes, err := sjson.UnmarshalStrict(patch, &probe, sjson.DisallowDuplicateFields); err != nil || len(dupes) > 0 {
+			return
+		}
+		want, err := jsonpatch.MergePatch(current, patch)
+		if err != nil || !json.Valid(want) {
+			return
+		}
+		var a, b any
+		if decodeUseNumber(out, &a) == nil && decodeUseNumber(want, &b) == nil && !reflect.DeepEqual(a, b) {
+			t.Fatalf("merge patch %s:\ngot  %s\nwant %s", patch, out, want)
+		}
 	})
 }
 
@@ -69,11 +107,13 @@ func FuzzParseResourcePath(f *testing.F) {
 
 // FuzzApply feeds arbitrary apply bodies through decoding and the
 // structured-merge-diff merge against a stored Deployment: every outcome is
-// an object or an API error, never a panic.
+// an object or an API error, never a panic; and the size floor that
+// refuses bodies before merging never exceeds the merged object's size.
 func FuzzApply(f *testing.F) {
 	f.Add([]byte("apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\nspec: {replicas: 3}\n"), false)
 	f.Add([]byte(`{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"web"},"spec":{"paused":true,"paused":false,"foo":1}}`), true)
 	f.Add([]byte("apiVersion: v1\nkind: Pod\n"), false)
+	f.Add([]byte(`{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"web","labels":{"a":"b"},"annotations":{"c":"d"}},"status":{"replicas":2}}`), false)
 	reg := NewRegistry()
 	fm, err := newFieldManagers(reg)
 	if err != nil {
@@ -87,11 +127,31 @@ func FuzzApply(f *testing.F) {
 	}
 	info := requestInfo{Namespace: "ns", Name: "web", fieldManager: "fuzz"}
 	f.Fuzz(func(t *testing.T, body []byte, force bool) {
-		patch, _, err := decodeApplyPatch(res, body)
+		ab, err := decodeApplyPatch(res, body)
 		if err != nil {
 			return
 		}
-		_, _ = s.mergeApply(res, info, old.obj, patch, force)
+		if err := s.checkApplySize(res, "", ab); err != nil {
+			return
+		}
+		// The floor, with the small-body shortcut off; it consumes the
+		// typed body, so from a decode of its own.
+		fb, _ := decodeApplyPatch(res, body)
+		floor, err := s.appliedSizeFloor(res, "", fb.typed, fb.patch.Object, fb.docBytes, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		merged, err := s.mergeApply(res, info, old.obj, ab.patch, force)
+		if err != nil {
+			return
+		}
+		data, err := json.Marshal(merged)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if floor > len(data) {
+			t.Fatalf("size floor %d, but the merged object is %d bytes: %s", floor, len(data), data)
+		}
 	})
 }
 

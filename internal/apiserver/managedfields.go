@@ -15,6 +15,7 @@ import (
 	"k8s.io/kube-openapi/pkg/validation/spec"
 	sjson "sigs.k8s.io/json"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
+	smdschema "sigs.k8s.io/structured-merge-diff/v6/schema"
 
 	"github.com/dnsplane/dnsplane/internal/openapi"
 )
@@ -28,6 +29,15 @@ const maxFieldManagerLength = 128
 // the decoder uses, so apply, the schema and strict decoding agree.
 type fieldManagers struct {
 	byKey map[fieldManagerKey]*managedfields.FieldManager
+	// roots are the structured-merge-diff schema of each kind, for
+	// appliedSizeFloor's walk over an apply body.
+	roots map[schema.GroupVersionKind]typeRoot
+}
+
+// typeRoot is a kind's type in the structured-merge-diff schema.
+type typeRoot struct {
+	schema *smdschema.Schema
+	ref    smdschema.TypeRef
 }
 
 type fieldManagerKey struct {
@@ -52,8 +62,15 @@ func newFieldManagers(reg *Registry) (*fieldManagers, error) {
 	if err != nil {
 		return nil, fmt.Errorf("building server-side apply schemas: %w", err)
 	}
-	fms := &fieldManagers{byKey: map[fieldManagerKey]*managedfields.FieldManager{}}
+	fms := &fieldManagers{byKey: map[fieldManagerKey]*managedfields.FieldManager{}, roots: map[schema.GroupVersionKind]typeRoot{}}
 	for _, res := range reg.Resources() {
+		empty := &unstructured.Unstructured{Object: map[string]any{}}
+		empty.SetGroupVersionKind(res.GVK)
+		tv, err := tc.ObjectToTyped(empty)
+		if err != nil {
+			return nil, fmt.Errorf("finding the server-side apply schema of %s: %w", res.GVK.Kind, err)
+		}
+		fms.roots[res.GVK] = typeRoot{schema: tv.Schema(), ref: tv.TypeRef()}
 		subs := []string{""}
 		if res.Status {
 			subs = append(subs, "status")
@@ -72,6 +89,11 @@ func newFieldManagers(reg *Registry) (*fieldManagers, error) {
 
 func (f *fieldManagers) get(res *Resource, subresource string) *managedfields.FieldManager {
 	return f.byKey[fieldManagerKey{res.GVK, subresource}]
+}
+
+func (f *fieldManagers) rootType(res *Resource) (typeRoot, bool) {
+	r, ok := f.roots[res.GVK]
+	return r, ok
 }
 
 // resetFields are the fields a write cannot set, so no manager owns them

@@ -1,12 +1,16 @@
 package apiserver
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"net/http"
 	"sort"
 	"strings"
+	"time"
 
 	jsonpatch "github.com/evanphx/json-patch/v5"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -25,10 +29,6 @@ const (
 	mediaStrategicPatch = "application/strategic-merge-patch+json"
 	mediaApplyPatch     = "application/apply-patch+yaml"
 )
-
-// patchRetries bounds retries of a patch that lost a race with another
-// write; the patch is re-applied to the newer object each time.
-const patchRetries = 5
 
 // builtin reports whether a resource is a Kubernetes built-in kind, the only
 // kinds strategic merge patch applies to (their Go types carry the patch
@@ -72,7 +72,12 @@ func (s *Server) patch(w http.ResponseWriter, r *http.Request, res *Resource, in
 	}
 	info.fieldManager = managerName(r)
 	ctx := r.Context()
+	// A patch that lost a race with another write is applied again to the
+	// newer object until the request ends (retryConflict).
 	for attempt := 0; ; attempt++ {
+		if attempt > 0 && !retryConflict(ctx, attempt) {
+			return storageError(res, info.Name, ctx.Err())
+		}
 		kv, err := s.store.Get(ctx, storageKey(res, info.Namespace, info.Name))
 		if err != nil {
 			return storageError(res, info.Name, err)
@@ -89,6 +94,11 @@ func (s *Server) patch(w http.ResponseWriter, r *http.Request, res *Resource, in
 		if err != nil {
 			return err
 		}
+		// Decoding refuses a document over the limit anyway; say which
+		// limit, before spending the decode on it.
+		if len(patched) > MaxRequestBodyBytes {
+			return errObjectTooLarge("the patched object", len(patched), decodeLimit())
+		}
 		d, err := decodeObject(res, patched, strictdecode.JSON)
 		if err != nil {
 			return err
@@ -104,12 +114,23 @@ func (s *Server) patch(w http.ResponseWriter, r *http.Request, res *Resource, in
 			return err
 		}
 		// A patch that sets resourceVersion is a precondition: no retry.
-		precondition := m.GetResourceVersion() != accessor(old).GetResourceVersion()
-		if precondition {
+		// One that removes it is unconditional, as upstream.
+		if rv := m.GetResourceVersion(); rv != "" && rv != accessor(old).GetResourceVersion() {
 			return errConflict(res.GroupResource(), info.Name)
 		}
+		// Before managedFields are computed (structured-merge-diff, the
+		// expensive step): an object storage cannot take is refused now.
+		if limit, ok := s.storageLimit(); ok {
+			floor, err := storedSizeFloor(res, info.Subresource, d.obj, len(patched), limit.bytes)
+			if err != nil {
+				return err
+			}
+			if floor > limit.bytes {
+				return errObjectTooLarge("the patched object", floor, limit)
+			}
+		}
 		updated, err := s.updateFrom(ctx, res, info, d.obj, old, dryRun)
-		if apierrors.IsConflict(err) && attempt < patchRetries {
+		if apierrors.IsConflict(err) {
 			continue
 		}
 		if err != nil {
@@ -119,7 +140,8 @@ func (s *Server) patch(w http.ResponseWriter, r *http.Request, res *Resource, in
 	}
 }
 
-// applyPatch applies a patch document of the given media type to current.
+// applyPatch applies a patch document of the given media type to current,
+// within the limits on the work a patch may cause (patchlimits.go).
 func applyPatch(kind string, current, patch []byte, res *Resource) ([]byte, error) {
 	switch kind {
 	case mediaJSONPatch:
@@ -127,7 +149,18 @@ func applyPatch(kind string, current, patch []byte, res *Resource) ([]byte, erro
 		if err != nil {
 			return nil, apierrors.NewBadRequest(err.Error())
 		}
-		out, err := p.Apply(current)
+		// Counted before any runs, as upstream.
+		if len(p) > maxJSONPatchOperations {
+			return nil, apierrors.NewRequestEntityTooLargeError(fmt.Sprintf(
+				"The allowed maximum operations in a JSON patch is %d, got %d", maxJSONPatchOperations, len(p)))
+		}
+		opts := jsonpatch.NewApplyOptions()
+		opts.AccumulatedCopySizeLimit = maxJSONPatchCopyBytes
+		out, err := p.ApplyWithOptions(current, opts)
+		var copyErr *jsonpatch.AccumulatedCopySizeError
+		if errors.As(err, &copyErr) {
+			return nil, errJSONPatchFailed(err)
+		}
 		if err != nil {
 			return nil, patchFailed(err)
 		}
@@ -136,22 +169,130 @@ func applyPatch(kind string, current, patch []byte, res *Resource) ([]byte, erro
 		if !json.Valid(patch) {
 			return nil, apierrors.NewBadRequest("error decoding patch: invalid JSON")
 		}
-		out, err := jsonpatch.MergePatch(current, patch)
-		if err != nil {
-			return nil, patchFailed(err)
-		}
-		return out, nil
+		return mergePatch(current, patch, res)
 	default:
-		var probe map[string]any
-		if err := json.Unmarshal(patch, &probe); err != nil {
-			return nil, apierrors.NewBadRequest(fmt.Sprintf("error decoding patch: %v", err))
-		}
-		out, err := strategicpatch.StrategicMergePatch(current, patch, res.New())
-		if err != nil {
-			return nil, patchFailed(err)
-		}
-		return out, nil
+		return strategicMerge(current, patch, res)
 	}
+}
+
+// mergePatch applies a JSON merge patch (RFC 7386) in time linear in the
+// documents. json-patch/v5's MergePatch keeps each object's key order in a
+// slice it searches on every insert, so merging n keys into an object
+// costs n² (100,000 keys: 23 s). As json-patch, only the objects the patch
+// reaches are decoded, nulls in values that are set rather than merged are
+// pruned, and a patch that is not an object is the result.
+func mergePatch(current, patch []byte, res *Resource) ([]byte, error) {
+	var p any
+	if err := decodeUseNumber(patch, &p); err != nil {
+		return nil, apierrors.NewBadRequest("error decoding patch: invalid JSON")
+	}
+	pm, ok := p.(map[string]any)
+	if !ok {
+		return patch, nil
+	}
+	out, err := mergeInto(current, pm)
+	if err != nil {
+		return nil, fmt.Errorf("patching the %s: %w", res.GVK.Kind, err)
+	}
+	return out, nil
+}
+
+// mergeInto merges the patch object p into the JSON value target: an
+// object's members the patch does not name stay as they were written.
+func mergeInto(target json.RawMessage, p map[string]any) (json.RawMessage, error) {
+	var t map[string]json.RawMessage
+	if err := json.Unmarshal(target, &t); err != nil || t == nil {
+		// Not an object: the patch replaces it, as an object of its own.
+		t = make(map[string]json.RawMessage, len(p))
+	}
+	for k, v := range p {
+		var err error
+		switch pv := v.(type) {
+		case nil:
+			delete(t, k)
+			continue
+		case map[string]any:
+			if cur := t[k]; len(cur) > 0 && cur[0] == '{' {
+				t[k], err = mergeInto(cur, pv)
+			} else {
+				// Nothing to merge with: encoded once, however deep.
+				t[k], err = json.Marshal(pruneNulls(pv))
+			}
+		default:
+			t[k], err = json.Marshal(pruneNulls(v))
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	return json.Marshal(t)
+}
+
+// pruneNulls drops the null members of the objects in a value that is set
+// rather than merged (a list, and the objects in it), as json-patch does.
+func pruneNulls(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		for k, e := range x {
+			if e == nil {
+				delete(x, k)
+			} else {
+				x[k] = pruneNulls(e)
+			}
+		}
+	case []any:
+		for i, e := range x {
+			x[i] = pruneNulls(e)
+		}
+	}
+	return v
+}
+
+// decodeUseNumber decodes JSON keeping numbers as they were written.
+func decodeUseNumber(data []byte, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	if err := dec.Decode(v); err != nil {
+		return err
+	}
+	if dec.More() {
+		return errors.New("data after the JSON value")
+	}
+	return nil
+}
+
+// strategicMerge applies a strategic merge patch: both documents are
+// decoded once, priced (priceStrategicMerge) and then merged as maps.
+func strategicMerge(current, patch []byte, res *Resource) ([]byte, error) {
+	var patchMap map[string]any
+	if err := sjson.UnmarshalCaseSensitivePreserveInts(patch, &patchMap); err != nil {
+		return nil, apierrors.NewBadRequest(fmt.Sprintf("error decoding patch: %v", err))
+	}
+	if patchMap == nil {
+		// "null" patches nothing, as for strategicpatch's own decoding.
+		patchMap = map[string]any{}
+	}
+	var currentMap map[string]any
+	if err := sjson.UnmarshalCaseSensitivePreserveInts(current, &currentMap); err != nil {
+		return nil, fmt.Errorf("decoding the %s to patch: %w", res.GVK.Kind, err)
+	}
+	schema := res.New()
+	meta, err := strategicpatch.NewPatchMetaFromStruct(schema)
+	if err != nil {
+		return nil, fmt.Errorf("reading the patch strategies of %s: %w", res.GVK.Kind, err)
+	}
+	if err := priceStrategicMerge(patchMap, currentMap, meta); err != nil {
+		return nil, err
+	}
+	merged, err := strategicpatch.StrategicMergeMapPatch(currentMap, patchMap, schema)
+	if err != nil {
+		return nil, patchFailed(err)
+	}
+	out, err := json.Marshal(merged)
+	if err != nil {
+		return nil, fmt.Errorf("encoding the patched %s: %w", res.GVK.Kind, err)
+	}
+	return out, nil
 }
 
 // patchFailed is the 422 for a well-formed patch that cannot be applied.
@@ -241,4 +382,26 @@ func dedupe(texts []string) []string {
 		}
 	}
 	return out
+}
+
+// retryConflict waits before attempt (1 for the first retry) of a write
+// that lost a compare-and-swap to another writer, and returns false when
+// ctx ended first. Patches and applies without a resourceVersion retry
+// until the request ends, as kube's GuaranteedUpdate does, so a client
+// such as kubectl label never sees a conflict it did not ask for; the
+// random wait, growing to at most 64 ms, keeps concurrent writers of one
+// object from retrying in lockstep.
+func retryConflict(ctx context.Context, attempt int) bool {
+	if ctx.Err() != nil {
+		return false
+	}
+	ceiling := time.Millisecond << min(attempt-1, 6)
+	t := time.NewTimer(rand.N(ceiling) + 1)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
 }

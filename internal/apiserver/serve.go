@@ -127,8 +127,12 @@ func Start(ctx context.Context, o Options) (*Running, error) {
 	}
 
 	limits := limitsOrDefault(o.Limits)
+	maxObject := 0
+	if len(o.EtcdServers) == 0 {
+		maxObject = embeddedEtcdMaxObjectBytes
+	}
 	srv, err := New(Config{Store: store, ServiceIPs: ips, Gates: o.Gates, Authenticator: authenticator,
-		Logger: log, SecurePort: port, BookmarkInterval: o.BookmarkInterval, Limits: &limits})
+		Logger: log, SecurePort: port, BookmarkInterval: o.BookmarkInterval, Limits: &limits, MaxObjectBytes: maxObject})
 	if err != nil {
 		ln.Close()
 		return fail(err)

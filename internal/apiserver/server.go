@@ -59,7 +59,13 @@ type Config struct {
 	ResourceVersionWait time.Duration
 	// SecurePort is advertised in the kubernetes Service (targetPort).
 	SecurePort int
-	Now        func() time.Time
+	// MaxObjectBytes is the largest object, as stored JSON, the store
+	// accepts (etcd's --max-request-bytes). Patches and applies whose
+	// result must be larger are refused before the work of building it;
+	// 0 = unknown (an external etcd), and only the 3 MiB an object may
+	// have when decoded applies.
+	MaxObjectBytes int
+	Now            func() time.Time
 
 	// Limits are the request limits Handler enforces (max in flight,
 	// request timeout); nil = DefaultLimits().
