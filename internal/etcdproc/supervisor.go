@@ -227,7 +227,7 @@ func (s *Supervisor) startChild(ctx context.Context) (*child, error) {
 		c.terminate(s.cfg.StopTimeout)
 		return nil, fmt.Errorf("embedded etcd in %s did not become ready within %s (last phase: %s); "+
 			"a single-member etcd that cannot elect itself leader usually has a damaged write-ahead log "+
-			"(member/wal): restore the data dir from a snapshot (see docs/operations.md)",
+			"(member/wal): restore the data dir from a backup (see docs/operations.md)",
 			s.cfg.DataDir, s.cfg.ReadyTimeout, c.lastPhase())
 	case <-ctx.Done():
 		c.terminate(s.cfg.StopTimeout)
@@ -259,7 +259,7 @@ func (s *Supervisor) startError(c *child) error {
 		phase = "starting"
 	}
 	return fmt.Errorf("embedded etcd in %s exited (%v) while %s: %s; if the data dir is damaged, "+
-		"restore it from a snapshot (see docs/operations.md)", s.cfg.DataDir, c.waitErr, phase, detail)
+		"restore it from a backup (see docs/operations.md)", s.cfg.DataDir, c.waitErr, phase, detail)
 }
 
 // readMessages reads the child's protocol lines until EOF.

@@ -132,7 +132,7 @@ func TestStartFailures(t *testing.T) {
 		{
 			name: "wal deleted", mode: "member", damaged: true,
 			damage: func(t *testing.T, dir string) { must(t, os.RemoveAll(filepath.Join(dir, "member", "wal"))) },
-			want:   []string{"write-ahead log member/wal", "restore it from a snapshot"},
+			want:   []string{"write-ahead log member/wal", "restore it from a backup"},
 		},
 		{
 			name: "database page damaged", mode: "member", damaged: true,
@@ -145,7 +145,7 @@ func TestStartFailures(t *testing.T) {
 				must(t, err)
 				must(t, f.Close())
 			},
-			want: []string{"database member/snap/db", "restore it from a snapshot"},
+			want: []string{"database member/snap/db", "restore it from a backup"},
 		},
 		{
 			name: "exits while starting", mode: "crash", damage: func(*testing.T, string) {},

@@ -31,8 +31,8 @@ type DamagedError struct {
 }
 
 func (e *DamagedError) Error() string {
-	return fmt.Sprintf("etcd data dir %s is damaged: %s: %s; restore it from a snapshot "+
-		"(etcdutl snapshot restore, see docs/operations.md) or move it away to start an empty cluster",
+	return fmt.Sprintf("etcd data dir %s is damaged: %s: %s; restore it from a backup "+
+		"(see docs/operations.md, \"A damaged data dir\") or move it away to start an empty cluster",
 		e.Dir, e.Part, e.Detail)
 }
 

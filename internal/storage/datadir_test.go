@@ -111,7 +111,7 @@ func TestCheckDataDir(t *testing.T) {
 			if !strings.Contains(de.Part, tt.wantPart) || de.Dir != dir {
 				t.Errorf("DamagedError{Dir: %q, Part: %q}, want dir %q and part %q", de.Dir, de.Part, dir, tt.wantPart)
 			}
-			for _, want := range []string{dir, "restore it from a snapshot"} {
+			for _, want := range []string{dir, "restore it from a backup"} {
 				if !strings.Contains(err.Error(), want) {
 					t.Errorf("error %q does not say %q", err, want)
 				}

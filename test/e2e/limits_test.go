@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
-	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -25,17 +24,17 @@ const (
 	// floodConnections is how many TLS connections the flood holds: more
 	// than the process has descriptors.
 	floodConnections = 300
-	// floodHold is how long the flood is held. Embedded etcd purges old
+	// floodHold is how long the flood is held. In-process etcd purged old
 	// snapshot and WAL files every 30s, and failing to open the snapshot
-	// directory then is what killed the process; holding past one purge
-	// shows it now survives.
+	// directory then is what killed the process. etcd now runs in a child
+	// process with descriptors of its own; holding past one purge (and
+	// past the DNS servers' TCP idle timeout) shows that nothing else in
+	// the process runs out either.
 	floodHold = 35 * time.Second
 )
 
-var upBannerRE = regexp.MustCompile(`API server:  (https://\S+)\n  kubeconfig:  (\S+)\n`)
-
 // TestConnectionFloodKeepsUpAlive is the issue's reproduction: `dnsplane up`
-// (API server, embedded etcd, cluster DNS and node cache in one process)
+// (API server, cluster DNS and node cache in one process)
 // with the descriptor limit at 200, flooded without credentials by TLS
 // connections that each send one GET /healthz and stay open. Before the
 // connection limit the process ran out of descriptors and embedded etcd
@@ -46,29 +45,8 @@ func TestConnectionFloodKeepsUpAlive(t *testing.T) {
 	if err != nil {
 		t.Skipf("prlimit (util-linux) is not on PATH: %v", err)
 	}
-	dnsAddr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
-	nodeAddr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
-	args := []string{fmt.Sprintf("--nofile=%d:%d", floodNofile, floodNofile), dnsplaneBin,
-		"up", "--data-dir", t.TempDir(), "--secure-port", "0",
-		"--dns-listen", dnsAddr, "--nodecache-listen", nodeAddr,
-		// Nothing listens there: cluster names never go upstream.
-		"--upstream", fmt.Sprintf("127.0.0.1:%d", freePort(t))}
-	p, err := startProcess("dnsplane up under prlimit --nofile=200", prlimit, args...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		p.kill()
-		if t.Failed() {
-			t.Logf("log of %s:\n%s", p.name, p.stderr.tail())
-		}
-	})
-	out, err := p.stdout.waitFor(serverStartTimeout, p.exited, upBannerRE.MatchString)
-	if err != nil {
-		t.Fatalf("waiting for up: %v (exit: %v)\nstdout:\n%s", err, p.err, out)
-	}
-	m := upBannerRE.FindStringSubmatch(out)
-	apiURL, kubeconfig := m[1], m[2]
+	u := startUp(t, t.TempDir(), []string{prlimit, fmt.Sprintf("--nofile=%d:%d", floodNofile, floodNofile)})
+	p, apiURL, kubeconfig, dnsAddr, nodeAddr := u.process, u.URL, u.Kubeconfig, u.ClusterDNS, u.NodeCache
 	// The chosen limit is logged; 200 - max(128, 200/4) = 72.
 	if log := p.stderr.String(); !strings.Contains(log, "API server connection limit") || !strings.Contains(log, "max_connections=72") {
 		t.Errorf("the log does not report the connection limit of 72:\n%s", log)
