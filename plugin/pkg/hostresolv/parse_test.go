@@ -1,4 +1,4 @@
-package resolvconf
+package hostresolv
 
 import (
 	"errors"
