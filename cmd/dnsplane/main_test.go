@@ -33,7 +33,7 @@ func chdirRoot(t *testing.T) {
 	t.Chdir("../..")
 }
 
-func TestResolvconfSeed001(t *testing.T) {
+func TestResolvconfCustomExample(t *testing.T) {
 	chdirRoot(t)
 	base := []string{"resolvconf", "-f", "examples/custom-pod.yaml", "--host-resolv-conf", "examples/host-resolv.conf", "--cluster-dns", "10.240.0.10", "--namespace", "ns1"}
 	tests := []struct {
@@ -43,8 +43,8 @@ func TestResolvconfSeed001(t *testing.T) {
 	}{
 		{"runtime order", nil,
 			"search ns1.svc.cluster.local my.dns.search.suffix foo.com bar.com\nnameserver 10.240.0.10\noptions ndots:2\n"},
-		// The seed's file without its explanatory comments, byte for byte.
-		{"seed layout", []string{"--nameserver-first"},
+		// The layout docs/resolvconf.md ("Line order") documents for --nameserver-first.
+		{"nameserver first", []string{"--nameserver-first"},
 			"nameserver 10.240.0.10\nsearch ns1.svc.cluster.local my.dns.search.suffix foo.com bar.com\noptions ndots:2\n"},
 	}
 	for _, tt := range tests {
@@ -128,7 +128,7 @@ spec:
 	}
 }
 
-func TestValidateSeed000(t *testing.T) {
+func TestValidateKEP4427Examples(t *testing.T) {
 	chdirRoot(t)
 	for _, file := range []string{"examples/underscore-search-pod.yaml", "examples/dot-search-pod.yaml"} {
 		t.Run(file, func(t *testing.T) {
