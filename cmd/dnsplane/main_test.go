@@ -33,7 +33,7 @@ func chdirRoot(t *testing.T) {
 	t.Chdir("../..")
 }
 
-func TestResolvconfSeed001(t *testing.T) {
+func TestResolvconfCustomExample(t *testing.T) {
 	chdirRoot(t)
 	base := []string{"resolvconf", "-f", "examples/custom-pod.yaml", "--host-resolv-conf", "examples/host-resolv.conf", "--cluster-dns", "10.240.0.10", "--namespace", "ns1"}
 	tests := []struct {
@@ -43,8 +43,8 @@ func TestResolvconfSeed001(t *testing.T) {
 	}{
 		{"runtime order", nil,
 			"search ns1.svc.cluster.local my.dns.search.suffix foo.com bar.com\nnameserver 10.240.0.10\noptions ndots:2\n"},
-		// The seed's file without its explanatory comments, byte for byte.
-		{"seed layout", []string{"--nameserver-first"},
+		// The layout docs/resolvconf.md ("Line order") documents for --nameserver-first.
+		{"nameserver first", []string{"--nameserver-first"},
 			"nameserver 10.240.0.10\nsearch ns1.svc.cluster.local my.dns.search.suffix foo.com bar.com\noptions ndots:2\n"},
 	}
 	for _, tt := range tests {
@@ -68,16 +68,16 @@ func TestResolvconfPolicies(t *testing.T) {
 		wantErr  string
 		wantCode int
 	}{
-		{name: "autopath prefers the node cache", pod: "examples/autopath-pod.yaml", args: []string{"--node-cache", "169.254.20.10"},
+		{name: "autopath prefers the node cache", pod: "examples/autopath-pod.yaml", args: []string{"-n", "ns1", "--node-cache", "169.254.20.10"},
 			want: "search search.ns1.cluster.local.ap.k8s.io\nnameserver 169.254.20.10\noptions ndots:5\n"},
-		{name: "autopath without node cache", pod: "examples/autopath-pod.yaml",
+		{name: "autopath without node cache", pod: "examples/autopath-pod.yaml", args: []string{"-n", "ns1"},
 			want: "search search.ns1.cluster.local.ap.k8s.io\nnameserver 10.96.0.10\noptions ndots:5\n"},
 		{name: "cluster first from stdin", pod: "-",
 			want: "search team.svc.cluster.local svc.cluster.local cluster.local foo.com bar.com\nnameserver 10.96.0.10\noptions ndots:5\n"},
 		{name: "none", pod: "examples/dot-search-pod.yaml",
 			want: "search . default.svc.cluster.local svc.cluster.local cluster.local\nnameserver 1.2.3.4\n"},
 		{name: "invalid pod", pod: "examples/dot-search-pod.yaml", args: []string{"--feature-gates", "RelaxedDNSSearchValidation=false"},
-			wantErr: `examples/dot-search-pod.yaml:17:9: spec.dnsConfig.searches[0]: Invalid value: ""`, wantCode: 1},
+			wantErr: `examples/dot-search-pod.yaml:16:9: spec.dnsConfig.searches[0]: Invalid value: ""`, wantCode: 1},
 		{name: "bad cluster dns", pod: "examples/custom-pod.yaml", args: []string{"--cluster-dns", "ten"},
 			wantErr: `--cluster-dns: "ten" is not an IP address`, wantCode: 2},
 		{name: "missing host file", pod: "examples/custom-pod.yaml", args: []string{"--host-resolv-conf", "/nonexistent/resolv.conf"},
@@ -128,7 +128,7 @@ spec:
 	}
 }
 
-func TestValidateSeed000(t *testing.T) {
+func TestValidateKEP4427Examples(t *testing.T) {
 	chdirRoot(t)
 	for _, file := range []string{"examples/underscore-search-pod.yaml", "examples/dot-search-pod.yaml"} {
 		t.Run(file, func(t *testing.T) {
@@ -136,7 +136,7 @@ func TestValidateSeed000(t *testing.T) {
 				t.Errorf("gate on: exit %d\n%s%s", code, out, errOut)
 			}
 			out, _, code := runCmd(t, "", "validate", "-q", "-f", file, "--feature-gates=RelaxedDNSSearchValidation=false")
-			if code != 1 || !strings.HasPrefix(out, file+":17:9: spec.dnsConfig.searches[0]: Invalid value: ") ||
+			if code != 1 || !strings.HasPrefix(out, file+":16:9: spec.dnsConfig.searches[0]: Invalid value: ") ||
 				!strings.Contains(out, "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.'") {
 				t.Errorf("gate off: exit %d, stdout:\n%s", code, out)
 			}

@@ -9,7 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/dnsplane/dnsplane/internal/features"
-	"github.com/dnsplane/dnsplane/internal/manifest"
+	"github.com/dnsplane/dnsplane/internal/offlinevalidate"
 	"github.com/dnsplane/dnsplane/internal/resolvconf"
 	"github.com/dnsplane/dnsplane/internal/validation"
 )
@@ -47,16 +47,16 @@ MissingClusterDNS) are printed on standard error.`,
 			if err != nil {
 				return err
 			}
-			srcs, err := manifest.Sources([]string{file}, false, cmd.InOrStdin())
+			srcs, err := offlinevalidate.Sources([]string{file}, false, cmd.InOrStdin())
 			if err != nil {
 				return &exitError{code: exitUsage, msg: err.Error()}
 			}
 			if len(srcs) != 1 {
 				return &exitError{code: exitUsage, msg: fmt.Sprintf("-f %s: want one file, found %d", file, len(srcs))}
 			}
-			v := manifest.Validator{Options: validation.OptionsFromGates(fg)}
+			v := offlinevalidate.Validator{Options: validation.OptionsFromGates(fg)}
 			pod, findings, err := v.Pod(cmd.Context(), srcs[0])
-			if errors.Is(err, manifest.ErrInvalid) {
+			if errors.Is(err, offlinevalidate.ErrInvalid) {
 				for _, f := range findings {
 					fmt.Fprintln(cmd.ErrOrStderr(), f.String())
 				}

@@ -7,7 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/dnsplane/dnsplane/internal/features"
-	"github.com/dnsplane/dnsplane/internal/manifest"
+	"github.com/dnsplane/dnsplane/internal/offlinevalidate"
 	"github.com/dnsplane/dnsplane/internal/validation"
 )
 
@@ -35,26 +35,26 @@ invalid, 2 usage error.`,
 			if err != nil {
 				return &exitError{code: exitUsage, msg: err.Error()}
 			}
-			srcs, err := manifest.Sources(files, recursive, cmd.InOrStdin())
+			srcs, err := offlinevalidate.Sources(files, recursive, cmd.InOrStdin())
 			if err != nil {
-				if errors.Is(err, manifest.ErrUsage) {
+				if errors.Is(err, offlinevalidate.ErrUsage) {
 					return &exitError{code: exitUsage, msg: err.Error()}
 				}
 				return &exitError{code: exitInvalid, msg: err.Error()}
 			}
-			v := manifest.Validator{Options: validation.OptionsFromGates(fg)}
+			v := offlinevalidate.Validator{Options: validation.OptionsFromGates(fg)}
 			var total, invalid, skipped int
 			out := cmd.OutOrStdout()
 			for _, src := range srcs {
 				for _, o := range v.ValidateSource(cmd.Context(), src) {
 					total++
 					switch o.Status {
-					case manifest.Invalid:
+					case offlinevalidate.Invalid:
 						invalid++
 						for _, f := range o.Findings {
 							fmt.Fprintln(out, f.String())
 						}
-					case manifest.Skipped:
+					case offlinevalidate.Skipped:
 						skipped++
 						fmt.Fprintf(out, "%s:%d:%d: skipped: %s %s is not a kind dnsplane serves\n",
 							o.Source, o.Pos.Line, o.Pos.Column, o.APIVersion, o.Kind)

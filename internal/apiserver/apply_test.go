@@ -10,7 +10,8 @@ import (
 	"k8s.io/client-go/rest"
 )
 
-// applyRow12 is the apply body of the reference's rows 12 and 13: JSON text
+// applyRow12 is the apply body of upstream's KEP-2885 integration test
+// (k/k test/integration/apiserver/field_validation_test.go): JSON text
 // with spec.paused duplicated on line 10 and imagePullPolicy on line 27.
 const applyRow12 = `{
   "apiVersion": "apps/v1",

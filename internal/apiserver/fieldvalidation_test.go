@@ -10,7 +10,8 @@ import (
 	"k8s.io/client-go/rest"
 )
 
-// invJSON is the reference's INV-JSON Deployment (section 1.7): duplicate
+// invJSON is the invalid Deployment of upstream's KEP-2885 integration test
+// (k/k test/integration/apiserver/field_validation_test.go): duplicate
 // metadata.name, unknown metadata.unknownMeta, spec.unknown1, spec.unknownDupe
 // twice, spec.paused twice, and in containers[0] unknownNested and
 // imagePullPolicy twice.
@@ -170,8 +171,8 @@ func rawCaller(t *testing.T, ts *testServer) func(method, url, ctype, body strin
 	}
 }
 
-// invYAML is INV-JSON as YAML, laid out so the duplicates are on the lines
-// of the reference's INV-YAML (5, 12, 14 and 28).
+// invYAML is invJSON as YAML, laid out so the duplicates are on the lines
+// where upstream's YAML body has them (5, 12, 14 and 28).
 func invYAML(name string) string {
 	return `apiVersion: apps/v1
 kind: Deployment

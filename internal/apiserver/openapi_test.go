@@ -317,8 +317,7 @@ func TestOpenAPIDocuments(t *testing.T) {
 }
 
 // kubectlSupportsQueryParamV3 is kubectl 1.32's server-side support check
-// (cli-runtime's v3 query parameter verifier) as the reference describes
-// it: among all paths, a PATCH operation whose single-object
+// (k8s.io/cli-runtime pkg/resource/query_param_verifier_v3.go), restated: among all paths, a PATCH operation whose single-object
 // x-kubernetes-group-version-kind equals gvk decides; the parameter must be
 // among its parameters (a "#/parameters/<k>" $ref resolved through
 // components.parameters). Because kubectl walks a Go map, the first

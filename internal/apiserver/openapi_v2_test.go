@@ -97,8 +97,8 @@ func TestOpenAPIV2Serving(t *testing.T) {
 	t.Logf("v2: %d bytes JSON, %d bytes protobuf, %d definitions", len(jsonBody), len(pbBody), len(doc.GetDefinitions().GetAdditionalProperties()))
 }
 
-// kubectlSupportsQueryParamV2 is kubectl 1.32's v2 fallback check as the
-// reference describes it: the first PATCH operation carrying gvk decides;
+// kubectlSupportsQueryParamV2 is kubectl 1.32's v2 fallback check
+// (k8s.io/cli-runtime pkg/resource/query_param_verifier.go), restated: the first PATCH operation carrying gvk decides;
 // a parameter may be inline or a "#/parameters/<k>" reference.
 func kubectlSupportsQueryParamV2(doc *openapi_v2.Document, gvk schema.GroupVersionKind, param string) (found, supported bool) {
 	global := map[string]string{}

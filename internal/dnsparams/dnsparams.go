@@ -1,5 +1,5 @@
 // Package dnsparams parses and expands the substitutions of
-// spec.dnsParams.custom.search (dnsPolicy Custom, seed 001).
+// spec.dnsParams.custom.search (dnsPolicy Custom, docs/pod-dns.md "Substitutions").
 //
 // A substitution replaces one whole DNS label: "$(NAMESPACE).svc.$(CLUSTER)"
 // expands, "abc$(NAMESPACE)1234" is invalid. "$(HOST)" stands for the node's

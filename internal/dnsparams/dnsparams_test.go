@@ -12,7 +12,7 @@ func TestCheck(t *testing.T) {
 		entries []string
 		wantErr []string // per entry; "" = valid
 	}{
-		{"seed example", []string{"$(NAMESPACE).svc.$(CLUSTER)", "my.dns.search.suffix", "$(HOST)"}, []string{"", "", ""}},
+		{"docs example", []string{"$(NAMESPACE).svc.$(CLUSTER)", "my.dns.search.suffix", "$(HOST)"}, []string{"", "", ""}},
 		{"host only", []string{"$(HOST)"}, []string{""}},
 		{"trailing dot", []string{"$(NAMESPACE).$(CLUSTER)."}, []string{""}},
 		{"part of a label", []string{"abc$(NAMESPACE)1234.example.com"},
@@ -68,7 +68,7 @@ func TestExpand(t *testing.T) {
 		want    []string
 		wantErr string
 	}{
-		{"seed 001", []string{"$(NAMESPACE).svc.$(CLUSTER)", "my.dns.search.suffix", "$(HOST)"},
+		{"docs example", []string{"$(NAMESPACE).svc.$(CLUSTER)", "my.dns.search.suffix", "$(HOST)"},
 			[]string{"ns1.svc.cluster.local", "my.dns.search.suffix", "foo.com", "bar.com"}, ""},
 		{"host only", []string{"$(HOST)"}, []string{"foo.com", "bar.com"}, ""},
 		{"custom then host", []string{"my.custom.suffix", "$(HOST)"}, []string{"my.custom.suffix", "foo.com", "bar.com"}, ""},

@@ -7,7 +7,7 @@
 // reproduced here: how it reads the node's file, which base each dnsPolicy
 // starts from, how spec.dnsConfig is merged, where limits cut and the event
 // text it emits when they do. Only the two policies kubelet never had
-// (Custom, seed 001; ClusterFirstWithAutopath, seed 002) add rules of their
+// (Custom and ClusterFirstWithAutopath, docs/pod-dns.md) add rules of their
 // own, and they reuse the same merge and limit steps so a pod cannot escape
 // them by choosing a new policy.
 //

@@ -1,7 +1,6 @@
 package resolvconf
 
 import (
-	"bytes"
 	"strings"
 	"testing"
 
@@ -9,40 +8,6 @@ import (
 
 	dpcorev1 "github.com/dnsplane/dnsplane/api/core/v1"
 )
-
-// FuzzParse: Parse never panics, and what it accepts survives a Render and a
-// second Parse. Search entries are the one exception kubelet's rules make:
-// one trailing dot is trimmed per parse, so "foo.." reads as "foo." and then
-// as "foo"; the check applies the search-line rule once more for them.
-func FuzzParse(f *testing.F) {
-	for _, s := range []string{
-		"", "#comment\nnameserver", "nameserver 1.2.3.4\nsearch foo. bar\noptions ndots:5 attempts:2\noptions ndots:1",
-		"search .", "search foo.. ..", "options a: :b a:1\n", "\tnameserver \t 1.2.3.4 #c\r\n", "domain x\nsortlist y",
-		"search a\x00", "search \xff", "nameserver\u0085x\nsearch\u00a0a",
-	} {
-		f.Add([]byte(s))
-	}
-	f.Fuzz(func(t *testing.T, data []byte) {
-		c, err := Parse(bytes.NewReader(data))
-		if err != nil {
-			return
-		}
-		out := c.Render()
-		again, err := Parse(bytes.NewReader(out))
-		if err != nil {
-			t.Fatalf("re-parse of %q: %v", out, err)
-		}
-		if !sameList(again.Nameservers, c.Nameservers) {
-			t.Fatalf("nameservers %q -> %q via %q", c.Nameservers, again.Nameservers, out)
-		}
-		if want := parseSearch(c.Searches); !sameList(again.Searches, want) {
-			t.Fatalf("searches %q -> %q via %q", c.Searches, again.Searches, out)
-		}
-		if !sameList(again.Options, c.Options) {
-			t.Fatalf("options %q -> %q via %q", c.Options, again.Options, out)
-		}
-	})
-}
 
 // FuzzForPod: every policy, known or not, with arbitrary search entries in
 // every place a search can come from, never panics and always respects

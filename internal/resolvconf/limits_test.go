@@ -18,8 +18,8 @@ func numbered(from, to int) []string {
 	return s
 }
 
-// TestFitSearches is kubelet's TestFormDNSSearchFitsLimits (reference
-// #14-#19) on the limit step alone, plus its edges.
+// TestFitSearches is kubelet's TestFormDNSSearchFitsLimits (k/k
+// pkg/kubelet/network/dns/dns_test.go; its rows numbered #14-#19) on the limit step alone, plus its edges.
 func TestFitSearches(t *testing.T) {
 	cluster := []string{"testNS.svc.TEST", "svc.TEST", "TEST"}
 	// 128 + 15*127 characters and 15 separators: exactly 2048.
@@ -104,7 +104,7 @@ func TestSearchLimitsThroughForPod(t *testing.T) {
 }
 
 // TestNameserverLimits is kubelet's TestFormDNSNameserversFitsLimits
-// (reference #20-#22), through the host file of a Default pod.
+// (same file; rows #20-#22), through the host file of a Default pod.
 func TestNameserverLimits(t *testing.T) {
 	node := func(ns ...string) Node { return Node{HostResolvConf: true, Host: Config{Nameservers: ns}} }
 	runPodCases(t, []podCase{

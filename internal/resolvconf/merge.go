@@ -4,6 +4,8 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/dnsplane/dnsplane/plugin/pkg/hostresolv"
 )
 
 // appendDNSConfig applies spec.dnsConfig on top of a policy's base the way
@@ -38,19 +40,19 @@ func omitDuplicates(in []string) []string {
 // does ("a:" becomes "a"), so base and pod options compare by name alone.
 // Base names keep their position; new pod names follow in pod order.
 func mergeOptions(base []string, pod []corev1.PodDNSConfigOption) []string {
-	var set optionSet
+	var set hostresolv.OptionSet
 	for _, o := range base {
 		name, value, _ := strings.Cut(o, ":")
-		set.set(name, formatOption(name, value))
+		set.Set(name, formatOption(name, value))
 	}
 	for _, o := range pod {
 		value := ""
 		if o.Value != nil {
 			value = *o.Value
 		}
-		set.set(o.Name, formatOption(o.Name, value))
+		set.Set(o.Name, formatOption(o.Name, value))
 	}
-	return set.list()
+	return set.List()
 }
 
 func formatOption(name, value string) string {

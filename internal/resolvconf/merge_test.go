@@ -6,8 +6,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 )
 
-// TestMergeOptions is kubelet's TestMergeDNSOptions (reference #23-#25),
-// which compares sets; here the order is fixed too.
+// TestMergeOptions is kubelet's TestMergeDNSOptions (k/k
+// pkg/kubelet/network/dns/dns_test.go, #23-#25), which compares sets; here
+// the order is fixed too.
 func TestMergeOptions(t *testing.T) {
 	base := []string{"ndots:5", "debug"}
 	tests := []struct {

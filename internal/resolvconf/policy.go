@@ -151,8 +151,8 @@ func clusterSearches(namespace, domain string, host []string) []string {
 	return omitDuplicates(append(s, host...))
 }
 
-// customBase builds a Custom pod's config from spec.dnsParams.custom (seed
-// 001). The pod chose its search list, so losing the cluster DNS costs it
+// customBase builds a Custom pod's config from spec.dnsParams.custom
+// (docs/pod-dns.md, "dnsPolicy: Custom"). The pod chose its search list, so losing the cluster DNS costs it
 // only the nameservers, not the list.
 func customBase(pod *dpcorev1.Pod, node Node) (Config, []Warning, error) {
 	params := pod.Spec.DNSParams
@@ -186,13 +186,13 @@ func customBase(pod *dpcorev1.Pod, node Node) (Config, []Warning, error) {
 }
 
 // autopathBase gives the pod one search path that the node cache recognises
-// and the cluster DNS expands server side (seed 002), so a short name costs
+// and the cluster DNS expands server side (docs/autopath.md), so a short name costs
 // one query per record type instead of one per search path.
 func autopathBase(pod *dpcorev1.Pod, node Node) (Config, []Warning, error) {
 	servers := node.NodeCache
 	if len(servers) == 0 {
 		// Without the cache the cluster DNS still expands the name, with
-		// the cluster paths only (DESIGN, "Autopath wire format").
+		// the cluster paths only (docs/autopath.md).
 		servers = node.ClusterDNS
 	}
 	if len(servers) == 0 {

@@ -130,7 +130,8 @@ func TestPolicyBase(t *testing.T) {
 	})
 }
 
-// TestPodDNSCustomConfig is kubelet's TestGetPodDNSCustom (reference #26-#30).
+// TestPodDNSCustomConfig is kubelet's TestGetPodDNSCustom (k/k
+// pkg/kubelet/network/dns/dns_test.go; its cases numbered #26-#30).
 func TestPodDNSCustomConfig(t *testing.T) {
 	node := Node{
 		ClusterDomain:  "kubernetes.io",
@@ -162,7 +163,8 @@ func TestPodDNSCustomConfig(t *testing.T) {
 }
 
 // TestNoHostResolvConf is kubelet's testGetPodDNS with --resolv-conf=""
-// (reference #31-#33) plus the node-IP families and #34.
+// (k/k pkg/kubelet/network/dns/dns_test.go; cases #31-#33) plus the
+// node-IP families and #34 (a real host file).
 func TestNoHostResolvConf(t *testing.T) {
 	node := Node{ClusterDomain: "kubernetes.io", ClusterDNS: []string{"203.0.113.1"}}
 	loopback := Config{Nameservers: []string{"127.0.0.1"}, Searches: []string{"."}}
@@ -226,7 +228,7 @@ func TestMissingClusterDNS(t *testing.T) {
 	})
 }
 
-// TestCustom covers dnsPolicy Custom (seed 001).
+// TestCustom covers dnsPolicy Custom (docs/pod-dns.md).
 func TestCustom(t *testing.T) {
 	seedNode := Node{
 		ClusterDomain:  "cluster.local",
@@ -247,7 +249,7 @@ func TestCustom(t *testing.T) {
 	truncated := append([]string{"ns1.svc.cluster.local", "my.dns.search.suffix"}, longHost.Host.Searches[:30]...)
 
 	runPodCases(t, []podCase{
-		{name: "seed 001", pod: newPod("ns1", dpcorev1.DNSCustom, seed), node: seedNode,
+		{name: "docs example", pod: newPod("ns1", dpcorev1.DNSCustom, seed), node: seedNode,
 			want: Config{Nameservers: []string{"10.240.0.10"}, Searches: []string{"ns1.svc.cluster.local", "my.dns.search.suffix", "foo.com", "bar.com"}, Options: []string{"ndots:2"}}},
 		{name: "hostNetwork changes nothing", pod: newPod("ns1", dpcorev1.DNSCustom, seed, hostNet), node: seedNode,
 			want: Config{Nameservers: []string{"10.240.0.10"}, Searches: []string{"ns1.svc.cluster.local", "my.dns.search.suffix", "foo.com", "bar.com"}, Options: []string{"ndots:2"}}},
@@ -286,7 +288,7 @@ func TestCustom(t *testing.T) {
 	})
 }
 
-// TestAutopath covers dnsPolicy ClusterFirstWithAutopath (seed 002).
+// TestAutopath covers dnsPolicy ClusterFirstWithAutopath (docs/autopath.md).
 func TestAutopath(t *testing.T) {
 	node := Node{
 		ClusterDomain:  "cluster.local",

@@ -14,7 +14,9 @@ const (
 	// RuntimeOrder is what containerd and CRI-O (and Docker before them)
 	// write: search, nameserver lines, options.
 	RuntimeOrder Order = iota
-	// NameserverFirst is the layout of the Custom policy design (seed 001):
+	// NameserverFirst is the layout the Custom policy's design shows
+	// (kubernetes/community design-proposals/network/pod-resolv-conf.md;
+	// docs/resolvconf.md, "Line order"):
 	// nameserver lines, search, options.
 	NameserverFirst
 )

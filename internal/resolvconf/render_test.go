@@ -41,8 +41,9 @@ func TestRenderNameserverFirst(t *testing.T) {
 	}
 }
 
-// TestRenderSeed001 is the file seed 001 promises for its example pod.
-func TestRenderSeed001(t *testing.T) {
+// TestRenderCustomExample is the file docs/resolvconf.md shows for
+// examples/custom-pod.yaml.
+func TestRenderCustomExample(t *testing.T) {
 	node := Node{
 		ClusterDomain:  "cluster.local",
 		ClusterDNS:     []string{"10.240.0.10"},

@@ -270,7 +270,7 @@ func TestDecodeFatalErrorWins(t *testing.T) {
 			want: "json: cannot unmarshal bool into Go struct field PodSpec.spec.template.spec.schedulerName of type string",
 		},
 		{
-			name: "env value bool (the reference's example)",
+			name: "env value bool (a common manifest mistake)",
 			in:   `{"spec":{"template":{"spec":{"containers":[{"name":"a","env":[{"name":"X","value":true}]}]}}}}`,
 			want: "json: cannot unmarshal bool into Go struct field EnvVar.spec.template.spec.containers.env.value of type string",
 		},
@@ -294,10 +294,12 @@ func TestDecodeFatalErrorWins(t *testing.T) {
 	}
 }
 
-// TestDecodeReferenceBodies: the INV-JSON and INV-YAML bodies of reference
-// section 1.7 give row 1's strict errors, in row 1's order. For YAML the
-// messages are the JSON ones (a deliberate change, see the package doc),
-// with the duplicates on lines 5, 12, 14 and 28 as upstream reports them
+// TestDecodeReferenceBodies: the invJSON and invYAML bodies give the strict
+// errors of the Strict JSON POST case of upstream's KEP-2885 integration test
+// (k/k test/integration/apiserver/field_validation_test.go), in its order.
+// For YAML the messages are the JSON ones (a deliberate change, see the
+// package doc), with the duplicates on lines 5, 12, 14 and 28 as upstream
+// reports them
 // (spec.unknownDupe is reported once, as unknown, at its first line).
 func TestDecodeReferenceBodies(t *testing.T) {
 	const row1 = `strict decoding error: duplicate field "metadata.name", unknown field "metadata.unknownMeta", unknown field "spec.unknown1", unknown field "spec.unknownDupe", duplicate field "spec.paused", unknown field "spec.template.spec.containers[0].unknownNested", duplicate field "spec.template.spec.containers[0].imagePullPolicy"`

@@ -1,6 +1,7 @@
 package strictdecode
 
-// invYAML is the reference's INV-YAML body (field-validation.md 1.7): a
+// invYAML is the invalid Deployment of upstream's KEP-2885 integration
+// test (k/k test/integration/apiserver/field_validation_test.go): a
 // Deployment with metadata.name twice, metadata.unknownMeta, spec.unknown1,
 // spec.unknownDupe twice, spec.paused twice, and in containers[0] an
 // unknownNested key and imagePullPolicy twice; the duplicates are on lines
@@ -38,7 +39,7 @@ spec:
           protocol: TCP
 `
 
-// invJSON is the same content as JSON (the reference's INV-JSON).
+// invJSON is the same content as JSON, as that test also sends it.
 const invJSON = `{
   "apiVersion": "apps/v1",
   "kind": "Deployment",

@@ -9,7 +9,7 @@ import (
 const maxNameservers = 3
 
 // validateDNSConfig checks spec.dnsConfig with upstream's rules, order and
-// messages (reference 1.2). ClusterFirstWithAutopath and Custom pods may
+// messages (validatePodDNSConfig in k/k pkg/apis/core/validation). ClusterFirstWithAutopath and Custom pods may
 // carry a dnsConfig too; the node agent merges it as for ClusterFirst.
 func validateDNSConfig(cfg *corev1.PodDNSConfig, policy corev1.DNSPolicy, fldPath *field.Path, relaxed bool) field.ErrorList {
 	nsPath := fldPath.Child("nameservers")

@@ -8,8 +8,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 )
 
-// TestUpstreamPodDNSConfig runs reference 1.6 #1-#17 (upstream
-// TestValidatePodDNSConfig): ClusterFirst unless noted, strict search rules.
+// TestUpstreamPodDNSConfig runs upstream's TestValidatePodDNSConfig (k/k
+// pkg/apis/core/validation/validation_test.go; rows #1-#17): ClusterFirst unless noted, strict search rules.
 func TestUpstreamPodDNSConfig(t *testing.T) {
 	ns3 := []string{"127.0.0.1", "10.0.0.10", "8.8.8.8"}
 	s33 := numbered("custom", 33)
@@ -82,7 +82,9 @@ func TestSearchLimitsMeasureRawStrings(t *testing.T) {
 		"spec.dnsConfig.searches: Invalid value: "+jsonOf(t, s)+": "+msgSearchListTooLong)
 }
 
-// TestRelaxedSearchDomain runs reference 1.6 #18-#32 in both modes.
+// TestRelaxedSearchDomain runs upstream's
+// TestValidatePodDNSConfigWithRelaxedSearchDomain (#18-#29) and apimachinery's
+// TestIsDNS1123SubdomainWithUnderscore (#30-#32) in both modes.
 func TestRelaxedSearchDomain(t *testing.T) {
 	nul := "a." + strings.Repeat("\x00", 251) + ".com"
 	tests := []struct {

@@ -17,7 +17,7 @@ const maxNdots = 15
 
 const msgBadNdots = "ndots must be an integer between 0 and 15 (glibc and musl cap it at 15)"
 
-// validateDNSParams checks spec.dnsParams against the policy (seed 001) and
+// validateDNSParams checks spec.dnsParams against the policy (docs/pod-dns.md, "Rules") and
 // validates its content whenever it is present, even when the pairing with
 // the policy is already wrong, so one round trip shows every problem.
 func validateDNSParams(params *dpcorev1.PodDNSParams, policy corev1.DNSPolicy, fldPath *field.Path, relaxed bool) field.ErrorList {

@@ -11,9 +11,12 @@ import (
 
 const subs = `valid substitutions are "$(NAMESPACE)", "$(CLUSTER)", "$(HOST)"`
 
-// TestSeed001 covers seed 001's examples and its "Invalid configurations",
-// with the limits DESIGN sets (32 paths, 2048 characters, ndots <= 15).
-func TestSeed001(t *testing.T) {
+// TestCustomPolicy covers the examples and invalid configurations of the
+// Custom policy's design (kubernetes/community
+// design-proposals/network/pod-resolv-conf.md) as docs/pod-dns.md ("Rules")
+// lists them, with today's
+// Kubernetes limits (32 paths, 2048 characters) and ndots <= 15.
+func TestCustomPolicy(t *testing.T) {
 	custom := dpcorev1.DNSCustom
 	s33 := numbered("a", 33)
 	long := lengths(append([]int{65}, repeat(63, 31)...)...)
@@ -24,7 +27,7 @@ func TestSeed001(t *testing.T) {
 		want    []string
 	}{
 		// Valid.
-		{name: "seed example", spec: withCustom(custom, []string{"$(NAMESPACE).svc.$(CLUSTER)", "my.dns.search.suffix", "$(HOST)"}, "ndots:2")},
+		{name: "docs example", spec: withCustom(custom, []string{"$(NAMESPACE).svc.$(CLUSTER)", "my.dns.search.suffix", "$(HOST)"}, "ndots:2")},
 		{name: "$(HOST) alone", spec: withCustom(custom, []string{"$(HOST)"})},
 		{name: "custom suffix, $(HOST), ndots:3", spec: withCustom(custom, []string{"my.custom.suffix", "$(HOST)"}, "ndots:3")},
 		{name: "no search at all", spec: withCustom(custom, nil)},
@@ -123,8 +126,9 @@ func TestSeed001(t *testing.T) {
 	}
 }
 
-// TestCustomWithDNSConfig: seed 001 says nothing about dnsConfig on a
-// Custom pod; it is validated by the ordinary rules and not forbidden.
+// TestCustomWithDNSConfig: the Custom policy's design (kubernetes/community
+// design-proposals/network/pod-resolv-conf.md) says nothing about dnsConfig
+// on a Custom pod; it is validated by the ordinary rules and not forbidden.
 func TestCustomWithDNSConfig(t *testing.T) {
 	spec := withCustom(dpcorev1.DNSCustom, []string{"$(HOST)"})
 	spec.DNSConfig = &corev1.PodDNSConfig{Nameservers: []string{"10.0.0.1"}, Searches: []string{"extra.example"}}

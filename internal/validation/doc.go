@@ -3,7 +3,7 @@
 //
 // The rules and messages follow upstream Kubernetes so kubectl users see the
 // errors they already know; dnsplane adds the Custom and
-// ClusterFirstWithAutopath policies and spec.dnsParams (seeds 001, 002). The
+// ClusterFirstWithAutopath policies and spec.dnsParams (docs/pod-dns.md). The
 // KEP-4427 ratchet is implemented as the KEP states it, which accepts a few
 // more updates than upstream's approximation (see relaxedSearch).
 //

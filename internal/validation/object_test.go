@@ -107,7 +107,8 @@ var (
 	dotErr        = `dnsConfig.searches[0]: Invalid value: "": ` + strictMsg
 )
 
-// TestUpstreamIntegration runs reference 1.6 #33-#36 on a Pod.
+// TestUpstreamIntegration runs the relaxed DNS cases of upstream's pod
+// integration test (k/k test/integration/pods/pods_test.go; #33-#36) on a Pod.
 func TestUpstreamIntegration(t *testing.T) {
 	pod := carriers[0]
 	tests := map[string][]write{
@@ -132,10 +133,10 @@ func TestUpstreamIntegration(t *testing.T) {
 	}
 }
 
-// TestSeed000Examples: both pods of KEP-4427's Motivation are rejected on
+// TestKEP4427MotivationExamples: both pods of KEP-4427's Motivation are rejected on
 // create with the gate off (with the KEP's messages, in today's wording) and
 // accepted with it on.
-func TestSeed000Examples(t *testing.T) {
+func TestKEP4427MotivationExamples(t *testing.T) {
 	examples := []struct {
 		search []string
 		err    string

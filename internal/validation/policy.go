@@ -36,7 +36,7 @@ func supportedPolicies(opts Options) []corev1.DNSPolicy {
 
 // validateDNSPolicy checks spec.dnsPolicy. A gated policy stays valid on an
 // update whose old object already had it: turning a gate off must not make
-// stored objects impossible to update (DESIGN "every gate ratchets").
+// stored objects impossible to update (docs/pod-dns.md, "Ratcheting").
 func validateDNSPolicy(p corev1.DNSPolicy, old *dpcorev1.PodSpec, fldPath *field.Path, opts Options) field.ErrorList {
 	if p == "" {
 		return field.ErrorList{field.Required(fldPath, "")}

@@ -10,7 +10,8 @@ import (
 	"github.com/dnsplane/dnsplane/internal/dnsparams"
 )
 
-// Limits from libc name resolution, as upstream (reference 1.2). They apply
+// Limits from libc name resolution, as upstream's validatePodDNSConfig (k/k
+// pkg/apis/core/validation/validation.go). They apply
 // to the list as written; the node agent enforces them again after
 // $(HOST) expansion, like kubelet.
 const (

@@ -8,7 +8,7 @@ import (
 	"github.com/coredns/caddy"
 	"github.com/coredns/coredns/core/dnsserver"
 	"github.com/coredns/coredns/plugin"
-	"github.com/dnsplane/dnsplane/internal/resolvconf"
+	"github.com/dnsplane/dnsplane/plugin/pkg/hostresolv"
 	"github.com/dnsplane/dnsplane/plugin/pkg/searchpath"
 )
 
@@ -109,11 +109,11 @@ func parse(c *caddy.Controller) (*SearchOpt, error) {
 }
 
 // readSearch returns the search list of a resolv.conf file as kubelet reads
-// it (internal/resolvconf: the last search line wins, trailing dots are
+// it (plugin/pkg/hostresolv: the last search line wins, trailing dots are
 // trimmed, "." is dropped), normalised; entries that could not travel in the
 // option are skipped.
 func readSearch(path string) ([]string, error) {
-	conf, err := resolvconf.ParseFile(path)
+	conf, err := hostresolv.ParseFile(path)
 	if err != nil {
 		return nil, err
 	}

@@ -15,7 +15,7 @@ const strictSearch = `a lowercase RFC 1123 subdomain must consist of lower case 
 	`'[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')`
 
 var (
-	// relaxedSearches are seed 000's values: valid only with relaxed validation.
+	// relaxedSearches are KEP-4427's examples: valid only with relaxed validation.
 	relaxedSearches = []string{"_sip._tcp.abc_d.example.com", "."}
 	// plainSearches pass strict validation.
 	plainSearches = []string{"ns1.svc.cluster.local", "example.com"}
@@ -64,7 +64,7 @@ func (c podCarrier) searchError(i int, value string) string {
 	return fmt.Sprintf("%s.dnsConfig.searches[%d]: Invalid value: %q: %s", c.spec, i, value, strictSearch)
 }
 
-// relaxedErrors are the errors seed 000's list gets under strict validation
+// relaxedErrors are the errors KEP-4427's list gets under strict validation
 // (the "." is checked without its trailing dot, as upstream).
 func (c podCarrier) relaxedErrors() []string {
 	return []string{c.searchError(0, "_sip._tcp.abc_d.example.com"), c.searchError(1, "")}
@@ -107,7 +107,7 @@ func (c podCarrier) setSearches(searches []string) string {
 	return fmt.Sprintf(`[{"op":"replace","path":"%s/dnsConfig/searches","value":%s}]`, c.pointer, s)
 }
 
-// TestRelaxedDNSRatchetAcrossRestart runs seed 000's (KEP-4427) ratcheting
+// TestRelaxedDNSRatchetAcrossRestart runs KEP-4427's ratcheting
 // plan through kubectl for a Pod and every kind with a pod template it names,
 // with a real restart of the server over the same data dir in between:
 // objects written with the RelaxedDNSSearchValidation gate on stay updatable

@@ -19,11 +19,11 @@ import (
 // corev1.DNSDefault and corev1.DNSNone.
 const (
 	// DNSCustom builds the pod's search list and options from
-	// spec.dnsParams.custom (seed 001). Nameservers are the cluster DNS.
+	// spec.dnsParams.custom (docs/pod-dns.md, "dnsPolicy: Custom"). Nameservers are the cluster DNS.
 	DNSCustom corev1.DNSPolicy = "Custom"
 	// DNSClusterFirstWithAutopath gives the pod the single search path
 	// search.<namespace>.<cluster-domain>.ap.k8s.io; the node cache and the
-	// cluster DNS expand it server side (seed 002).
+	// cluster DNS expand it server side (docs/autopath.md).
 	DNSClusterFirstWithAutopath corev1.DNSPolicy = "ClusterFirstWithAutopath"
 )
 

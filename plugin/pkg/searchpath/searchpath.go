@@ -1,6 +1,6 @@
 // Package searchpath is the autopath wire format shared by the node cache's
-// searchopt plugin and the cluster DNS's searchexpand plugin (seed 002,
-// DESIGN.md "Autopath wire format"):
+// searchopt plugin and the cluster DNS's searchexpand plugin (docs/autopath.md,
+// "The wire format"):
 //
 //   - a pod with dnsPolicy ClusterFirstWithAutopath has the single search
 //     path search.<namespace>.<cluster-domain>.ap.k8s.io, so a short name
@@ -214,8 +214,8 @@ func equalFoldASCII(a, b string) bool {
 }
 
 // Candidates returns the names to try for base with the given search list,
-// in order: each search domain appended, then the bare name last (seed 002;
-// DESIGN.md), all fully qualified. A base that is already in one of the
+// in order: each search domain appended, then the bare name last
+// (docs/autopath.md), all fully qualified. A base that is already in one of the
 // search domains still gets every candidate, as a resolver would.
 func Candidates(base string, list []string) []string {
 	out := make([]string, 0, len(list)+1)

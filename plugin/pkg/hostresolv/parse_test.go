@@ -1,4 +1,4 @@
-package resolvconf
+package hostresolv
 
 import (
 	"errors"
@@ -9,8 +9,10 @@ import (
 	"testing"
 )
 
-// TestParse holds kubelet's TestParseResolvConf rows (reference 2.7, #1-#13)
-// and dnsplane's additions.
+// TestParse holds kubelet's TestParseResolvConf rows (k/k
+// pkg/kubelet/network/dns/dns_test.go, numbered #1-#13 in their order; #13
+// is "search ." as kubernetes/kubernetes#112157 made it) and dnsplane's
+// additions.
 func TestParse(t *testing.T) {
 	tests := []struct {
 		name    string
