@@ -15,7 +15,7 @@ import (
 
 	"github.com/miekg/dns"
 
-	"github.com/dnsplane/dnsplane/internal/dnsserver"
+	"github.com/dnsplane/dnsplane/internal/coredns"
 )
 
 // notifyingBuffer signals once what was written contains a marker.
@@ -222,11 +222,11 @@ func TestUpFallbackListen(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer pc.Close()
-	err = dnsserver.CanListen(pc.LocalAddr().String())
+	err = coredns.CanListen(pc.LocalAddr().String())
 	if err == nil || !fallbackOK(err) {
 		t.Errorf("CanListen on a taken port: %v; want EADDRINUSE, which falls back", err)
 	}
-	if err := dnsserver.CanListen("192.0.2.1:53"); err == nil || fallbackOK(err) {
+	if err := coredns.CanListen("192.0.2.1:53"); err == nil || fallbackOK(err) {
 		t.Errorf("CanListen on an address not on this host: %v; want an error that does not fall back", err)
 	}
 }
