@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -17,13 +18,26 @@ import (
 )
 
 // serveDNS runs corefile until the command's context ends (SIGINT/SIGTERM).
-func serveDNS(cmd *cobra.Command, corefile string, logger *slog.Logger) error {
+// moveHint says what moves the listen address when another process
+// already serves it.
+func serveDNS(cmd *cobra.Command, corefile, moveHint string, logger *slog.Logger) error {
 	srv, err := coredns.Start(cmd.Context(), corefile, logger)
 	if err != nil {
-		return &exitError{code: exitInvalid, msg: err.Error()}
+		return &exitError{code: exitInvalid, msg: startError(err, moveHint)}
 	}
 	<-srv.Done()
 	return nil
+}
+
+// startError is the message for a DNS server that failed to start: with
+// what moves the address (a flag, or the Corefile itself) when another
+// process already serves it, since CoreDNS alone would share it silently.
+func startError(err error, moveHint string) string {
+	var inUse *coredns.AddrInUseError
+	if errors.As(err, &inUse) {
+		return fmt.Sprintf("%s (%s)", err, moveHint)
+	}
+	return err.Error()
 }
 
 // serveDNSFromConfigMap serves the Corefile key of the ConfigMap ns/name,
@@ -102,7 +116,7 @@ dnsplane applies changes itself.`,
 				return usage("%s", err)
 			}
 			if err := coredns.RunFromFile(cmd.Context(), conf, reloadInterval, logger); err != nil {
-				return &exitError{code: exitInvalid, msg: err.Error()}
+				return &exitError{code: exitInvalid, msg: startError(err, "a server block's port or the bind plugin in "+conf+" picks another address")}
 			}
 			return nil
 		},
@@ -195,7 +209,7 @@ func (n *nodeCacheFlags) run(cmd *cobra.Command) error {
 		return err
 	}
 	logger.Debug("node cache Corefile", "corefile", nodeCorefile)
-	return serveDNS(cmd, nodeCorefile, logger)
+	return serveDNS(cmd, nodeCorefile, "--listen picks another address", logger)
 }
 
 // nodeResolvers returns the node's upstream resolvers — upstreams when

@@ -119,6 +119,10 @@ func (u *upFlags) startDNS(ctx context.Context, logger *slog.Logger, run *apiser
 	logger.Debug("cluster DNS Corefile", "corefile", clusterCorefile)
 	cluster, err := coredns.Start(ctx, clusterCorefile, logger.With("role", "cluster-dns"))
 	if err != nil {
+		var inUse *coredns.AddrInUseError
+		if errors.As(err, &inUse) {
+			return "", nil, &exitError{code: exitInvalid, msg: fmt.Sprintf("cluster DNS: %s (--dns-listen picks another address)", err)}
+		}
 		return "", nil, &exitError{code: exitInvalid, msg: fmt.Sprintf("cluster DNS on %s: %s", u.dnsListen, err)}
 	}
 
