@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -11,18 +12,32 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 
-	"github.com/dnsplane/dnsplane/internal/dnsserver"
+	"github.com/dnsplane/dnsplane/internal/coredns"
+	"github.com/dnsplane/dnsplane/internal/corefile"
 	"github.com/dnsplane/dnsplane/internal/resolvconf"
 )
 
 // serveDNS runs corefile until the command's context ends (SIGINT/SIGTERM).
-func serveDNS(cmd *cobra.Command, corefile string, logger *slog.Logger) error {
-	srv, err := dnsserver.Start(cmd.Context(), corefile, logger)
+// moveHint says what moves the listen address when another process
+// already serves it.
+func serveDNS(cmd *cobra.Command, corefile, moveHint string, logger *slog.Logger) error {
+	srv, err := coredns.Start(cmd.Context(), corefile, logger)
 	if err != nil {
-		return &exitError{code: exitInvalid, msg: err.Error()}
+		return &exitError{code: exitInvalid, msg: startError(err, moveHint)}
 	}
 	<-srv.Done()
 	return nil
+}
+
+// startError is the message for a DNS server that failed to start: with
+// what moves the address (a flag, or the Corefile itself) when another
+// process already serves it, since CoreDNS alone would share it silently.
+func startError(err error, moveHint string) string {
+	var inUse *coredns.AddrInUseError
+	if errors.As(err, &inUse) {
+		return fmt.Sprintf("%s (%s)", err, moveHint)
+	}
+	return err.Error()
 }
 
 // serveDNSFromConfigMap serves the Corefile key of the ConfigMap ns/name,
@@ -37,7 +52,7 @@ func serveDNSFromConfigMap(cmd *cobra.Command, kubeconfig, ns, name string, logg
 	if err != nil {
 		return &exitError{code: exitUsage, msg: fmt.Sprintf("--kubeconfig: %s", err)}
 	}
-	if err := dnsserver.RunFromConfigMap(cmd.Context(), cs, ns, name, logger); err != nil {
+	if err := coredns.RunFromConfigMap(cmd.Context(), cs, ns, name, logger); err != nil {
 		return &exitError{code: exitInvalid, msg: err.Error()}
 	}
 	return nil
@@ -100,8 +115,8 @@ dnsplane applies changes itself.`,
 			if _, err := os.Stat(conf); err != nil {
 				return usage("%s", err)
 			}
-			if err := dnsserver.RunFromFile(cmd.Context(), conf, reloadInterval, logger); err != nil {
-				return &exitError{code: exitInvalid, msg: err.Error()}
+			if err := coredns.RunFromFile(cmd.Context(), conf, reloadInterval, logger); err != nil {
+				return &exitError{code: exitInvalid, msg: startError(err, "a server block's port or the bind plugin in "+conf+" picks another address")}
 			}
 			return nil
 		},
@@ -116,7 +131,7 @@ dnsplane applies changes itself.`,
 }
 
 type nodeCacheFlags struct {
-	o             dnsserver.NodeCacheOptions
+	o             corefile.NodeCacheOptions
 	optionCode    uint
 	upstreams     []string
 	resolvConf    string
@@ -185,16 +200,16 @@ func (n *nodeCacheFlags) run(cmd *cobra.Command) error {
 	}
 	n.o.Upstreams, n.o.HostSearch = upstreams, search
 
-	corefile, err := dnsserver.NodeCacheCorefile(n.o)
+	nodeCorefile, err := corefile.NodeCache(n.o)
 	if err != nil {
 		return usage("%s", err)
 	}
 	if n.printCorefile {
-		_, err := fmt.Fprint(cmd.OutOrStdout(), corefile)
+		_, err := fmt.Fprint(cmd.OutOrStdout(), nodeCorefile)
 		return err
 	}
-	logger.Debug("node cache Corefile", "corefile", corefile)
-	return serveDNS(cmd, corefile, logger)
+	logger.Debug("node cache Corefile", "corefile", nodeCorefile)
+	return serveDNS(cmd, nodeCorefile, "--listen picks another address", logger)
 }
 
 // nodeResolvers returns the node's upstream resolvers — upstreams when

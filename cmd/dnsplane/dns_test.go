@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"path/filepath"
@@ -173,5 +174,63 @@ func TestDNSServesUntilCancelled(t *testing.T) {
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("dnsplane dns did not stop on cancel")
+	}
+}
+
+// TestDNSRefusesServedAddress: a second `dnsplane dns` on the address a
+// first one serves exits 1 naming the address and what moves it, instead
+// of sharing it through SO_REUSEPORT (and splitting queries between the
+// two); the first keeps running.
+func TestDNSRefusesServedAddress(t *testing.T) {
+	l, err := net.ListenPacket("udp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.LocalAddr().String()
+	port := l.LocalAddr().(*net.UDPAddr).Port
+	l.Close()
+	dir := t.TempDir()
+	conf := filepath.Join(dir, "Corefile")
+	if err := os.WriteFile(conf, []byte(fmt.Sprintf(".:%d {\n    bind 127.0.0.1\n    chaos first\n}\n", port)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var errOut bytes.Buffer
+	done := make(chan int, 1)
+	go func() {
+		done <- run(ctx, []string{"dns", "--conf", conf, "--log-level", "warn"}, strings.NewReader(""), io.Discard, &errOut)
+	}()
+	m := new(dns.Msg)
+	m.SetQuestion("version.bind.", dns.TypeTXT)
+	m.Question[0].Qclass = dns.ClassCHAOS
+	c := &dns.Client{Timeout: time.Second}
+	for range 50 {
+		if _, _, err = c.Exchange(m, addr); err == nil {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if err != nil {
+		t.Fatalf("first dnsplane dns does not answer: %v", err)
+	}
+
+	second := filepath.Join(dir, "Corefile.second")
+	if err := os.WriteFile(second, []byte(fmt.Sprintf(".:%d {\n    bind 127.0.0.1\n    chaos second\n}\n", port)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, stderr, code := runCmd(t, "", "dns", "--conf", second, "--log-level", "warn")
+	want := addr + " is already served by another process (a server block's port or the bind plugin in " + second + " picks another address)"
+	if code != exitInvalid || !strings.Contains(stderr, want) {
+		t.Fatalf("second dns: exit %d, stderr %q; want exit %d and %q", code, stderr, exitInvalid, want)
+	}
+	if resp, _, err := c.Exchange(m, addr); err != nil || len(resp.Answer) != 1 || !strings.Contains(resp.Answer[0].String(), "first") {
+		t.Errorf("after the refused second server: %v %v", resp, err)
+	}
+	cancel()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("first dnsplane dns did not stop")
 	}
 }

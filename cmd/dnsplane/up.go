@@ -13,7 +13,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/dnsplane/dnsplane/internal/apiserver"
-	"github.com/dnsplane/dnsplane/internal/dnsserver"
+	"github.com/dnsplane/dnsplane/internal/coredns"
+	"github.com/dnsplane/dnsplane/internal/corefile"
 )
 
 // The node cache listens where pods' resolv.conf points, port 53; without
@@ -85,7 +86,7 @@ func (u *upFlags) run(cmd *cobra.Command) error {
 	}
 	own := []string{u.dnsListen, u.nodeCacheListen, fallbackNodeCacheListen}
 	for _, up := range upstreams {
-		if a, err := dnsserver.UpstreamAddr(up); err == nil && slices.Contains(own, a) {
+		if a, err := corefile.UpstreamAddr(up); err == nil && slices.Contains(own, a) {
 			return usage("upstream resolver %s is an address of dnsplane itself (a forwarding loop); give --upstream", up)
 		}
 	}
@@ -100,11 +101,11 @@ func (u *upFlags) startDNS(ctx context.Context, logger *slog.Logger, run *apiser
 	// Only the node cache may choose the search list the cluster DNS
 	// expands with: trust the address it forwards from, or no one without
 	// it (docs/autopath.md).
-	trusted, err := dnsserver.NodeCacheTrusted(u.dnsListen, u.nodeCacheListen != "")
+	trusted, err := corefile.NodeCacheTrusted(u.dnsListen, u.nodeCacheListen != "")
 	if err != nil {
 		return "", nil, &exitError{code: exitUsage, msg: fmt.Sprintf("cluster DNS: %s", err)}
 	}
-	clusterCorefile, err := dnsserver.ClusterDNSCorefile(dnsserver.ClusterDNSOptions{
+	clusterCorefile, err := corefile.ClusterDNS(corefile.ClusterDNSOptions{
 		Listen:        u.dnsListen,
 		ClusterDomain: u.clusterDomain,
 		OptionCode:    uint16(u.optionCode),
@@ -116,8 +117,12 @@ func (u *upFlags) startDNS(ctx context.Context, logger *slog.Logger, run *apiser
 		return "", nil, &exitError{code: exitUsage, msg: fmt.Sprintf("cluster DNS: %s", err)}
 	}
 	logger.Debug("cluster DNS Corefile", "corefile", clusterCorefile)
-	cluster, err := dnsserver.Start(ctx, clusterCorefile, logger.With("role", "cluster-dns"))
+	cluster, err := coredns.Start(ctx, clusterCorefile, logger.With("role", "cluster-dns"))
 	if err != nil {
+		var inUse *coredns.AddrInUseError
+		if errors.As(err, &inUse) {
+			return "", nil, &exitError{code: exitInvalid, msg: fmt.Sprintf("cluster DNS: %s (--dns-listen picks another address)", err)}
+		}
 		return "", nil, &exitError{code: exitInvalid, msg: fmt.Sprintf("cluster DNS on %s: %s", u.dnsListen, err)}
 	}
 
@@ -129,12 +134,12 @@ func (u *upFlags) startDNS(ctx context.Context, logger *slog.Logger, run *apiser
 		b.WriteString(tryLines(run.Kubeconfig, u.dnsListen, u.clusterDomain))
 		return b.String(), func() { _ = cluster.Stop() }, nil
 	}
-	if err := dnsserver.CanListen(listen); err != nil && !explicit && fallbackOK(err) {
+	if err := coredns.CanListen(listen); err != nil && !explicit && fallbackOK(err) {
 		logger.Warn("node cache: cannot listen on the default address; using the fallback",
 			"default", listen, "fallback", fallbackNodeCacheListen, "err", err)
 		listen = fallbackNodeCacheListen
 	}
-	nodeCorefile, err := dnsserver.NodeCacheCorefile(dnsserver.NodeCacheOptions{
+	nodeCorefile, err := corefile.NodeCache(corefile.NodeCacheOptions{
 		Listen:        []string{listen},
 		ClusterDNS:    []string{u.dnsListen},
 		ClusterDomain: u.clusterDomain,
@@ -147,7 +152,7 @@ func (u *upFlags) startDNS(ctx context.Context, logger *slog.Logger, run *apiser
 		return "", nil, &exitError{code: exitUsage, msg: fmt.Sprintf("node cache: %s", err)}
 	}
 	logger.Debug("node cache Corefile", "corefile", nodeCorefile)
-	node, err := dnsserver.Start(ctx, nodeCorefile, logger.With("role", "nodecache"))
+	node, err := coredns.Start(ctx, nodeCorefile, logger.With("role", "nodecache"))
 	if err != nil {
 		_ = cluster.Stop()
 		return "", nil, &exitError{code: exitInvalid, msg: fmt.Sprintf("node cache on %s: %s (--nodecache-listen picks another address, \"\" turns it off)", listen, err)}

@@ -15,7 +15,7 @@ import (
 
 	"github.com/miekg/dns"
 
-	"github.com/dnsplane/dnsplane/internal/dnsserver"
+	"github.com/dnsplane/dnsplane/internal/coredns"
 )
 
 // notifyingBuffer signals once what was written contains a marker.
@@ -214,6 +214,26 @@ func TestUpRefusesLoop(t *testing.T) {
 	}
 }
 
+// TestUpRefusesServedDNSAddress: a second `up` whose --dns-listen another
+// CoreDNS (the first `up`'s cluster DNS) already serves fails naming the
+// address and the flag, instead of sharing it through SO_REUSEPORT and
+// answering from two clusters in turn.
+func TestUpRefusesServedDNSAddress(t *testing.T) {
+	dnsAddr := fmt.Sprintf("127.0.0.1:%d", freeUDPPort(t))
+	_, port, _ := net.SplitHostPort(dnsAddr)
+	first, err := coredns.Start(t.Context(), ".:"+port+" {\n    bind 127.0.0.1\n    chaos first\n}\n", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer first.Stop()
+	_, stderr, code := runCmd(t, "", "up", "--data-dir", t.TempDir(), "--secure-port", "0", "--log-level", "error",
+		"--dns-listen", dnsAddr, "--nodecache-listen", "", "--upstream", "192.0.2.53")
+	want := "cluster DNS: " + dnsAddr + " is already served by another process (--dns-listen picks another address)"
+	if code != exitInvalid || !strings.Contains(stderr, want) {
+		t.Errorf("exit %d, stderr %q; want exit %d and %q", code, stderr, exitInvalid, want)
+	}
+}
+
 // TestUpFallbackListen: the node cache's default address falls back when
 // port 53 is taken or not permitted, never for other errors.
 func TestUpFallbackListen(t *testing.T) {
@@ -222,11 +242,11 @@ func TestUpFallbackListen(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer pc.Close()
-	err = dnsserver.CanListen(pc.LocalAddr().String())
+	err = coredns.CanListen(pc.LocalAddr().String())
 	if err == nil || !fallbackOK(err) {
 		t.Errorf("CanListen on a taken port: %v; want EADDRINUSE, which falls back", err)
 	}
-	if err := dnsserver.CanListen("192.0.2.1:53"); err == nil || fallbackOK(err) {
+	if err := coredns.CanListen("192.0.2.1:53"); err == nil || fallbackOK(err) {
 		t.Errorf("CanListen on an address not on this host: %v; want an error that does not fall back", err)
 	}
 }

@@ -1,4 +1,4 @@
-package dnsserver
+package coredns
 
 import (
 	"context"
@@ -14,6 +14,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
+
+	"github.com/dnsplane/dnsplane/internal/corefile"
 )
 
 // upstreamDelay is what the upstream resolver adds to every reply: the
@@ -138,7 +140,7 @@ func BenchmarkLookup(b *testing.B) {
 	} {
 		nodePort := freePort(b)
 		nodeAddr := fmt.Sprintf("127.0.0.1:%d", nodePort)
-		corefile, err := NodeCacheCorefile(NodeCacheOptions{
+		nodeCorefile, err := corefile.NodeCache(corefile.NodeCacheOptions{
 			Listen:     []string{nodeAddr},
 			ClusterDNS: []string{clusterAddr},
 			Upstreams:  []string{upstream},
@@ -148,7 +150,7 @@ func BenchmarkLookup(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		node, err := Start(ctx, corefile, nil)
+		node, err := Start(ctx, nodeCorefile, nil)
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -1,8 +1,11 @@
-// Package dnsserver runs CoreDNS as a Go library for dnsplane's cluster DNS
-// (`dnsplane dns`) and node cache (`dnsplane nodecache`): the stock plugins
-// a cluster DNS needs, our searchexpand and searchopt plugins, and our own
-// ordered directive list.
-package dnsserver
+// Package coredns is the CoreDNS runtime of dnsplane's cluster DNS
+// (`dnsplane dns`) and node cache (`dnsplane nodecache`): it runs CoreDNS
+// as a Go library (Start), applies changed Corefiles from a file or a
+// ConfigMap with a graceful reload, and links the stock plugins a cluster
+// DNS needs, our searchexpand and searchopt plugins, and our own ordered
+// directive list. Corefiles are built by internal/corefile, which links
+// none of this.
+package coredns
 
 import (
 	"slices"

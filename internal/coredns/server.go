@@ -1,4 +1,4 @@
-package dnsserver
+package coredns
 
 import (
 	"context"
@@ -29,9 +29,17 @@ type Server struct {
 //
 // It sets CoreDNS's process-global dnsserver.Directives to Directives(), so
 // a process should not run CoreDNS instances that expect another order.
+//
+// Start refuses, with an *AddrInUseError, an address another socket already
+// serves, which CoreDNS alone would share through SO_REUSEPORT (see
+// checkExclusive). Reloads (RunFromFile, RunFromConfigMap) keep their
+// listeners and are not checked again.
 func Start(ctx context.Context, corefile string, logger *slog.Logger) (*Server, error) {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
+	}
+	if err := checkExclusive(corefile); err != nil {
+		return nil, err
 	}
 	startMu.Lock()
 	dnsserver.Directives = Directives()

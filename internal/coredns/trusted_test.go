@@ -1,4 +1,4 @@
-package dnsserver
+package coredns
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 	"github.com/miekg/dns"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/dnsplane/dnsplane/internal/corefile"
 	"github.com/dnsplane/dnsplane/plugin/pkg/searchpath"
 )
 
@@ -170,7 +171,7 @@ func TestAutopathUntrustedClient(t *testing.T) {
 }
 
 // TestNodeCacheForwardSource: the address to trust is the one the node
-// cache's forward sends from, which NodeCacheTrusted finds, not the node
+// cache's forward sends from, which corefile.NodeCacheTrusted finds, not the node
 // cache's listen address. A node cache listening on 127.0.0.3 forwards to a
 // cluster DNS on 127.0.0.1 from 127.0.0.1: with that trusted its option is
 // used; with the listen address trusted instead it would be rejected.
@@ -183,7 +184,7 @@ func TestNodeCacheForwardSource(t *testing.T) {
 	})
 	clusterListen := fmt.Sprintf("127.0.0.1:%d", freePort(t))
 	nodeListen := fmt.Sprintf("127.0.0.3:%d", freePort(t))
-	derived, err := NodeCacheTrusted(clusterListen, true)
+	derived, err := corefile.NodeCacheTrusted(clusterListen, true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -212,7 +213,7 @@ func TestNodeCacheForwardSource(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer func() { _ = cluster.Stop() }()
-			nodeCorefile, err := NodeCacheCorefile(NodeCacheOptions{
+			nodeCorefile, err := corefile.NodeCache(corefile.NodeCacheOptions{
 				Listen:     []string{nodeListen},
 				ClusterDNS: []string{clusterListen},
 				Upstreams:  []string{upstream},

@@ -1,6 +1,6 @@
 //go:build linux
 
-package dnsserver
+package coredns
 
 import (
 	"bytes"

@@ -1,9 +1,6 @@
-package dnsserver
+package corefile
 
 import (
-	"os"
-	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 )
@@ -154,7 +151,7 @@ corp.example:5353 ap.k8s.io:5353 in-addr.arpa:5353 ip6.arpa:5353 {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := NodeCacheCorefile(tt.o)
+			got, err := NodeCache(tt.o)
 			if tt.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 					t.Fatalf("error %v, want one containing %q", err, tt.wantErr)
@@ -168,30 +165,5 @@ corp.example:5353 ap.k8s.io:5353 in-addr.arpa:5353 ip6.arpa:5353 {
 				t.Errorf("got:\n%s\nwant:\n%s", got, tt.want)
 			}
 		})
-	}
-}
-
-func TestUpstreamsFromResolvConf(t *testing.T) {
-	dir := t.TempDir()
-	p := filepath.Join(dir, "resolv.conf")
-	if err := os.WriteFile(p, []byte("nameserver 192.0.2.1\nnameserver 192.0.2.2\nsearch foo.com bar.com.\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	ns, search, err := UpstreamsFromResolvConf(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !slices.Equal(ns, []string{"192.0.2.1", "192.0.2.2"}) || !slices.Equal(search, []string{"foo.com", "bar.com"}) {
-		t.Errorf("got %v %v", ns, search)
-	}
-	empty := filepath.Join(dir, "empty")
-	if err := os.WriteFile(empty, []byte("search foo.com\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if _, _, err := UpstreamsFromResolvConf(empty); err == nil {
-		t.Error("no error for a file without nameservers")
-	}
-	if _, _, err := UpstreamsFromResolvConf(filepath.Join(dir, "missing")); err == nil {
-		t.Error("no error for a missing file")
 	}
 }

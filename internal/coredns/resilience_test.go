@@ -1,4 +1,4 @@
-package dnsserver
+package coredns
 
 import (
 	"context"
@@ -18,6 +18,8 @@ import (
 	"github.com/coredns/coredns/plugin/metrics/vars"
 	"github.com/miekg/dns"
 	dto "github.com/prometheus/client_model/go"
+
+	"github.com/dnsplane/dnsplane/internal/corefile"
 )
 
 // countingStub is a UDP miekg/dns resolver on 127.0.0.1 answering every A
@@ -108,7 +110,7 @@ func TestForwardFailover(t *testing.T) {
 			name: "node cache Corefile",
 			corefile: func(t *testing.T, port int, up1, up2 string) string {
 				cluster := startCountingStub(t, net.IPv4(10, 96, 0, 1))
-				c, err := NodeCacheCorefile(NodeCacheOptions{
+				c, err := corefile.NodeCache(corefile.NodeCacheOptions{
 					Listen:     []string{fmt.Sprintf("127.0.0.1:%d", port)},
 					ClusterDNS: []string{cluster.addr},
 					Upstreams:  []string{up1, up2},
@@ -537,7 +539,7 @@ func TestMalformedQueriesNeverCrash(t *testing.T) {
 
 	upstream := startCountingStub(t, net.IPv4(192, 0, 2, 1))
 	nodePort := freePort(t)
-	nodeCorefile, err := NodeCacheCorefile(NodeCacheOptions{
+	nodeCorefile, err := corefile.NodeCache(corefile.NodeCacheOptions{
 		Listen:     []string{fmt.Sprintf("127.0.0.1:%d", nodePort)},
 		ClusterDNS: []string{clusterAddr},
 		Upstreams:  []string{upstream.addr},

@@ -1,4 +1,4 @@
-package dnsserver
+package coredns
 
 import (
 	"context"
@@ -14,6 +14,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
+
+	"github.com/dnsplane/dnsplane/internal/corefile"
 )
 
 // autopathStack is a cluster's DNS path on 127.0.0.1, as the autopath
@@ -71,12 +73,12 @@ func startAutopathStack(t *testing.T, ctx context.Context) *autopathStack {
 	clusterListen := fmt.Sprintf("127.0.0.1:%d", freePort(t))
 	// What `dnsplane up` configures: only the node cache may choose the
 	// search list.
-	trusted, err := NodeCacheTrusted(clusterListen, true)
+	trusted, err := corefile.NodeCacheTrusted(clusterListen, true)
 	if err != nil {
 		t.Fatal(err)
 	}
 	st.trusted = trusted
-	clusterCorefile, err := ClusterDNSCorefile(ClusterDNSOptions{
+	clusterCorefile, err := corefile.ClusterDNS(corefile.ClusterDNSOptions{
 		Listen:     clusterListen,
 		Kubeconfig: kubeconfig,
 		Upstreams:  []string{upstreamAddr},
@@ -93,7 +95,7 @@ func startAutopathStack(t *testing.T, ctx context.Context) *autopathStack {
 	st.clusterAddr = cluster.UDPAddr()
 
 	st.nodeAddr = fmt.Sprintf("127.0.0.1:%d", freePort(t))
-	nodeCorefile, err := NodeCacheCorefile(NodeCacheOptions{
+	nodeCorefile, err := corefile.NodeCache(corefile.NodeCacheOptions{
 		Listen:     []string{st.nodeAddr},
 		ClusterDNS: []string{st.clusterAddr}, // forwarded with force_tcp
 		Upstreams:  []string{upstreamAddr},

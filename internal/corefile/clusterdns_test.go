@@ -1,4 +1,4 @@
-package dnsserver
+package corefile
 
 import (
 	"runtime"
@@ -101,7 +101,7 @@ func TestClusterDNSCorefile(t *testing.T) {
 			o := base
 			o.Upstreams = append([]string(nil), base.Upstreams...)
 			tt.mod(&o)
-			got, err := ClusterDNSCorefile(o)
+			got, err := ClusterDNS(o)
 			if tt.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 					t.Fatalf("error %v, want one containing %q", err, tt.wantErr)

@@ -1,10 +1,11 @@
-package dnsserver
+package corefile
 
 import (
 	"errors"
 	"fmt"
 	"net"
 	"net/netip"
+	"strconv"
 	"strings"
 )
 
@@ -36,18 +37,27 @@ type ClusterDNSOptions struct {
 	Log bool
 }
 
-// ClusterDNSCorefile renders the cluster DNS Corefile for o.
+// ClusterDNS renders the cluster DNS Corefile for o.
 //
 // The loop plugin is left out on purpose: it exits the process when it
 // detects a forwarding loop, and in `dnsplane up` that process is also the
 // API server. Callers check their upstreams instead.
-func ClusterDNSCorefile(o ClusterDNSOptions) (string, error) {
+func ClusterDNS(o ClusterDNSOptions) (string, error) {
+	c, err := clusterDNSModel(o)
+	if err != nil {
+		return "", err
+	}
+	return c.Render()
+}
+
+// clusterDNSModel validates o and builds the cluster DNS Corefile.
+func clusterDNSModel(o ClusterDNSOptions) (Corefile, error) {
 	cd := strings.ToLower(strings.Trim(o.ClusterDomain, "."))
 	if cd == "" {
 		cd = "cluster.local"
 	}
-	if strings.ContainsAny(cd, corefileMeta) {
-		return "", fmt.Errorf("cluster domain %q contains a Corefile metacharacter", o.ClusterDomain)
+	if err := CheckToken(cd); err != nil {
+		return Corefile{}, fmt.Errorf("cluster domain %w", err)
 	}
 	code := o.OptionCode
 	if code == 0 {
@@ -59,22 +69,22 @@ func ClusterDNSCorefile(o ClusterDNSOptions) (string, error) {
 	}
 	listen, err := netip.ParseAddrPort(o.Listen)
 	if err != nil {
-		return "", fmt.Errorf("listen address %q: want ADDR:PORT", o.Listen)
+		return Corefile{}, fmt.Errorf("listen address %q: want ADDR:PORT", o.Listen)
 	}
 	if o.Kubeconfig == "" {
-		return "", errors.New("no kubeconfig")
+		return Corefile{}, errors.New("no kubeconfig")
 	}
-	if strings.ContainsAny(o.Kubeconfig, corefileMeta) {
-		return "", fmt.Errorf("kubeconfig path %q contains whitespace or a Corefile metacharacter", o.Kubeconfig)
+	if err := CheckToken(o.Kubeconfig); err != nil {
+		return Corefile{}, fmt.Errorf("kubeconfig path %w", err)
 	}
 	if len(o.Upstreams) == 0 {
-		return "", errors.New("no upstream resolver")
+		return Corefile{}, errors.New("no upstream resolver")
 	}
 	var upstreams []string
 	for _, u := range o.Upstreams {
 		a, err := UpstreamAddr(u)
 		if err != nil {
-			return "", err
+			return Corefile{}, err
 		}
 		upstreams = append(upstreams, a)
 	}
@@ -82,7 +92,7 @@ func ClusterDNSCorefile(o ClusterDNSOptions) (string, error) {
 	for _, t := range o.Trusted {
 		if t == TrustNone {
 			if len(o.Trusted) > 1 {
-				return "", fmt.Errorf("trusted %q cannot be combined with prefixes", TrustNone)
+				return Corefile{}, fmt.Errorf("trusted %q cannot be combined with prefixes", TrustNone)
 			}
 			trusted = append(trusted, TrustNone)
 			continue
@@ -91,52 +101,70 @@ func ClusterDNSCorefile(o ClusterDNSOptions) (string, error) {
 		if err != nil {
 			a, aerr := netip.ParseAddr(t)
 			if aerr != nil {
-				return "", fmt.Errorf("trusted prefix %q: want CIDR or address", t)
+				return Corefile{}, fmt.Errorf("trusted prefix %q: want CIDR or address", t)
 			}
 			p = netip.PrefixFrom(a, a.BitLen())
 		}
 		trusted = append(trusted, p.String())
 	}
-	for _, e := range []struct{ name, v string }{{"health", o.Health}, {"ready", o.Ready}, {"metrics", o.Metrics}} {
+	if err := checkEndpoints(o.Health, o.Ready, o.Metrics); err != nil {
+		return Corefile{}, err
+	}
+
+	ps := []Plugin{{Name: "errors"}}
+	if o.Log {
+		ps = append(ps, Plugin{Name: "log"})
+	}
+	ps = append(ps, Plugin{Name: "bind", Args: []string{listen.Addr().String()}})
+	if o.Health != "" {
+		// lameduck keeps answering while a stopping replica leaves the
+		// Service's endpoints (coredns#5409).
+		ps = append(ps, Plugin{Name: "health", Args: []string{o.Health}, Block: []Directive{{Name: "lameduck", Args: []string{"5s"}}}})
+	}
+	if o.Ready != "" {
+		ps = append(ps, Plugin{Name: "ready", Args: []string{o.Ready}})
+	}
+	if o.Metrics != "" {
+		ps = append(ps, Plugin{Name: "prometheus", Args: []string{o.Metrics}})
+	}
+	expand := Plugin{Name: "searchexpand", Args: []string{cd}, Block: []Directive{{Name: "code", Args: []string{strconv.Itoa(int(code))}}}}
+	if len(trusted) > 0 {
+		expand.Block = append(expand.Block, Directive{Name: "trusted", Args: trusted})
+	}
+	ps = append(ps, expand,
+		Plugin{Name: "kubernetes", Args: []string{cd, "in-addr.arpa", "ip6.arpa"}, Block: []Directive{
+			{Name: "kubeconfig", Args: []string{o.Kubeconfig}},
+			{Name: "pods", Args: []string{"insecure"}},
+			{Name: "fallthrough", Args: []string{"in-addr.arpa", "ip6.arpa"}},
+		}},
+		// The node cache reaches the cluster DNS over TCP, and forward
+		// would otherwise use the client's protocol upstream too: TCP
+		// handshakes to cloud resolvers are slow and throttled
+		// (kubernetes#111975).
+		Plugin{Name: "forward", Args: append([]string{"."}, upstreams...), Block: []Directive{{Name: "prefer_udp"}}},
+		Plugin{Name: "cache", Args: []string{strconv.Itoa(ttl)}},
+	)
+	return Corefile{Servers: []Server{{
+		Zones:   []string{".:" + strconv.Itoa(int(listen.Port()))},
+		Plugins: ps,
+	}}}, nil
+}
+
+// checkEndpoints checks the health, ready and metrics addresses; empty
+// ones are left out of the Corefile.
+func checkEndpoints(health, ready, metrics string) error {
+	for _, e := range []struct{ name, v string }{{"health", health}, {"ready", ready}, {"metrics", metrics}} {
 		if e.v == "" {
 			continue
 		}
 		if _, _, err := net.SplitHostPort(e.v); err != nil {
-			return "", fmt.Errorf("%s address %q: want [ADDR]:PORT", e.name, e.v)
+			return fmt.Errorf("%s address %q: want [ADDR]:PORT", e.name, e.v)
+		}
+		if err := CheckToken(e.v); err != nil {
+			return fmt.Errorf("%s address %w", e.name, err)
 		}
 	}
-
-	var b strings.Builder
-	fmt.Fprintf(&b, ".:%d {\n    errors\n", listen.Port())
-	if o.Log {
-		b.WriteString("    log\n")
-	}
-	fmt.Fprintf(&b, "    bind %s\n", listen.Addr())
-	if o.Health != "" {
-		// lameduck keeps answering while a stopping replica leaves the
-		// Service's endpoints (coredns#5409).
-		fmt.Fprintf(&b, "    health %s {\n        lameduck 5s\n    }\n", o.Health)
-	}
-	if o.Ready != "" {
-		fmt.Fprintf(&b, "    ready %s\n", o.Ready)
-	}
-	if o.Metrics != "" {
-		fmt.Fprintf(&b, "    prometheus %s\n", o.Metrics)
-	}
-	fmt.Fprintf(&b, "    searchexpand %s {\n        code %d\n", cd, code)
-	if len(trusted) > 0 {
-		fmt.Fprintf(&b, "        trusted %s\n", strings.Join(trusted, " "))
-	}
-	b.WriteString("    }\n")
-	fmt.Fprintf(&b, "    kubernetes %s in-addr.arpa ip6.arpa {\n", cd)
-	fmt.Fprintf(&b, "        kubeconfig %s\n", o.Kubeconfig)
-	b.WriteString("        pods insecure\n        fallthrough in-addr.arpa ip6.arpa\n    }\n")
-	// The node cache reaches the cluster DNS over TCP, and forward would
-	// otherwise use the client's protocol upstream too: TCP handshakes to
-	// cloud resolvers are slow and throttled (kubernetes#111975).
-	fmt.Fprintf(&b, "    forward . %s {\n        prefer_udp\n    }\n", strings.Join(upstreams, " "))
-	fmt.Fprintf(&b, "    cache %d\n}\n", ttl)
-	return b.String(), nil
+	return nil
 }
 
 // TrustNone, as the only ClusterDNSOptions.Trusted entry, accepts the
@@ -189,7 +217,3 @@ func ForwardSource(addr string) (netip.Addr, error) {
 	}
 	return local.AddrPort().Addr().Unmap(), nil
 }
-
-// corefileMeta are the characters a value spliced into a Corefile line must
-// not contain: they would end the token, the line or the block.
-const corefileMeta = " \t\r\n{}\"#;"

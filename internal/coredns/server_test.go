@@ -1,4 +1,4 @@
-package dnsserver
+package coredns
 
 import (
 	"context"
@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/miekg/dns"
+
+	"github.com/dnsplane/dnsplane/internal/corefile"
 )
 
 // freePort returns a port free on 127.0.0.1 for both UDP and TCP.
@@ -106,7 +108,7 @@ func TestNodeCacheEndToEnd(t *testing.T) {
 	upstream, upstreamAddr := startStub(t, "udp", code, net.IPv4(192, 0, 2, 1))
 
 	port, health, ready, metrics := freePort(t), freePort(t), freePort(t), freePort(t)
-	corefile, err := NodeCacheCorefile(NodeCacheOptions{
+	nodeCorefile, err := corefile.NodeCache(corefile.NodeCacheOptions{
 		Listen:     []string{fmt.Sprintf("127.0.0.1:%d", port)},
 		ClusterDNS: []string{clusterAddr},
 		Upstreams:  []string{upstreamAddr},
@@ -120,9 +122,9 @@ func TestNodeCacheEndToEnd(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	srv, err := Start(ctx, corefile, nil)
+	srv, err := Start(ctx, nodeCorefile, nil)
 	if err != nil {
-		t.Fatalf("%v\n%s", err, corefile)
+		t.Fatalf("%v\n%s", err, nodeCorefile)
 	}
 	defer srv.Stop()
 	addr := fmt.Sprintf("127.0.0.1:%d", port)

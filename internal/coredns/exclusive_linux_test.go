@@ -1,0 +1,49 @@
+package coredns
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"syscall"
+	"testing"
+
+	"golang.org/x/sys/unix"
+)
+
+// TestStartRefusesReusePortSocket: another process's CoreDNS holds the
+// address with SO_REUSEPORT, which CoreDNS's own bind would join without an
+// error; Start refuses it instead.
+func TestStartRefusesReusePortSocket(t *testing.T) {
+	addr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	lc := net.ListenConfig{Control: func(_, _ string, c syscall.RawConn) error {
+		var serr error
+		if err := c.Control(func(fd uintptr) {
+			serr = unix.SetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_REUSEPORT, 1)
+		}); err != nil {
+			return err
+		}
+		return serr
+	}}
+	pc, err := lc.ListenPacket(context.Background(), "udp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pc.Close()
+	l, err := lc.Listen(context.Background(), "tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+
+	_, port, _ := net.SplitHostPort(addr)
+	srv, err := Start(t.Context(), fmt.Sprintf(".:%s {\n    bind 127.0.0.1\n    errors\n}\n", port), nil)
+	if err == nil {
+		_ = srv.Stop()
+		t.Fatalf("Start shared %s with a SO_REUSEPORT socket", addr)
+	}
+	var inUse *AddrInUseError
+	if !errors.As(err, &inUse) || inUse.Addr != addr {
+		t.Fatalf("error %v, want an *AddrInUseError for %s", err, addr)
+	}
+}

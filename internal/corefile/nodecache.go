@@ -1,0 +1,186 @@
+package corefile
+
+import (
+	"errors"
+	"fmt"
+	"net/netip"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// NodeCacheOptions describe a node cache Corefile.
+type NodeCacheOptions struct {
+	// Listen are ADDR:PORT pairs the cache serves on.
+	Listen []string
+	// ClusterDNS are ADDR:PORT pairs of the cluster DNS; the cluster domain
+	// and ap.k8s.io. are forwarded there over TCP.
+	ClusterDNS []string
+	// ClusterDomain defaults to cluster.local.
+	ClusterDomain string
+	// OptionCode is the EDNS0 search list option code; 0 means 65534.
+	OptionCode uint16
+	// Upstreams are ADDR[:PORT] resolvers for every other name.
+	Upstreams []string
+	// HostSearch is the node's host search list appended to the option.
+	HostSearch []string
+	// CacheTTL is the cache's maximum TTL in seconds; 0 means 30.
+	CacheTTL int
+	// NoCache leaves the cache plugin out, so every query is forwarded
+	// (for benchmarks that measure the whole path).
+	NoCache bool
+	// Health, Ready and Metrics are ADDR:PORT for the health, ready and
+	// prometheus endpoints; empty leaves the endpoint out.
+	Health, Ready, Metrics string
+	// Log adds the log plugin (every query logged).
+	Log bool
+}
+
+// defaultOptionCode is searchpath.DefaultOptionCode.
+const defaultOptionCode = 65534
+
+// NodeCache renders the node cache's Corefile: one server block per
+// listen port for the cluster domain and ap.k8s.io (searchopt tags autopath
+// names, cache, forward to cluster DNS with force_tcp) and one for the rest
+// (searchopt strips client-sent options, cache, forward to the upstreams).
+func NodeCache(o NodeCacheOptions) (string, error) {
+	c, err := nodeCacheModel(o)
+	if err != nil {
+		return "", err
+	}
+	return c.Render()
+}
+
+// nodeCacheModel validates o and builds the node cache Corefile.
+func nodeCacheModel(o NodeCacheOptions) (Corefile, error) {
+	cd := strings.ToLower(strings.Trim(o.ClusterDomain, "."))
+	if cd == "" {
+		cd = "cluster.local"
+	}
+	if err := CheckToken(cd); err != nil {
+		return Corefile{}, fmt.Errorf("cluster domain %w", err)
+	}
+	code := o.OptionCode
+	if code == 0 {
+		code = defaultOptionCode
+	}
+	ttl := o.CacheTTL
+	if ttl == 0 {
+		ttl = 30
+	}
+	if len(o.Listen) == 0 {
+		return Corefile{}, errors.New("no listen address")
+	}
+	if len(o.ClusterDNS) == 0 {
+		return Corefile{}, errors.New("no cluster DNS address")
+	}
+	if len(o.Upstreams) == 0 {
+		return Corefile{}, errors.New("no upstream resolver")
+	}
+	// Group the listen addresses by port: one server block set per port,
+	// bound to that port's addresses.
+	var ports []string
+	binds := map[string][]string{}
+	for _, l := range o.Listen {
+		ap, err := netip.ParseAddrPort(l)
+		if err != nil {
+			return Corefile{}, fmt.Errorf("listen address %q: want ADDR:PORT", l)
+		}
+		p := strconv.Itoa(int(ap.Port()))
+		if _, ok := binds[p]; !ok {
+			ports = append(ports, p)
+		}
+		if a := ap.Addr().String(); !slices.Contains(binds[p], a) {
+			binds[p] = append(binds[p], a)
+		}
+	}
+	var clusterDNS []string
+	for _, c := range o.ClusterDNS {
+		ap, err := netip.ParseAddrPort(c)
+		if err != nil {
+			return Corefile{}, fmt.Errorf("cluster DNS address %q: want ADDR:PORT", c)
+		}
+		clusterDNS = append(clusterDNS, ap.String())
+	}
+	var upstreams []string
+	for _, u := range o.Upstreams {
+		a, err := UpstreamAddr(u)
+		if err != nil {
+			return Corefile{}, err
+		}
+		upstreams = append(upstreams, a)
+	}
+	if err := checkEndpoints(o.Health, o.Ready, o.Metrics); err != nil {
+		return Corefile{}, err
+	}
+	for _, d := range o.HostSearch {
+		if err := CheckToken(d); err != nil {
+			return Corefile{}, fmt.Errorf("host search domain %w", err)
+		}
+	}
+
+	searchopt := Plugin{Name: "searchopt", Args: []string{cd}, Block: []Directive{{Name: "code", Args: []string{strconv.Itoa(int(code))}}}}
+	if len(o.HostSearch) > 0 {
+		searchopt.Block = append(searchopt.Block, Directive{Name: "host_search", Args: o.HostSearch})
+	} else {
+		// No host search list: an empty file, so that searchopt does not
+		// fall back to /etc/resolv.conf.
+		searchopt.Block = append(searchopt.Block, Directive{Name: "resolv_conf", Args: []string{"/dev/null"}})
+	}
+	// common are the plugins both blocks of a port share; the health and
+	// ready endpoints go in the first block only (each binds its own
+	// address once per process).
+	common := func(port string, first bool) []Plugin {
+		ps := []Plugin{{Name: "errors"}}
+		if o.Log {
+			ps = append(ps, Plugin{Name: "log"})
+		}
+		ps = append(ps, Plugin{Name: "bind", Args: binds[port]})
+		if first && o.Health != "" {
+			ps = append(ps, Plugin{Name: "health", Args: []string{o.Health}})
+		}
+		if first && o.Ready != "" {
+			ps = append(ps, Plugin{Name: "ready", Args: []string{o.Ready}})
+		}
+		if o.Metrics != "" {
+			ps = append(ps, Plugin{Name: "prometheus", Args: []string{o.Metrics}})
+		}
+		ps = append(ps, searchopt)
+		if !o.NoCache {
+			ps = append(ps, Plugin{Name: "cache", Args: []string{strconv.Itoa(ttl)}})
+		}
+		return ps
+	}
+	var c Corefile
+	for i, p := range ports {
+		c.Servers = append(c.Servers,
+			// Reverse zones go to the cluster DNS too, as NodeLocal
+			// DNSCache does: its kubernetes plugin answers PTR for Service
+			// and pod IPs and falls through to its own upstreams for the
+			// rest.
+			Server{
+				Zones: []string{cd + ":" + p, "ap.k8s.io:" + p, "in-addr.arpa:" + p, "ip6.arpa:" + p},
+				Plugins: append(common(p, i == 0),
+					Plugin{Name: "forward", Args: append([]string{"."}, clusterDNS...), Block: []Directive{{Name: "force_tcp"}}}),
+			},
+			Server{
+				Zones:   []string{".:" + p},
+				Plugins: append(common(p, false), Plugin{Name: "forward", Args: append([]string{"."}, upstreams...)}),
+			},
+		)
+	}
+	return c, nil
+}
+
+// UpstreamAddr normalises an upstream resolver given as ADDR or ADDR:PORT
+// to ADDR:PORT (port 53 by default).
+func UpstreamAddr(s string) (string, error) {
+	if ap, err := netip.ParseAddrPort(s); err == nil {
+		return ap.String(), nil
+	}
+	a, err := netip.ParseAddr(strings.Trim(s, "[]"))
+	if err != nil || a.Zone() != "" {
+		return "", fmt.Errorf("upstream %q: want ADDR[:PORT]", s)
+	}
+	return netip.AddrPortFrom(a, 53).String(), nil
+}
