@@ -213,7 +213,7 @@ func yamlOracle(data []byte) (v any, ok bool) {
 	for {
 		var v any
 		err := dec.Decode(&v)
-		if err == io.EOF {
+		if errors.Is(err, io.EOF) {
 			break
 		}
 		if err != nil {

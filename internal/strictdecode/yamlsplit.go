@@ -78,7 +78,7 @@ func splitYAML(data []byte) ([]*Document, error) {
 	for {
 		var node yaml.Node
 		err := decodeNode(dec, &node)
-		if err == io.EOF {
+		if errors.Is(err, io.EOF) {
 			return docs, nil
 		}
 		if err != nil {
