@@ -12,6 +12,8 @@ import (
 // EventType says what happened to a key.
 type EventType int
 
+// The event types, named as in a Kubernetes watch (String gives ADDED,
+// MODIFIED, DELETED). The zero value is not a valid event type.
 const (
 	Added EventType = iota + 1
 	Modified
