@@ -182,8 +182,8 @@ func (s *Store) pump(ctx context.Context, w *watch, wch clientv3.WatchChan, keyP
 }
 
 func (s *Store) convert(ev *clientv3.Event) (Event, error) {
-	switch {
-	case ev.Type == clientv3.EventTypeDelete:
+	switch ev.Type {
+	case clientv3.EventTypeDelete:
 		// Without the previous value a consumer cannot say what was deleted; etcd only
 		// omits it when that value's revision has been compacted in the meantime, so
 		// treat it as lost history.

@@ -44,7 +44,7 @@ func yamlChunks(data []byte) []yamlChunk {
 }
 
 func isDocMarker(b []byte) bool {
-	if len(b) < 3 || !(bytes.HasPrefix(b, []byte("---")) || bytes.HasPrefix(b, []byte("..."))) {
+	if !bytes.HasPrefix(b, []byte("---")) && !bytes.HasPrefix(b, []byte("...")) {
 		return false
 	}
 	if len(b) == 3 {
