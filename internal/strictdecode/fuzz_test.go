@@ -30,6 +30,7 @@ var fuzzTargets = []struct {
 }
 
 func addSeeds(f *testing.F, seeds ...string) {
+	f.Helper()
 	for _, s := range seeds {
 		f.Add([]byte(s))
 	}
