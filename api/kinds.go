@@ -60,7 +60,7 @@ var kinds = map[schema.GroupVersionKind]func() any{
 	// Everything else the API server serves: upstream types unchanged.
 	core("Namespace"):      func() any { return &corev1.Namespace{} },
 	core("Service"):        func() any { return &corev1.Service{} },
-	core("Endpoints"):      func() any { return &corev1.Endpoints{} },
+	core("Endpoints"):      func() any { return &corev1.Endpoints{} }, //nolint:staticcheck // SA1019: deprecated for EndpointSlice, but kube-apiserver still serves Endpoints, so dnsplane does too
 	core("ConfigMap"):      func() any { return &corev1.ConfigMap{} },
 	core("Secret"):         func() any { return &corev1.Secret{} },
 	core("Node"):           func() any { return &corev1.Node{} },

@@ -131,12 +131,13 @@ func TestStartFailures(t *testing.T) {
 	}{
 		{
 			name: "wal deleted", mode: "member", damaged: true,
-			damage: func(t *testing.T, dir string) { must(t, os.RemoveAll(filepath.Join(dir, "member", "wal"))) },
+			damage: func(t *testing.T, dir string) { t.Helper(); must(t, os.RemoveAll(filepath.Join(dir, "member", "wal"))) },
 			want:   []string{"write-ahead log member/wal", "restore it from a backup"},
 		},
 		{
 			name: "database page damaged", mode: "member", damaged: true,
 			damage: func(t *testing.T, dir string) {
+				t.Helper()
 				// Past both meta pages: bbolt opens the file and panics
 				// reading the pages, in a goroutine, killing the child.
 				f, err := os.OpenFile(filepath.Join(dir, "member", "snap", "db"), os.O_WRONLY, 0)

@@ -16,12 +16,14 @@ import (
 	"github.com/dnsplane/dnsplane/internal/storage"
 )
 
+// Errors of the allocator. Each is matched with errors.Is; the API layer maps
+// them to kube-apiserver's responses.
 var (
-	// ErrFull: every address of the range is allocated.
+	// ErrFull means every address of the range is allocated.
 	ErrFull = errors.New("range is full")
-	// ErrAllocated: the requested IP belongs to someone else (see AllocatedError).
+	// ErrAllocated means the requested IP belongs to someone else (see AllocatedError).
 	ErrAllocated = errors.New("provided IP is already allocated")
-	// ErrNotInRange: the requested IP is outside the range, or is its network or
+	// ErrNotInRange means the requested IP is outside the range, or is its network or
 	// broadcast address.
 	ErrNotInRange = errors.New("provided IP is not in the valid range")
 )
@@ -37,6 +39,8 @@ func (e *AllocatedError) Error() string {
 	return fmt.Sprintf("IP %s is already allocated to %s", e.IP, e.Owner)
 }
 
+// Is makes errors.Is(err, ErrAllocated) true for an *AllocatedError, so callers
+// that only care that the IP is taken need not know about Owner.
 func (e *AllocatedError) Is(target error) bool { return target == ErrAllocated }
 
 // rangeError words the problem as kube-apiserver does, so the API layer can reuse it.

@@ -53,6 +53,7 @@ func run(m *testing.M) int {
 }
 
 func testCtx(t *testing.T) context.Context {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	t.Cleanup(cancel)
 	return ctx

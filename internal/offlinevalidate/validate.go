@@ -19,10 +19,11 @@ import (
 // Status is the outcome for one object.
 type Status int
 
+// The outcomes. Only Invalid makes validation fail.
 const (
-	Valid Status = iota
-	Invalid
-	Skipped // a kind dnsplane does not serve: not checked, not an error
+	Valid   Status = iota // decoded and passed validation
+	Invalid               // has at least one Finding
+	Skipped               // a kind dnsplane does not serve: not checked, not an error
 )
 
 // Finding is one problem, located in its source.

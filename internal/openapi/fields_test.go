@@ -45,9 +45,9 @@ type Tagged struct {
 
 type skip struct {
 	Dash    string `json:"-"`
-	DashKey string `json:"-,"`
+	DashKey string `json:"-,"` //nolint:staticcheck // SA5008: deliberate, "-," names the field "-"
 	lower   string //nolint:unused
-	Bad     string `json:"bad name!\\"`
+	Bad     string `json:"bad name!\\"` //nolint:staticcheck // SA5008: deliberate, an invalid name falls back to the Go name
 	Ptr     *inner `json:"ptr,omitempty"`
 	Quoted  int    `json:"q,string"`
 }

@@ -172,10 +172,11 @@ func TestEnsureRegeneratesServingCert(t *testing.T) {
 		}},
 		{name: "new host requested", hosts: []string{"new.example"}},
 		{name: "new IP requested", hosts: []string{"198.51.100.4"}},
-		{name: "certificate missing", prep: func(t *testing.T, dir string) { remove(t, dir, servingCertName) }},
-		{name: "key missing", prep: func(t *testing.T, dir string) { remove(t, dir, servingKeyName) }},
-		{name: "certificate corrupt", prep: func(t *testing.T, dir string) { write(t, dir, servingCertName, "garbage") }},
+		{name: "certificate missing", prep: func(t *testing.T, dir string) { t.Helper(); remove(t, dir, servingCertName) }},
+		{name: "key missing", prep: func(t *testing.T, dir string) { t.Helper(); remove(t, dir, servingKeyName) }},
+		{name: "certificate corrupt", prep: func(t *testing.T, dir string) { t.Helper(); write(t, dir, servingCertName, "garbage") }},
 		{name: "key from another pair", prep: func(t *testing.T, dir string) {
+			t.Helper()
 			other, err := Ensure(t.TempDir(), nil)
 			if err != nil {
 				t.Fatal(err)
@@ -187,6 +188,7 @@ func TestEnsureRegeneratesServingCert(t *testing.T) {
 			write(t, dir, servingKeyName, string(key))
 		}},
 		{name: "signed by another CA", prep: func(t *testing.T, dir string) {
+			t.Helper()
 			other, err := Ensure(t.TempDir(), nil)
 			if err != nil {
 				t.Fatal(err)
@@ -252,11 +254,12 @@ func TestEnsureCAProblems(t *testing.T) {
 		wantErr string
 		wantNew bool // a fresh CA is expected instead of an error
 	}{
-		{name: "key missing", prep: func(t *testing.T, dir string) { remove(t, dir, caKeyName) },
+		{name: "key missing", prep: func(t *testing.T, dir string) { t.Helper(); remove(t, dir, caKeyName) },
 			wantErr: "read CA key"},
-		{name: "certificate corrupt", prep: func(t *testing.T, dir string) { write(t, dir, caCertName, "garbage") },
+		{name: "certificate corrupt", prep: func(t *testing.T, dir string) { t.Helper(); write(t, dir, caCertName, "garbage") },
 			wantErr: "is unusable (move ca.crt and ca.key away to generate a new one)"},
 		{name: "key does not match", prep: func(t *testing.T, dir string) {
+			t.Helper()
 			data, err := os.ReadFile(filepath.Join(dir, servingKeyName))
 			if err != nil {
 				t.Fatal(err)
@@ -264,6 +267,7 @@ func TestEnsureCAProblems(t *testing.T) {
 			write(t, dir, caKeyName, string(data))
 		}, wantErr: "private key does not match public key"},
 		{name: "not a CA", prep: func(t *testing.T, dir string) {
+			t.Helper()
 			for _, n := range []string{servingCertName, servingKeyName} {
 				data, err := os.ReadFile(filepath.Join(dir, n))
 				if err != nil {
@@ -272,7 +276,7 @@ func TestEnsureCAProblems(t *testing.T) {
 				write(t, dir, strings.Replace(n, "apiserver", "ca", 1), string(data))
 			}
 		}, wantErr: "is not a CA certificate"},
-		{name: "a key without its certificate is replaced", prep: func(t *testing.T, dir string) { remove(t, dir, caCertName) },
+		{name: "a key without its certificate is replaced", prep: func(t *testing.T, dir string) { t.Helper(); remove(t, dir, caCertName) },
 			wantNew: true},
 	}
 	for _, tt := range tests {

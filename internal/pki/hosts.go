@@ -63,12 +63,18 @@ func validDNSName(name string) bool {
 			return false
 		}
 		for _, c := range []byte(l) {
-			if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-') {
+			if !ldhByte(c) {
 				return false
 			}
 		}
 	}
 	return true
+}
+
+// ldhByte reports whether c may appear in an RFC 1123 label as written here:
+// a lowercase letter, a digit or '-'.
+func ldhByte(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-'
 }
 
 // missingFrom reports the first requested name that cert does not list, or

@@ -64,6 +64,7 @@ func TestCheckDataDir(t *testing.T) {
 	}{
 		{name: "intact", damage: func(*testing.T, string) {}},
 		{name: "torn last record", damage: func(t *testing.T, dir string) {
+			t.Helper()
 			// A crash during a write leaves a partial record; etcd drops
 			// it on start and so must we accept it.
 			p := newestWAL(t, dir)
@@ -72,21 +73,25 @@ func TestCheckDataDir(t *testing.T) {
 			}
 		}},
 		{name: "wal dir deleted", wantPart: "write-ahead log", damage: func(t *testing.T, dir string) {
+			t.Helper()
 			if err := os.RemoveAll(filepath.Join(dir, "member", "wal")); err != nil {
 				t.Fatal(err)
 			}
 		}},
 		{name: "newest segment emptied", wantPart: "write-ahead log", damage: func(t *testing.T, dir string) {
+			t.Helper()
 			if err := os.Truncate(newestWAL(t, dir), 0); err != nil {
 				t.Fatal(err)
 			}
 		}},
 		{name: "newest segment truncated", wantPart: "write-ahead log", damage: func(t *testing.T, dir string) {
+			t.Helper()
 			if err := os.Truncate(newestWAL(t, dir), 100); err != nil {
 				t.Fatal(err)
 			}
 		}},
 		{name: "database header overwritten", wantPart: "database", damage: func(t *testing.T, dir string) {
+			t.Helper()
 			overwrite(t, filepath.Join(dir, "member", "snap", "db"), 0, 8192)
 		}},
 	}

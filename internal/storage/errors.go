@@ -37,24 +37,26 @@ var (
 )
 
 // translate turns etcd client errors into this package's sentinels where one applies.
-// The etcd text is kept because it sometimes says more (e.g. the compacted revision).
+// The etcd text is kept because it sometimes says more (e.g. the compacted revision),
+// and the etcd error itself stays in the chain too: the default case passes etcd
+// errors through unchanged, so wrapping hides nothing callers could not already see.
 func translate(err error) error {
 	switch {
 	case err == nil:
 		return nil
 	case errors.Is(err, rpctypes.ErrCompacted):
-		return fmt.Errorf("%w (%v)", ErrCompacted, err)
+		return fmt.Errorf("%w (%w)", ErrCompacted, err)
 	case errors.Is(err, rpctypes.ErrFutureRev):
-		return fmt.Errorf("%w (%v)", ErrFutureRevision, err)
+		return fmt.Errorf("%w (%w)", ErrFutureRevision, err)
 	case errors.Is(err, rpctypes.ErrRequestTooLarge):
-		return fmt.Errorf("%w (%v)", ErrTooLarge, err)
+		return fmt.Errorf("%w (%w)", ErrTooLarge, err)
 	case errors.Is(err, rpctypes.ErrNoSpace):
 		// Also ResourceExhausted, but it is the database quota, not this request.
 		return err
 	case status.Code(err) == codes.ResourceExhausted:
 		// A request above the server's gRPC message limit (--max-request-bytes plus
 		// some overhead) is refused by gRPC itself before etcd sees it.
-		return fmt.Errorf("%w (%v)", ErrTooLarge, err)
+		return fmt.Errorf("%w (%w)", ErrTooLarge, err)
 	default:
 		return err
 	}

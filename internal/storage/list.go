@@ -51,11 +51,13 @@ func encodeContinue(t continueToken) string {
 func decodeContinue(s string) (continueToken, error) {
 	b, err := base64.RawURLEncoding.DecodeString(s)
 	if err != nil {
-		return continueToken{}, fmt.Errorf("%w: not base64: %v", ErrBadContinue, err)
+		// The token is opaque: its base64/JSON encoding is an implementation detail,
+		// so only ErrBadContinue is in the chain for callers to match on.
+		return continueToken{}, fmt.Errorf("%w: not base64: %v", ErrBadContinue, err) //nolint:errorlint // opaque token: callers match ErrBadContinue only, not encoding errors
 	}
 	var t continueToken
 	if err := json.Unmarshal(b, &t); err != nil {
-		return continueToken{}, fmt.Errorf("%w: %v", ErrBadContinue, err)
+		return continueToken{}, fmt.Errorf("%w: %v", ErrBadContinue, err) //nolint:errorlint // opaque token: callers match ErrBadContinue only, not encoding errors
 	}
 	if t.RV <= 0 {
 		return continueToken{}, fmt.Errorf("%w: revision %d is not positive", ErrBadContinue, t.RV)

@@ -47,6 +47,7 @@ var storeCases = []struct {
 }
 
 func runStoreCases(t *testing.T, client *clientv3.Client) {
+	t.Helper()
 	for _, tc := range storeCases {
 		t.Run(tc.name, func(t *testing.T) {
 			env := storeEnv{
@@ -65,6 +66,7 @@ func TestStore(t *testing.T) {
 }
 
 func testCtx(t *testing.T) context.Context {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	t.Cleanup(cancel)
 	return ctx

@@ -12,6 +12,8 @@ import (
 // EventType says what happened to a key.
 type EventType int
 
+// The event types, named as in a Kubernetes watch (String gives ADDED,
+// MODIFIED, DELETED). The zero value is not a valid event type.
 const (
 	Added EventType = iota + 1
 	Modified
@@ -180,8 +182,8 @@ func (s *Store) pump(ctx context.Context, w *watch, wch clientv3.WatchChan, keyP
 }
 
 func (s *Store) convert(ev *clientv3.Event) (Event, error) {
-	switch {
-	case ev.Type == clientv3.EventTypeDelete:
+	switch ev.Type {
+	case clientv3.EventTypeDelete:
 		// Without the previous value a consumer cannot say what was deleted; etcd only
 		// omits it when that value's revision has been compacted in the meantime, so
 		// treat it as lost history.

@@ -23,15 +23,15 @@ type slogCore struct {
 	quiet *atomic.Bool
 }
 
-// newZapLogger returns a zap logger writing to logger at min and above; quiet may be nil.
-func newZapLogger(logger *slog.Logger, min zapcore.Level, quiet *atomic.Bool) *zap.Logger {
+// newZapLogger returns a zap logger writing to logger at minLevel and above; quiet may be nil.
+func newZapLogger(logger *slog.Logger, minLevel zapcore.Level, quiet *atomic.Bool) *zap.Logger {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
 	if quiet == nil {
 		quiet = new(atomic.Bool)
 	}
-	return zap.New(&slogCore{logger: logger, min: min, quiet: quiet})
+	return zap.New(&slogCore{logger: logger, min: minLevel, quiet: quiet})
 }
 
 // benign lists warnings etcd emits on every start of our embedded configuration that

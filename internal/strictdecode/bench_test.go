@@ -23,7 +23,9 @@ import (
 //
 // Run: go test -run '^$' -bench . -benchmem ./internal/strictdecode/
 
-func benchDecode(b *testing.B, data []byte, format Format) {
+// benchDecode is the body of the "ours" sub-benchmarks, not a helper: a
+// failure should point at the b.Fatal that fired.
+func benchDecode(b *testing.B, data []byte, format Format) { //nolint:thelper // benchmark body run by b.Run
 	b.ReportAllocs()
 	b.SetBytes(int64(len(data)))
 	for b.Loop() {

@@ -1,6 +1,7 @@
 package strictdecode
 
 import (
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -50,11 +51,13 @@ func (d *Document) Decode(into any) (problems []FieldProblem, err error) {
 // toProblem splits a strict error back into its type and path. The error
 // text is `<type> "<path>"`, with the path strconv.Quote'd.
 func toProblem(err error) FieldProblem {
-	msg := err.Error()
-	fe, ok := err.(kjson.FieldError)
-	if !ok {
-		return FieldProblem{Type: ProblemType(msg)}
+	var fe kjson.FieldError
+	if !errors.As(err, &fe) {
+		return FieldProblem{Type: ProblemType(err.Error())}
 	}
+	// The type/path split below relies on the FieldError's own text, not on
+	// that of anything wrapping it.
+	msg := fe.Error()
 	path := fe.FieldPath()
 	typ, found := strings.CutSuffix(msg, " "+strconv.Quote(path))
 	if !found {

@@ -30,6 +30,7 @@ var fuzzTargets = []struct {
 }
 
 func addSeeds(f *testing.F, seeds ...string) {
+	f.Helper()
 	for _, s := range seeds {
 		f.Add([]byte(s))
 	}
@@ -213,7 +214,7 @@ func yamlOracle(data []byte) (v any, ok bool) {
 	for {
 		var v any
 		err := dec.Decode(&v)
-		if err == io.EOF {
+		if errors.Is(err, io.EOF) {
 			break
 		}
 		if err != nil {

@@ -151,12 +151,12 @@ func (x *jsonScanner) value(depth int, nested bool) error {
 	if x.i >= len(x.data) {
 		return errBadJSON
 	}
-	switch c := x.data[x.i]; {
-	case c == '{':
+	switch x.data[x.i] {
+	case '{':
 		return x.object(depth, nested)
-	case c == '[':
+	case '[':
 		return x.array(depth)
-	case c == '"':
+	case '"':
 		_, _, err := x.str()
 		return err
 	default:
@@ -292,13 +292,12 @@ func (x *jsonScanner) str() (raw []byte, escaped bool, err error) {
 	start := x.i
 	x.i++
 	for x.i < len(x.data) {
-		c := x.data[x.i]
-		switch {
-		case c == '\\':
+		switch x.data[x.i] {
+		case '\\':
 			escaped = true
 			x.i += 2
 			continue
-		case c == '"':
+		case '"':
 			x.i++
 			if escaped {
 				return x.data[start:x.i], true, nil

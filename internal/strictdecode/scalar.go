@@ -166,7 +166,7 @@ func parseInt(v string) (scalar, bool) {
 	if v == "" {
 		return scalar{}, false
 	}
-	if c := v[0]; !(c >= '0' && c <= '9' || c == '+' || c == '-') {
+	if c := v[0]; c != '+' && c != '-' && (c < '0' || c > '9') {
 		return scalar{}, false
 	}
 	plain := strings.ReplaceAll(v, "_", "")

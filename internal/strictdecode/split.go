@@ -88,7 +88,7 @@ func splitJSON(data []byte) ([]*Document, error) {
 	for {
 		var raw json.RawMessage
 		err := dec.Decode(&raw)
-		if err == io.EOF {
+		if errors.Is(err, io.EOF) {
 			return docs, nil
 		}
 		if err != nil {

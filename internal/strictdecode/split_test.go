@@ -180,8 +180,8 @@ func bigDocument(format Format, size int) []byte {
 }
 
 // nested returns n levels of nesting.
-func nested(open, close, inner string, n int) string {
-	return strings.Repeat(open, n) + inner + strings.Repeat(close, n)
+func nested(opening, closing, inner string, n int) string {
+	return strings.Repeat(opening, n) + inner + strings.Repeat(closing, n)
 }
 
 // billionLaughs is the classic alias bomb: ten levels of ten aliases each.

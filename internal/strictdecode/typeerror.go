@@ -23,8 +23,12 @@ import (
 
 // upstreamTypeError returns err with the field path of a type error written
 // as it would be for the upstream types. Any other error is returned as is.
+//
+// Only a type error returned directly by the decoder is rewritten: the result is
+// a modified copy, so rewriting one found inside a wrapper would drop the
+// wrapper's text, and the message must stay byte-identical to kube-apiserver's.
 func upstreamTypeError(into any, err error) error {
-	te, ok := err.(*json.UnmarshalTypeError)
+	te, ok := err.(*json.UnmarshalTypeError) //nolint:errorlint // only the decoder's own top-level error; see above
 	if !ok || te.Field == "" || into == nil {
 		return err
 	}

@@ -5,6 +5,7 @@ import "strconv"
 // Format is the syntax of an input.
 type Format int
 
+// The input formats Split recognises.
 const (
 	JSON Format = iota
 	YAML
@@ -38,6 +39,8 @@ func (p Position) String() string {
 // sigs.k8s.io/json puts in front of the path.
 type ProblemType string
 
+// The problems UnmarshalStrict reports; Error writes each followed by the
+// quoted path.
 const (
 	UnknownField   ProblemType = "unknown field"
 	DuplicateField ProblemType = "duplicate field"

@@ -44,7 +44,7 @@ func yamlChunks(data []byte) []yamlChunk {
 }
 
 func isDocMarker(b []byte) bool {
-	if len(b) < 3 || !(bytes.HasPrefix(b, []byte("---")) || bytes.HasPrefix(b, []byte("..."))) {
+	if !bytes.HasPrefix(b, []byte("---")) && !bytes.HasPrefix(b, []byte("...")) {
 		return false
 	}
 	if len(b) == 3 {
@@ -78,7 +78,7 @@ func splitYAML(data []byte) ([]*Document, error) {
 	for {
 		var node yaml.Node
 		err := decodeNode(dec, &node)
-		if err == io.EOF {
+		if errors.Is(err, io.EOF) {
 			return docs, nil
 		}
 		if err != nil {

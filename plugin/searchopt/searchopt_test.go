@@ -25,6 +25,7 @@ type recordingNext struct {
 }
 
 func (n *recordingNext) handler(t *testing.T) plugin.Handler {
+	t.Helper()
 	return test.HandlerFunc(func(_ context.Context, w dns.ResponseWriter, r *dns.Msg) (int, error) {
 		b, err := r.Pack()
 		if err != nil {

@@ -35,9 +35,15 @@ type PluginConfig struct {
 // ForwardPolicy selects how a forward plugin picks an upstream.
 type ForwardPolicy string
 
+// The policies are those of CoreDNS's forward plugin (policy random,
+// round_robin, sequential), spelled as in the OpenShift DNS operator API.
 const (
-	ForwardPolicyRandom     ForwardPolicy = "Random"
+	// ForwardPolicyRandom picks an upstream at random for each query.
+	ForwardPolicyRandom ForwardPolicy = "Random"
+	// ForwardPolicyRoundRobin takes the upstreams in turn, one per query.
 	ForwardPolicyRoundRobin ForwardPolicy = "RoundRobin"
+	// ForwardPolicySequential always tries the upstreams in the order listed,
+	// moving on to the next only when one fails.
 	ForwardPolicySequential ForwardPolicy = "Sequential"
 )
 

@@ -161,7 +161,7 @@ func checkDomain(s string) error {
 		}
 		for i := 0; i < len(label); i++ {
 			c := label[i]
-			if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_') {
+			if !labelByte(c) {
 				return fmt.Errorf("label %q has the character %q", label, c)
 			}
 		}
@@ -170,6 +170,12 @@ func checkDomain(s string) error {
 		}
 		rest = tail
 	}
+}
+
+// labelByte reports whether c may appear in a search path label: a letter,
+// a digit, '-' or '_'.
+func labelByte(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_'
 }
 
 // InZone reports whether the fully qualified name is zone or below it,
