@@ -234,19 +234,77 @@ func TestUpRefusesServedDNSAddress(t *testing.T) {
 	}
 }
 
-// TestUpFallbackListen: the node cache's default address falls back when
-// port 53 is taken or not permitted, never for other errors.
-func TestUpFallbackListen(t *testing.T) {
-	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
+// TestBadFlagsBeforeStart: flags that cannot work are usage errors (exit 2)
+// naming the flag, found before etcd starts: no etcd dir is left behind.
+func TestBadFlagsBeforeStart(t *testing.T) {
+	tests := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"port", []string{"--secure-port", "70000"}, "error: --secure-port 70000: want a port number, 0-65535 (0 picks a free one)\n"},
+		{"range", []string{"--service-cluster-ip-range", "10.96.0.0/33"},
+			"error: --service-cluster-ip-range \"10.96.0.0/33\": netip.ParsePrefix(\"10.96.0.0/33\"): prefix length out of range\n"},
+		{"cluster domain", []string{"--cluster-domain", "Bad_Domain"},
+			"error: --cluster-domain \"Bad_Domain\": a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')\n"},
+	}
+	for _, cmd := range []string{"up", "apiserver"} {
+		for _, tt := range tests {
+			if cmd == "apiserver" && tt.name == "cluster domain" {
+				continue // an up flag
+			}
+			t.Run(cmd+" "+tt.name, func(t *testing.T) {
+				dir := filepath.Join(t.TempDir(), "data")
+				args := append([]string{cmd, "--data-dir", dir, "--upstream", "192.0.2.53", "--nodecache-listen", ""}, tt.args...)
+				if cmd == "apiserver" {
+					args = append([]string{cmd, "--data-dir", dir}, tt.args...)
+				}
+				out, errOut, code := runCmd(t, "", args...)
+				if code != exitUsage || out != "" || errOut != tt.want {
+					t.Errorf("exit %d, stdout %q, stderr %q; want exit %d and %q", code, out, errOut, exitUsage, tt.want)
+				}
+				if _, err := os.Stat(filepath.Join(dir, "etcd")); !os.IsNotExist(err) {
+					t.Errorf("etcd dir: %v; want none", err)
+				}
+			})
+		}
+	}
+}
+
+// TestSecurePortInUse: a port in use names the flag that moves it.
+func TestSecurePortInUse(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer pc.Close()
-	err = coredns.CanListen(pc.LocalAddr().String())
-	if err == nil || !fallbackOK(err) {
-		t.Errorf("CanListen on a taken port: %v; want EADDRINUSE, which falls back", err)
+	defer l.Close()
+	port := fmt.Sprint(l.Addr().(*net.TCPAddr).Port)
+	dir := filepath.Join(t.TempDir(), "data")
+	_, errOut, code := runCmd(t, "", "apiserver", "--data-dir", dir, "--secure-port", port)
+	want := "error: --secure-port " + port + ": 127.0.0.1:" + port + " is already in use by another process; choose another port with --secure-port (0 picks a free one)"
+	if code != exitInvalid || !strings.HasPrefix(errOut, want) {
+		t.Errorf("exit %d, stderr %q; want exit %d and %q", code, errOut, exitInvalid, want)
 	}
-	if err := coredns.CanListen("192.0.2.1:53"); err == nil || fallbackOK(err) {
-		t.Errorf("CanListen on an address not on this host: %v; want an error that does not fall back", err)
+	if _, err := os.Stat(filepath.Join(dir, "etcd")); !os.IsNotExist(err) {
+		t.Errorf("etcd dir: %v; want none", err)
+	}
+}
+
+// TestForeignKubeconfig: a kubeconfig dnsplane did not write is kept and
+// start-up refused, naming it.
+func TestForeignKubeconfig(t *testing.T) {
+	dir := t.TempDir()
+	mine := "apiVersion: v1\nkind: Config\ncurrent-context: prod\ncontexts:\n- name: prod\n  context: {cluster: prod, user: me}\n"
+	path := filepath.Join(dir, "kubeconfig")
+	if err := os.WriteFile(path, []byte(mine), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, errOut, code := runCmd(t, "", "apiserver", "--data-dir", dir, "--secure-port", "0")
+	want := "error: " + path + ` was not written by dnsplane (its current context is "prod"), and dnsplane does not overwrite it: move it away or choose another --data-dir` + "\n"
+	if code != exitUsage || errOut != want {
+		t.Errorf("exit %d, stderr %q; want exit %d and %q", code, errOut, exitUsage, want)
+	}
+	if got, _ := os.ReadFile(path); string(got) != mine {
+		t.Errorf("kubeconfig changed:\n%s", got)
 	}
 }

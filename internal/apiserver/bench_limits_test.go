@@ -65,7 +65,7 @@ func BenchmarkConfigMapGet(b *testing.B) {
 		b.Run(tc.name, func(b *testing.B) {
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 			defer cancel()
-			run, err := Start(ctx, Options{DataDir: b.TempDir(), SecurePort: 0, Limits: tc.limits})
+			run, err := startRunning(ctx, b.TempDir(), Config{Limits: tc.limits})
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -144,7 +144,7 @@ func TestServerConnectionLimit(t *testing.T) {
 	defer cancel()
 	limits := DefaultLimits()
 	limits.MaxConnections, limits.IdleTimeout = limit, idle
-	run, err := Start(ctx, Options{DataDir: t.TempDir(), SecurePort: 0, Limits: &limits})
+	run, err := startRunning(ctx, t.TempDir(), Config{Limits: &limits})
 	if err != nil {
 		t.Fatal(err)
 	}

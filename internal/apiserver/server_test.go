@@ -21,15 +21,12 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
-	"k8s.io/client-go/tools/clientcmd"
-
-	"github.com/dnsplane/dnsplane/internal/features"
 )
 
 // testServer is one API server with embedded etcd in a temp dir, shared by
 // the tests of this file because etcd takes a while to start.
 type testServer struct {
-	run    *Running
+	run    *testRunning
 	config *rest.Config
 	client kubernetes.Interface
 	dir    string
@@ -40,25 +37,6 @@ var (
 	shared     *testServer
 	sharedErr  error
 )
-
-func startTestServer(t testing.TB, dir, gates string) *testServer {
-	t.Helper()
-	fg, err := features.Parse(gates)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	run, err := Start(ctx, Options{DataDir: dir, SecurePort: 0, Gates: fg, BookmarkInterval: 500 * time.Millisecond})
-	if err != nil {
-		t.Fatalf("starting API server: %v", err)
-	}
-	cfg, err := clientcmd.BuildConfigFromFlags("", run.Kubeconfig)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return &testServer{run: run, config: cfg, client: kubernetes.NewForConfigOrDie(cfg), dir: dir}
-}
 
 func (ts *testServer) stop(t testing.TB) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -112,27 +90,6 @@ func newNamespace(t *testing.T, c kubernetes.Interface) string {
 func pod(name string) *corev1.Pod {
 	return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{"app": "web"}},
 		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "nginx:1.27"}}}}
-}
-
-func TestBootstrap(t *testing.T) {
-	ts := sharedServer(t)
-	ctx := context.Background()
-	for _, ns := range systemNamespaces {
-		got, err := ts.client.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{})
-		if err != nil {
-			t.Fatalf("namespace %s: %v", ns, err)
-		}
-		if got.Status.Phase != corev1.NamespaceActive {
-			t.Errorf("namespace %s phase %q", ns, got.Status.Phase)
-		}
-	}
-	svc, err := ts.client.CoreV1().Services("default").Get(ctx, "kubernetes", metav1.GetOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if svc.Spec.ClusterIP != "10.96.0.1" || svc.Spec.Ports[0].Port != 443 {
-		t.Errorf("kubernetes service: %+v", svc.Spec)
-	}
 }
 
 func TestPodCRUD(t *testing.T) {

@@ -1,8 +1,13 @@
 package apiserver
 
 import (
+	"context"
 	"crypto/tls"
+	"errors"
+	"fmt"
 	"log"
+	"log/slog"
+	"net"
 	"net/http"
 	"time"
 )
@@ -50,4 +55,61 @@ func newSecureServer(handler http.Handler, tlsConfig *tls.Config, idle time.Dura
 		},
 		ErrorLog: errorLog,
 	}
+}
+
+// EmbeddedEtcdMaxObjectBytes is the largest object the embedded etcd
+// stores (its default --max-request-bytes): Config.MaxObjectBytes for a
+// server on the embedded etcd.
+const EmbeddedEtcdMaxObjectBytes = embeddedEtcdMaxObjectBytes
+
+// Serving is the HTTPS server of a Server, started by ServeTLS.
+type Serving struct {
+	http *http.Server
+	done chan struct{}
+	err  error
+}
+
+// ServeTLS serves Handler over TLS on ln, which it wraps with the
+// connection limit (Config.Limits), and returns at once. Watches run until
+// their context ends; Shutdown cancels it, so a graceful stop does not wait
+// out every watch.
+func (s *Server) ServeTLS(ln net.Listener, tlsConfig *tls.Config) (*Serving, error) {
+	limits := limitsOrDefault(s.cfg.Limits)
+	served, err := s.limitConnections(ln, limits.MaxConnections)
+	if err != nil {
+		return nil, fmt.Errorf("connection limit: %w", err)
+	}
+	baseCtx, cancelBase := context.WithCancel(context.Background())
+	hs := newSecureServer(s.Handler(), tlsConfig, limits.IdleTimeout, slog.NewLogLogger(s.log.Handler(), slog.LevelDebug))
+	hs.BaseContext = func(net.Listener) context.Context { return baseCtx }
+	hs.RegisterOnShutdown(cancelBase)
+	sv := &Serving{http: hs, done: make(chan struct{})}
+	go func() {
+		defer close(sv.done)
+		defer cancelBase()
+		if err := hs.ServeTLS(served, "", ""); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			sv.err = err
+		}
+	}()
+	return sv, nil
+}
+
+// Done is closed when the server has stopped serving; Err then says why.
+func (sv *Serving) Done() <-chan struct{} { return sv.done }
+
+// Err is why serving stopped: nil after Shutdown.
+func (sv *Serving) Err() error {
+	<-sv.done
+	return sv.err
+}
+
+// Shutdown stops accepting connections and gives open requests (watches
+// included) until ctx ends; then it closes what is left.
+func (sv *Serving) Shutdown(ctx context.Context) error {
+	err := sv.http.Shutdown(ctx)
+	if err != nil {
+		_ = sv.http.Close()
+	}
+	<-sv.done
+	return err
 }

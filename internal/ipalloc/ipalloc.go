@@ -77,16 +77,32 @@ type Allocator struct {
 // New returns an allocator for cidr (e.g. "10.96.0.0/12" or "fd00:10:96::/108"). The
 // network address is never handed out, nor, for IPv4, the broadcast address.
 func New(store *storage.Store, cidr string) (*Allocator, error) {
+	p, size, err := parseRange(cidr)
+	if err != nil {
+		return nil, err
+	}
+	return &Allocator{store: store, prefix: p, first: p.Addr().Next(), size: size}, nil
+}
+
+// CheckRange reports whether New would accept cidr, without storage: for
+// checking a configuration before anything starts.
+func CheckRange(cidr string) error {
+	_, _, err := parseRange(cidr)
+	return err
+}
+
+// parseRange returns the masked range and how many addresses it hands out.
+func parseRange(cidr string) (netip.Prefix, uint64, error) {
 	p, err := netip.ParsePrefix(cidr)
 	if err != nil {
-		return nil, fmt.Errorf("service IP range: %w", err)
+		return netip.Prefix{}, 0, fmt.Errorf("service IP range: %w", err)
 	}
 	p = p.Masked()
 	if p.Addr().Is4In6() {
-		return nil, fmt.Errorf("service IP range %s: IPv4-mapped IPv6 ranges are not supported", cidr)
+		return netip.Prefix{}, 0, fmt.Errorf("service IP range %s: IPv4-mapped IPv6 ranges are not supported", cidr)
 	}
 	hostBits := p.Addr().BitLen() - p.Bits()
-	size := maxSize
+	size := uint64(maxSize)
 	if hostBits < 63 {
 		total := uint64(1) << hostBits
 		reserved := uint64(1) // the network address (for IPv6, the subnet-router anycast address)
@@ -94,11 +110,11 @@ func New(store *storage.Store, cidr string) (*Allocator, error) {
 			reserved = 2 // and the broadcast address
 		}
 		if total <= reserved {
-			return nil, fmt.Errorf("service IP range %s is too small: no usable addresses", cidr)
+			return netip.Prefix{}, 0, fmt.Errorf("service IP range %s is too small: no usable addresses", cidr)
 		}
 		size = total - reserved
 	}
-	return &Allocator{store: store, prefix: p, first: p.Addr().Next(), size: size}, nil
+	return p, size, nil
 }
 
 // Range returns the CIDR (a copy; callers may modify it).

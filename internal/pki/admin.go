@@ -9,9 +9,11 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
@@ -33,7 +35,8 @@ const (
 // it against serverURL, trusting the bundle's CA. The token is created once;
 // an operator's other lines in tokens.csv are kept, and an existing admin
 // line is reused. The kubeconfig is owned by dnsplane: it is rewritten
-// whenever it differs from what the current URL, CA and token call for.
+// whenever it differs from what the current URL, CA and token call for, but
+// a kubeconfig dnsplane did not write is never overwritten (CheckAdmin).
 func EnsureAdmin(dir, serverURL string, b *Bundle) (kubeconfigPath, tokenFile string, err error) {
 	if b == nil || len(b.CACertPEM) == 0 {
 		return "", "", errors.New("pki: EnsureAdmin needs a bundle with a CA certificate")
@@ -52,6 +55,9 @@ func EnsureAdmin(dir, serverURL string, b *Bundle) (kubeconfigPath, tokenFile st
 	token, err := ensureAdminToken(tokenFile)
 	if err != nil {
 		return "", "", fmt.Errorf("pki: %w", err)
+	}
+	if err := CheckAdmin(dir); err != nil {
+		return "", "", err
 	}
 	kubeconfigPath = filepath.Join(dir, kubeconfigName)
 	if err := ensureKubeconfig(kubeconfigPath, serverURL, b.CACertPEM, token); err != nil {
@@ -144,4 +150,64 @@ func ensureKubeconfig(path, serverURL string, caPEM []byte, token string) error 
 		return restrictMode(path)
 	}
 	return writeFileAtomic(path, want, 0o600)
+}
+
+// ForeignFileError is a file where dnsplane writes one of its own that holds
+// something dnsplane did not write, such as someone's kubeconfig.
+type ForeignFileError struct {
+	Path string
+	// Why says what gives it away.
+	Why string
+}
+
+func (e *ForeignFileError) Error() string {
+	return fmt.Sprintf("%s was not written by dnsplane (%s), and dnsplane does not overwrite it", e.Path, e.Why)
+}
+
+// CheckAdmin returns a *ForeignFileError when <dir>/kubeconfig exists and
+// is not one EnsureAdmin wrote: one dnsplane wrote has only entries named
+// "dnsplane". tokens.csv needs no check: EnsureAdmin keeps its other lines.
+func CheckAdmin(dir string) error {
+	path := filepath.Join(dir, kubeconfigName)
+	data, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("pki: read kubeconfig: %w", err)
+	}
+	if why := notOurKubeconfig(data); why != "" {
+		return &ForeignFileError{Path: path, Why: why}
+	}
+	return nil
+}
+
+// notOurKubeconfig says why data is not a kubeconfig ensureKubeconfig
+// wrote, or "" when it is one (an empty file holds nothing to keep).
+func notOurKubeconfig(data []byte) string {
+	if len(bytes.TrimSpace(data)) == 0 {
+		return ""
+	}
+	cfg, err := clientcmd.Load(data)
+	if err != nil {
+		return "it is not a kubeconfig"
+	}
+	if cfg.CurrentContext != "" && cfg.CurrentContext != kubeconfigEntry {
+		return fmt.Sprintf("its current context is %q", cfg.CurrentContext)
+	}
+	for _, kind := range []struct {
+		what  string
+		names []string
+	}{
+		{"context", slices.Sorted(maps.Keys(cfg.Contexts))},
+		{"cluster", slices.Sorted(maps.Keys(cfg.Clusters))},
+		{"user", slices.Sorted(maps.Keys(cfg.AuthInfos))},
+	} {
+		for _, n := range kind.names {
+			if n != kubeconfigEntry {
+				return fmt.Sprintf("it has a %s named %q", kind.what, n)
+			}
+		}
+	}
+	return ""
 }

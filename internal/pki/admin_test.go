@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"crypto/x509"
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -346,4 +347,40 @@ func caPool(b *Bundle) *x509.CertPool {
 	pool := x509.NewCertPool()
 	pool.AddCert(b.CA)
 	return pool
+}
+
+func TestCheckAdmin(t *testing.T) {
+	tests := []struct {
+		name    string
+		content string // "-" = no file
+		want    string // "" = ours (or absent)
+	}{
+		{"absent", "-", ""},
+		{"empty", "", ""},
+		{"ours", "apiVersion: v1\nkind: Config\ncurrent-context: dnsplane\nclusters:\n- name: dnsplane\n  cluster: {server: \"https://127.0.0.1:6443\"}\ncontexts:\n- name: dnsplane\n  context: {cluster: dnsplane, user: dnsplane}\nusers:\n- name: dnsplane\n  user: {token: t}\n", ""},
+		{"other context", "apiVersion: v1\nkind: Config\ncurrent-context: prod\n", `its current context is "prod"`},
+		{"extra cluster", "apiVersion: v1\nkind: Config\nclusters:\n- name: prod\n  cluster: {server: \"https://x\"}\n", `it has a cluster named "prod"`},
+		{"not a kubeconfig", "{{{", "it is not a kubeconfig"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			if tt.content != "-" {
+				if err := os.WriteFile(filepath.Join(dir, kubeconfigName), []byte(tt.content), 0o600); err != nil {
+					t.Fatal(err)
+				}
+			}
+			err := CheckAdmin(dir)
+			if tt.want == "" {
+				if err != nil {
+					t.Fatalf("CheckAdmin: %v", err)
+				}
+				return
+			}
+			var foreign *ForeignFileError
+			if !errors.As(err, &foreign) || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("CheckAdmin: %v; want a ForeignFileError saying %q", err, tt.want)
+			}
+		})
+	}
 }

@@ -40,8 +40,8 @@ func TestBadFlags(t *testing.T) {
 		{"bad gate value", []string{"--feature-gates=RelaxedDNSSearchValidation=maybe"}, 2, ""},
 		{"token file", []string{"--token-auth-file", badTokens}, 1,
 			"error: token file: token file " + badTokens + " line 1: must have at least 3 columns (token, user name, user uid), found 2"},
-		{"service range", []string{"--service-cluster-ip-range", "nope"}, 1,
-			`error: --service-cluster-ip-range: service IP range: netip.ParsePrefix("nope"): no '/'`},
+		{"service range", []string{"--service-cluster-ip-range", "nope"}, 2,
+			`error: --service-cluster-ip-range "nope": netip.ParsePrefix("nope"): no '/'`},
 		{"unknown flag", []string{"--bogus"}, 2, "error: unknown flag: --bogus"},
 	}
 	for _, tt := range tests {

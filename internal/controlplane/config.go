@@ -1,0 +1,137 @@
+// Package controlplane assembles the cluster side of dnsplane: etcd
+// (embedded, as a supervised child process or in-process, or external), the
+// PKI and admin credentials, authentication, the API server and the objects
+// a new cluster has, and then the components that run beside the API
+// server (the cluster DNS and node cache of `dnsplane up`, later the
+// operator and controllers) under one errgroup with an ordered stop.
+//
+// cmd/dnsplane turns flags into a Config and calls Run; tests call Start
+// through controlplanetest.StartTestServer.
+package controlplane
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"time"
+
+	"k8s.io/component-base/featuregate"
+
+	"github.com/dnsplane/dnsplane/internal/apiserver"
+	"github.com/dnsplane/dnsplane/internal/ipalloc"
+)
+
+// Config is what `dnsplane apiserver` and `dnsplane up` run. Field comments
+// name the flag each comes from, because errors name it too.
+type Config struct {
+	DataDir     string // --data-dir: CA, certificates, tokens, kubeconfig and (embedded) etcd data
+	BindAddress string // --bind-address; default 127.0.0.1
+	SecurePort  int    // --secure-port; 0 picks a free port
+	// EtcdServers (--etcd-servers) selects an external etcd cluster; empty
+	// runs an embedded single-member etcd under DataDir/etcd.
+	EtcdServers                           []string
+	EtcdCAFile, EtcdCertFile, EtcdKeyFile string
+	EtcdPrefix                            string // --etcd-prefix; default /registry
+	ServiceClusterIPRange                 string // --service-cluster-ip-range; default 10.96.0.0/12
+	// TokenAuthFile (--token-auth-file) adds tokens to the generated admin
+	// token (kube's CSV format); empty uses only DataDir/tokens.csv.
+	TokenAuthFile string
+	Gates         featuregate.FeatureGate
+	Logger        *slog.Logger
+	// CompactionInterval is how often old etcd revisions are compacted
+	// (default 5m, as kube-apiserver).
+	CompactionInterval time.Duration
+	// BookmarkInterval overrides how often idle watches get a bookmark.
+	BookmarkInterval time.Duration
+	// EtcdMemberCommand, when set, runs the embedded etcd in a supervised
+	// child process started with this command line (internal/etcdproc),
+	// so that etcd failing never takes this process down; empty runs it
+	// inside this process.
+	EtcdMemberCommand []string
+	// EtcdReadyTimeout bounds the child etcd's start (default 60s).
+	EtcdReadyTimeout time.Duration
+	// Limits bound connections, requests in flight and request time;
+	// nil = apiserver.DefaultLimits(), kube-apiserver's.
+	Limits *apiserver.Limits
+
+	// Roles add components once the API server is up (dnsroles: the
+	// cluster DNS and node cache of `dnsplane up`); none runs the API
+	// server alone. Components start in order and stop in reverse.
+	Roles []Role
+	// ShutdownTimeout bounds the API server's graceful stop (default 30s).
+	ShutdownTimeout time.Duration
+}
+
+// ConfigError is a Config that cannot run: a bad flag value. Its message
+// names the flag. Callers report it as a usage error.
+type ConfigError struct{ Err error }
+
+func (e *ConfigError) Error() string { return e.Err.Error() }
+func (e *ConfigError) Unwrap() error { return e.Err }
+
+// ConfigErrorf is a *ConfigError with a formatted message.
+func ConfigErrorf(format string, a ...any) error {
+	return &ConfigError{Err: fmt.Errorf(format, a...)}
+}
+
+// withDefaults fills in what an empty field means.
+func (c Config) withDefaults() Config {
+	if c.BindAddress == "" {
+		c.BindAddress = "127.0.0.1"
+	}
+	if c.EtcdPrefix == "" {
+		c.EtcdPrefix = "/registry"
+	}
+	if c.ServiceClusterIPRange == "" {
+		c.ServiceClusterIPRange = "10.96.0.0/12"
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	if c.CompactionInterval == 0 {
+		c.CompactionInterval = 5 * time.Minute
+	}
+	if c.ShutdownTimeout == 0 {
+		c.ShutdownTimeout = 30 * time.Second
+	}
+	return c
+}
+
+// Validate checks everything that can be checked before anything starts
+// (no etcd, no files, no listeners), so a bad flag leaves nothing behind.
+// Every error is a *ConfigError naming the flag.
+func (c Config) Validate() error {
+	c = c.withDefaults()
+	var errs []error
+	if c.DataDir == "" {
+		errs = append(errs, ConfigErrorf("--data-dir: must not be empty"))
+	}
+	if c.SecurePort < 0 || c.SecurePort > 65535 {
+		errs = append(errs, ConfigErrorf("--secure-port %d: want a port number, 0-65535 (0 picks a free one)", c.SecurePort))
+	}
+	if err := ipalloc.CheckRange(c.ServiceClusterIPRange); err != nil {
+		errs = append(errs, ConfigErrorf("--service-cluster-ip-range %q: %s", c.ServiceClusterIPRange,
+			strings.TrimPrefix(err.Error(), "service IP range: ")))
+	}
+	if !strings.HasPrefix(c.EtcdPrefix, "/") {
+		errs = append(errs, ConfigErrorf("--etcd-prefix %q: want a key prefix starting with /", c.EtcdPrefix))
+	}
+	if c.Limits != nil {
+		if err := c.Limits.Validate(); err != nil {
+			errs = append(errs, &ConfigError{Err: err})
+		}
+	}
+	for _, r := range c.Roles {
+		if err := r.Validate(); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if len(errs) == 0 {
+		return nil
+	}
+	if len(errs) == 1 {
+		return errs[0]
+	}
+	return &ConfigError{Err: errors.Join(errs...)}
+}

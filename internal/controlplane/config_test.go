@@ -1,0 +1,52 @@
+package controlplane
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/dnsplane/dnsplane/internal/apiserver"
+)
+
+func TestValidate(t *testing.T) {
+	tests := []struct {
+		name string
+		mod  func(*Config)
+		want string // "" = valid
+	}{
+		{"defaults", func(*Config) {}, ""},
+		{"free port", func(c *Config) { c.SecurePort = 0 }, ""},
+		{"port too large", func(c *Config) { c.SecurePort = 70000 }, "--secure-port 70000: want a port number, 0-65535 (0 picks a free one)"},
+		{"negative port", func(c *Config) { c.SecurePort = -1 }, "--secure-port -1"},
+		{"range /33", func(c *Config) { c.ServiceClusterIPRange = "10.96.0.0/33" }, `--service-cluster-ip-range "10.96.0.0/33": netip.ParsePrefix("10.96.0.0/33"): prefix length out of range`},
+		{"range too small", func(c *Config) { c.ServiceClusterIPRange = "10.96.0.0/31" }, `--service-cluster-ip-range "10.96.0.0/31": service IP range 10.96.0.0/31 is too small`},
+		{"no data dir", func(c *Config) { c.DataDir = "" }, "--data-dir: must not be empty"},
+		{"etcd prefix", func(c *Config) { c.EtcdPrefix = "registry" }, `--etcd-prefix "registry"`},
+		{"limits", func(c *Config) { c.Limits = &apiserver.Limits{MaxConnections: -1} }, "--max-connections can not be negative value"},
+		{"role", func(c *Config) { c.Roles = []Role{badRole{}} }, "--bad-flag: no"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := Config{DataDir: t.TempDir(), SecurePort: 6443}
+			tt.mod(&c)
+			err := c.Validate()
+			if tt.want == "" {
+				if err != nil {
+					t.Fatalf("Validate: %v", err)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("Validate: %v; want %q", err, tt.want)
+			}
+			if _, ok := errors.AsType[*ConfigError](err); !ok {
+				t.Errorf("Validate: %T is not a *ConfigError", err)
+			}
+		})
+	}
+}
+
+type badRole struct{}
+
+func (badRole) Validate() error                         { return ConfigErrorf("--bad-flag: no") }
+func (badRole) Components(Cluster) ([]Component, error) { return nil, nil }

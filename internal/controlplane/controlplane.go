@@ -1,0 +1,319 @@
+package controlplane
+
+import (
+	"context"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"syscall"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/dnsplane/dnsplane/internal/apiserver"
+	"github.com/dnsplane/dnsplane/internal/authn"
+	"github.com/dnsplane/dnsplane/internal/ipalloc"
+	"github.com/dnsplane/dnsplane/internal/pki"
+	"github.com/dnsplane/dnsplane/internal/storage"
+)
+
+// Component is a role that runs beside the API server: the cluster DNS,
+// the node cache, later the operator and controllers. Run serves until ctx
+// ends and then returns nil once stopped; an error ends the control plane.
+type Component interface {
+	Name() string
+	Run(ctx context.Context) error
+}
+
+// Starter is a Component whose start must finish before the next one
+// starts (a DNS server binding its listeners before the node cache that
+// forwards to it). An error from Start ends start-up.
+type Starter interface {
+	Start(ctx context.Context) error
+}
+
+// Cluster is what a component needs to reach the API server.
+type Cluster struct {
+	URL        string // https:// address of the API server
+	Kubeconfig string // the admin kubeconfig
+	Logger     *slog.Logger
+}
+
+// Role is a set of components with configuration of its own: the DNS
+// roles of `up` (dnsroles), later the operator and the controllers.
+type Role interface {
+	// Validate checks the role's configuration before anything starts;
+	// errors are *ConfigError naming the flag.
+	Validate() error
+	// Components builds the role's components once the API server is up,
+	// in their start order.
+	Components(Cluster) ([]Component, error)
+}
+
+// ControlPlane is a started control plane.
+type ControlPlane struct {
+	// URL is the https:// address the API server listens on.
+	URL string
+	// Kubeconfig is the admin kubeconfig written into the data dir.
+	Kubeconfig string
+	// Server is the API server (for in-process callers and tests).
+	Server *apiserver.Server
+
+	log     *slog.Logger
+	roles   []Role
+	closers []func() error
+
+	group      *errgroup.Group
+	groupCtx   context.Context
+	components []*runningComponent
+	stopOnce   sync.Once
+	stopErr    error
+}
+
+type runningComponent struct {
+	name   string
+	cancel context.CancelFunc
+	done   chan struct{}
+}
+
+// Run starts the control plane, calls ready (when not nil) once everything
+// serves, and runs until ctx ends or a component fails; then it stops the
+// components in the reverse order of their start, the API server last,
+// and closes storage.
+func Run(ctx context.Context, c Config, ready func(*ControlPlane)) error {
+	cp, err := Start(ctx, c)
+	if err != nil {
+		return err
+	}
+	if ready != nil {
+		ready(cp)
+	}
+	return cp.Wait(ctx)
+}
+
+// Start checks the config, then brings up etcd, the PKI and admin
+// credentials, authentication, the API server and its bootstrap objects,
+// and then the components in order, and returns once all of them serve.
+// Cancelling ctx stops start-up at any point.
+func Start(ctx context.Context, c Config) (*ControlPlane, error) {
+	if err := c.Validate(); err != nil {
+		return nil, err
+	}
+	c = c.withDefaults()
+	log := c.Logger
+	// The port is bound first: in use, it fails before anything is
+	// written (kube-apiserver binds it while building its config too).
+	ln, err := listen(c.BindAddress, c.SecurePort)
+	if err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(c.DataDir, 0o700); err != nil {
+		ln.Close()
+		return nil, fmt.Errorf("creating data dir: %w", err)
+	}
+	// Files in the data dir that dnsplane did not write are refused before
+	// etcd creates anything there.
+	if err := pki.CheckAdmin(c.DataDir); err != nil {
+		ln.Close()
+		if foreign, ok := errors.AsType[*pki.ForeignFileError](err); ok {
+			return nil, &ConfigError{Err: fmt.Errorf("%w: move it away or choose another --data-dir", foreign)}
+		}
+		return nil, fmt.Errorf("data dir: %w", err)
+	}
+	groupCtx := context.WithoutCancel(ctx)
+	cp := &ControlPlane{log: log, roles: c.Roles}
+	cp.group, cp.groupCtx = errgroup.WithContext(groupCtx)
+	fail := func(err error) (*ControlPlane, error) {
+		ln.Close()
+		_ = cp.Stop()
+		return nil, err
+	}
+
+	client, err := cp.connectEtcd(ctx, c)
+	if err != nil {
+		return fail(err)
+	}
+	store := storage.New(client, c.EtcdPrefix)
+	compactCtx, stopCompactor := context.WithCancel(groupCtx)
+	go storage.RunCompactor(compactCtx, client, c.CompactionInterval, log)
+	cp.closers = append([]func() error{func() error { stopCompactor(); return nil }}, cp.closers...)
+
+	ips, err := ipalloc.New(store, c.ServiceClusterIPRange)
+	if err != nil {
+		return fail(fmt.Errorf("--service-cluster-ip-range: %w", err))
+	}
+	port := ln.Addr().(*net.TCPAddr).Port
+	bundle, err := pki.Ensure(filepath.Join(c.DataDir, "pki"), serverHosts(c.BindAddress))
+	if err != nil {
+		return fail(fmt.Errorf("certificates: %w", err))
+	}
+	cp.URL = "https://" + net.JoinHostPort(advertisedHost(c.BindAddress), strconv.Itoa(port))
+	kubeconfig, tokenFile, err := pki.EnsureAdmin(c.DataDir, cp.URL, bundle)
+	if err != nil {
+		return fail(fmt.Errorf("admin credentials: %w", err))
+	}
+	cp.Kubeconfig = kubeconfig
+	authenticator, err := authenticators(bundle.CA, tokenFile, c.TokenAuthFile, log)
+	if err != nil {
+		return fail(err)
+	}
+	maxObject := 0
+	if len(c.EtcdServers) == 0 {
+		maxObject = apiserver.EmbeddedEtcdMaxObjectBytes
+	}
+	srv, err := apiserver.New(apiserver.Config{Store: store, ServiceIPs: ips, Gates: c.Gates, Authenticator: authenticator,
+		Logger: log, SecurePort: port, BookmarkInterval: c.BookmarkInterval, Limits: c.Limits, MaxObjectBytes: maxObject})
+	if err != nil {
+		return fail(err)
+	}
+	cp.Server = srv
+	if err := bootstrap(ctx, srv, ips.Range(), port); err != nil {
+		return fail(fmt.Errorf("bootstrapping: %w", err))
+	}
+	tlsConfig, err := bundle.ServerTLSConfig()
+	if err != nil {
+		return fail(err)
+	}
+	serving, err := srv.ServeTLS(ln, tlsConfig)
+	if err != nil {
+		return fail(err)
+	}
+	log.Info("API server listening", "url", cp.URL, "kubeconfig", kubeconfig)
+	cp.launch(&apiServerComponent{serving: serving, timeout: c.ShutdownTimeout})
+
+	var comps []Component
+	for _, r := range c.Roles {
+		rc, err := r.Components(cp.cluster())
+		if err != nil {
+			return nil, errors.Join(err, cp.Stop())
+		}
+		comps = append(comps, rc...)
+	}
+	for _, comp := range comps {
+		if err := ctx.Err(); err != nil {
+			return nil, errors.Join(fmt.Errorf("starting %s: %w", comp.Name(), context.Cause(ctx)), cp.Stop())
+		}
+		if s, ok := comp.(Starter); ok {
+			if err := s.Start(ctx); err != nil {
+				return nil, errors.Join(err, cp.Stop())
+			}
+		}
+		cp.launch(comp)
+	}
+	return cp, nil
+}
+
+// cluster is what components need to reach the API server.
+func (cp *ControlPlane) cluster() Cluster {
+	return Cluster{URL: cp.URL, Kubeconfig: cp.Kubeconfig, Logger: cp.log}
+}
+
+// launch runs comp in the group with a context of its own, so that Stop
+// can end the components one at a time.
+func (cp *ControlPlane) launch(comp Component) {
+	ctx, cancel := context.WithCancel(cp.groupCtx)
+	rc := &runningComponent{name: comp.Name(), cancel: cancel, done: make(chan struct{})}
+	cp.components = append(cp.components, rc)
+	cp.group.Go(func() error {
+		defer close(rc.done)
+		if err := comp.Run(ctx); err != nil {
+			return fmt.Errorf("%s: %w", comp.Name(), err)
+		}
+		return nil
+	})
+}
+
+// Wait runs until ctx ends or a component fails, then stops everything in
+// order. It returns the first component's failure, or what stopping did.
+func (cp *ControlPlane) Wait(ctx context.Context) error {
+	select {
+	case <-ctx.Done():
+	case <-cp.groupCtx.Done():
+	}
+	cp.log.Info("shutting down")
+	return cp.Stop()
+}
+
+// Stop ends the components in the reverse order of their start (the API
+// server, started first, gets its graceful shutdown last), then closes the
+// etcd client and the embedded etcd. It is safe to call more than once.
+func (cp *ControlPlane) Stop() error {
+	cp.stopOnce.Do(func() {
+		for i := len(cp.components) - 1; i >= 0; i-- {
+			rc := cp.components[i]
+			rc.cancel()
+			<-rc.done
+			cp.log.Debug("stopped", "component", rc.name)
+		}
+		var errs []error
+		if cp.group != nil {
+			errs = append(errs, cp.group.Wait())
+		}
+		for _, c := range cp.closers {
+			errs = append(errs, c())
+		}
+		cp.closers = nil
+		cp.stopErr = errors.Join(errs...)
+	})
+	return cp.stopErr
+}
+
+// listen binds the API server's port; a port in use names the flags that
+// move it.
+func listen(bind string, port int) (net.Listener, error) {
+	addr := net.JoinHostPort(bind, strconv.Itoa(port))
+	ln, err := net.Listen("tcp", addr)
+	switch {
+	case errors.Is(err, syscall.EADDRINUSE):
+		return nil, fmt.Errorf("--secure-port %d: %s is already in use by another process; choose another port with --secure-port (0 picks a free one): %w", port, addr, err)
+	case err != nil:
+		return nil, fmt.Errorf("listening on %s (--bind-address, --secure-port): %w", addr, err)
+	}
+	return ln, nil
+}
+
+func authenticators(ca *x509.Certificate, adminTokens, extraTokens string, log *slog.Logger) (authn.Authenticator, error) {
+	roots := x509.NewCertPool()
+	roots.AddCert(ca)
+	list := []authn.Authenticator{authn.X509{Roots: roots}}
+	for _, path := range []string{adminTokens, extraTokens} {
+		if path == "" {
+			continue
+		}
+		tf, err := authn.LoadTokenFile(path)
+		if err != nil {
+			return nil, fmt.Errorf("token file: %w", err)
+		}
+		for _, w := range tf.Warnings() {
+			log.Warn("token file", "path", path, "warning", w)
+		}
+		list = append(list, tf)
+	}
+	return authn.Union(list...), nil
+}
+
+// serverHosts are the names the serving certificate covers.
+func serverHosts(bind string) []string {
+	hosts := []string{"localhost", "kubernetes", "kubernetes.default", "kubernetes.default.svc"}
+	if bind != "" && bind != "0.0.0.0" && bind != "::" {
+		hosts = append(hosts, bind)
+	}
+	if h, err := os.Hostname(); err == nil && h != "" {
+		hosts = append(hosts, h)
+	}
+	return hosts
+}
+
+// advertisedHost is the host the kubeconfig points at: a wildcard bind is
+// reached on loopback.
+func advertisedHost(bind string) string {
+	if bind == "" || bind == "0.0.0.0" || bind == "::" {
+		return "127.0.0.1"
+	}
+	return bind
+}

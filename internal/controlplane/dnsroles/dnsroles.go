@@ -1,0 +1,277 @@
+// Package dnsroles runs the cluster DNS and the node cache of `dnsplane up`
+// as control plane components: the start order (cluster DNS, then the node
+// cache in front of it), the node cache's port fallback and the banner.
+// It is the only caller of the CoreDNS runtime and the Corefile generators
+// (internal/coredns) on the control plane side, and a package of its own
+// so that the control plane (and its test server) links no CoreDNS.
+package dnsroles
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/netip"
+	"slices"
+	"strings"
+	"syscall"
+
+	"k8s.io/apimachinery/pkg/util/validation"
+
+	"github.com/dnsplane/dnsplane/internal/controlplane"
+	"github.com/dnsplane/dnsplane/internal/coredns"
+	"github.com/dnsplane/dnsplane/internal/corefile"
+)
+
+// Config is the cluster DNS and node cache `dnsplane up` runs beside the
+// API server. Field comments name the flags.
+type Config struct {
+	// Listen (--dns-listen) is the cluster DNS's ADDR:PORT.
+	Listen string
+	// NodeCacheListen (--nodecache-listen) is the node cache's ADDR:PORT;
+	// empty runs no node cache.
+	NodeCacheListen string
+	// NodeCacheFallback, when set, is where the node cache listens if
+	// NodeCacheListen cannot be bound for lack of privilege or because the
+	// port is taken (`up` on its defaults; never for an address the user
+	// asked for).
+	NodeCacheFallback string
+	// ClusterDomain (--cluster-domain); empty means cluster.local.
+	ClusterDomain string
+	// OptionCode (--option-code) is the EDNS0 search list option code,
+	// 65001-65534; 0 means 65534.
+	OptionCode uint
+	// Upstreams are the node's ADDR[:PORT] resolvers (--upstream, or the
+	// nameservers of --upstream-resolv-conf).
+	Upstreams []string
+	// HostSearch is the node's host search list (--upstream-resolv-conf).
+	HostSearch []string
+}
+
+func (d *Config) clusterDomain() string {
+	if d.ClusterDomain == "" {
+		return "cluster.local"
+	}
+	return d.ClusterDomain
+}
+
+func (d *Config) optionCode() uint16 {
+	if d.OptionCode == 0 {
+		return 65534
+	}
+	return uint16(d.OptionCode)
+}
+
+// Validate checks the flags and renders both Corefiles once, so that what
+// would fail the DNS start fails before etcd starts. Errors are
+// *controlplane.ConfigError naming the flag.
+func (d *Config) Validate() error {
+	if d.OptionCode != 0 && (d.OptionCode < 65001 || d.OptionCode > 65534) {
+		return controlplane.ConfigErrorf("--option-code %d: want an EDNS0 local option code, 65001-65534", d.OptionCode)
+	}
+	if _, err := netip.ParseAddrPort(d.Listen); err != nil {
+		return controlplane.ConfigErrorf("--dns-listen %q: want ADDR:PORT", d.Listen)
+	}
+	if d.NodeCacheListen != "" {
+		if _, err := netip.ParseAddrPort(d.NodeCacheListen); err != nil {
+			return controlplane.ConfigErrorf("--nodecache-listen %q: want ADDR:PORT", d.NodeCacheListen)
+		}
+	}
+	cd := strings.ToLower(strings.TrimSuffix(d.clusterDomain(), "."))
+	if errs := validation.IsDNS1123Subdomain(cd); len(errs) > 0 {
+		return controlplane.ConfigErrorf("--cluster-domain %q: %s", d.ClusterDomain, strings.Join(errs, "; "))
+	}
+	own := []string{d.Listen, d.NodeCacheListen, d.NodeCacheFallback}
+	for _, up := range d.Upstreams {
+		if a, err := corefile.UpstreamAddr(up); err == nil && slices.Contains(own, a) {
+			return controlplane.ConfigErrorf("upstream resolver %s is an address of dnsplane itself (a forwarding loop); give --upstream", up)
+		}
+	}
+	if _, err := d.clusterCorefile("kubeconfig"); err != nil {
+		return &controlplane.ConfigError{Err: err}
+	}
+	if d.NodeCacheListen != "" {
+		if _, err := d.nodeCacheCorefile(d.NodeCacheListen); err != nil {
+			return &controlplane.ConfigError{Err: err}
+		}
+	}
+	return nil
+}
+
+func (d *Config) clusterCorefile(kubeconfig string) (string, error) {
+	// Only the node cache may choose the search list the cluster DNS
+	// expands with: trust the address it forwards from, or no one without
+	// it (docs/autopath.md).
+	trusted, err := corefile.NodeCacheTrusted(d.Listen, d.NodeCacheListen != "")
+	if err != nil {
+		return "", fmt.Errorf("cluster DNS: %w", err)
+	}
+	text, err := corefile.ClusterDNS(corefile.ClusterDNSOptions{
+		Listen:        d.Listen,
+		ClusterDomain: d.clusterDomain(),
+		OptionCode:    d.optionCode(),
+		Kubeconfig:    kubeconfig,
+		Upstreams:     d.Upstreams,
+		Trusted:       trusted,
+	})
+	if err != nil {
+		return "", fmt.Errorf("cluster DNS: %w", err)
+	}
+	return text, nil
+}
+
+func (d *Config) nodeCacheCorefile(listen string) (string, error) {
+	text, err := corefile.NodeCache(corefile.NodeCacheOptions{
+		Listen:        []string{listen},
+		ClusterDNS:    []string{d.Listen},
+		ClusterDomain: d.clusterDomain(),
+		OptionCode:    d.optionCode(),
+		Upstreams:     d.Upstreams,
+		HostSearch:    d.HostSearch,
+	})
+	if err != nil {
+		return "", fmt.Errorf("node cache: %w", err)
+	}
+	return text, nil
+}
+
+// dnsComponent is one CoreDNS instance: the cluster DNS or the node cache.
+// Start binds its listeners; Run serves until its context ends.
+type dnsComponent struct {
+	name string
+	// start chooses the address, renders the Corefile and starts CoreDNS.
+	start func(ctx context.Context) (*coredns.Server, error)
+	// listen is the address it serves on, set by start.
+	listen string
+	srv    *coredns.Server
+}
+
+func (c *dnsComponent) Name() string { return c.name }
+
+func (c *dnsComponent) Start(ctx context.Context) error {
+	srv, err := c.start(ctx)
+	if err != nil {
+		return err
+	}
+	c.srv = srv
+	return nil
+}
+
+func (c *dnsComponent) Run(ctx context.Context) error {
+	select {
+	case <-ctx.Done():
+		return c.srv.Stop()
+	case <-c.srv.Done():
+		return fmt.Errorf("%s stopped", c.name)
+	}
+}
+
+// Roles are the cluster DNS and the node cache as control plane
+// components: add it to controlplane.Config.Roles.
+type Roles struct {
+	cfg  Config
+	node *dnsComponent
+}
+
+// New returns the DNS roles for c.
+func New(c Config) *Roles { return &Roles{cfg: c} }
+
+// Validate implements controlplane.Role.
+func (r *Roles) Validate() error { return r.cfg.Validate() }
+
+// Components implements controlplane.Role: the cluster DNS and then, in
+// front of it, the node cache, reading the API with the admin kubeconfig.
+func (r *Roles) Components(cl controlplane.Cluster) ([]controlplane.Component, error) {
+	cluster, node := r.cfg.components(cl.Kubeconfig, cl.Logger)
+	r.node = node
+	if node == nil {
+		return []controlplane.Component{cluster}, nil
+	}
+	return []controlplane.Component{cluster, node}, nil
+}
+
+// Banner implements controlplane.Bannerer: where the API server, the
+// kubeconfig and the DNS servers are, and how to try them. It is called
+// once the components have started.
+func (r *Roles) Banner(cl controlplane.Cluster) string {
+	d := &r.cfg
+	var b strings.Builder
+	fmt.Fprintf(&b, "dnsplane is up\n  API server:  %s\n  kubeconfig:  %s\n  cluster DNS: %s\n", cl.URL, cl.Kubeconfig, d.Listen)
+	try := d.Listen
+	if r.node == nil {
+		b.WriteString("  node cache:  off\n")
+	} else {
+		try = r.node.listen
+		fmt.Fprintf(&b, "  node cache:  %s\n", try)
+	}
+	b.WriteString(tryLines(cl.Kubeconfig, try, d.clusterDomain()))
+	return b.String()
+}
+
+// components are the cluster DNS and then, in front of it, the node cache,
+// reading the API with kubeconfig.
+func (d *Config) components(kubeconfig string, logger *slog.Logger) (cluster, node *dnsComponent) {
+	cluster = &dnsComponent{name: "cluster-dns", listen: d.Listen}
+	cluster.start = func(ctx context.Context) (*coredns.Server, error) {
+		text, err := d.clusterCorefile(kubeconfig)
+		if err != nil {
+			return nil, &controlplane.ConfigError{Err: err}
+		}
+		logger.Debug("cluster DNS Corefile", "corefile", text)
+		// The server's life is the component's: Run stops it, in order.
+		srv, err := coredns.Start(context.WithoutCancel(ctx), text, logger.With("role", "cluster-dns"))
+		var inUse *coredns.AddrInUseError
+		if errors.As(err, &inUse) {
+			return nil, fmt.Errorf("cluster DNS: %w (--dns-listen picks another address)", err)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("cluster DNS on %s: %w", d.Listen, err)
+		}
+		return srv, nil
+	}
+	if d.NodeCacheListen == "" {
+		return cluster, nil
+	}
+	node = &dnsComponent{name: "nodecache", listen: d.NodeCacheListen}
+	node.start = func(ctx context.Context) (*coredns.Server, error) {
+		listen := d.NodeCacheListen
+		if d.NodeCacheFallback != "" {
+			if err := coredns.CanListen(listen); err != nil && fallbackOK(err) {
+				logger.Warn("node cache: cannot listen on the default address; using the fallback",
+					"default", listen, "fallback", d.NodeCacheFallback, "err", err)
+				listen = d.NodeCacheFallback
+			}
+		}
+		text, err := d.nodeCacheCorefile(listen)
+		if err != nil {
+			return nil, &controlplane.ConfigError{Err: err}
+		}
+		logger.Debug("node cache Corefile", "corefile", text)
+		srv, err := coredns.Start(context.WithoutCancel(ctx), text, logger.With("role", "nodecache"))
+		if err != nil {
+			return nil, fmt.Errorf("node cache on %s: %w (--nodecache-listen picks another address, \"\" turns it off)", listen, err)
+		}
+		node.listen = listen
+		return srv, nil
+	}
+	return cluster, node
+}
+
+// fallbackOK reports whether a failure to bind the default node cache
+// address is one the fallback address avoids: no privilege for port 53,
+// or the port taken by another resolver.
+func fallbackOK(err error) bool {
+	return errors.Is(err, syscall.EACCES) || errors.Is(err, syscall.EPERM) || errors.Is(err, syscall.EADDRINUSE)
+}
+
+// tryLines are the banner's examples for a DNS server at addr.
+func tryLines(kubeconfig, addr, clusterDomain string) string {
+	ap := netip.MustParseAddrPort(addr)
+	cd := strings.Trim(clusterDomain, ".")
+	return fmt.Sprintf(`
+Try:
+  kubectl --kubeconfig %s get namespaces
+  dig @%s -p %d kubernetes.default.svc.%s
+  dig @%s -p %d kubernetes.search.default.%s.ap.k8s.io   # autopath: CNAME to the Service
+`, kubeconfig, ap.Addr(), ap.Port(), cd, ap.Addr(), ap.Port(), cd)
+}
