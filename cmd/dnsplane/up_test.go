@@ -225,7 +225,11 @@ func TestUpRefusesServedDNSAddress(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer first.Stop()
+	defer func() {
+		if err := first.Stop(); err != nil {
+			t.Errorf("stopping first: %v", err)
+		}
+	}()
 	_, stderr, code := runCmd(t, "", "up", "--data-dir", t.TempDir(), "--secure-port", "0", "--log-level", "error",
 		"--dns-listen", dnsAddr, "--nodecache-listen", "", "--upstream", "192.0.2.53")
 	want := "cluster DNS: " + dnsAddr + " is already served by another process (--dns-listen picks another address)"

@@ -30,6 +30,7 @@ func BenchmarkFieldValidationHandler(b *testing.B) {
 			"        env:\n        - name: A\n          value: \"1\"\n        resources:\n          requests:\n            cpu: 100m\n      dnsPolicy: ClusterFirst\n"
 	}
 	send := func(b *testing.B, method, path, ctype, body string, want int) {
+		b.Helper()
 		req := httptest.NewRequest(method, path, strings.NewReader(body))
 		req.Header.Set("Content-Type", ctype)
 		req.Header.Set("Accept", "application/json")

@@ -43,6 +43,7 @@ var patchBenches = []struct {
 // patch serves one PATCH of the given media type and fails b unless it gets
 // the status want. (No b.Helper: it runs in the timed loop.)
 func (hb *handlerBench) patch(b *testing.B, path, ctype string, body []byte, want int) {
+	b.Helper()
 	req := httptest.NewRequest(http.MethodPatch, path, bytes.NewReader(body))
 	req.Header.Set("Content-Type", ctype)
 	req.Header.Set("Accept", "application/json")

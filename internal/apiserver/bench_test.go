@@ -66,6 +66,7 @@ func newHandlerBench(b *testing.B) *handlerBench {
 // do serves one request and fails b unless it gets the status want. (No
 // b.Helper: it runs in the timed loop.)
 func (hb *handlerBench) do(b *testing.B, method, path string, body []byte, want int) {
+	b.Helper()
 	var rd io.Reader
 	if body != nil {
 		rd = bytes.NewReader(body)

@@ -137,15 +137,15 @@ func undecodable(res *Resource, gvk *schema.GroupVersionKind, err error, body []
 	return apierrors.NewBadRequest(fmt.Sprintf("the object provided is unrecognized (must be of type %s): %v (%s)", res.GVK.Kind, err, summarizeBody(body, 30)))
 }
 
-// summarizeBody quotes up to max bytes of a body for an error message as
+// summarizeBody quotes up to limit bytes of a body for an error message as
 // upstream does: JSON objects as text, anything else in hex.
-func summarizeBody(data []byte, max int) string {
+func summarizeBody(data []byte, limit int) string {
 	if len(data) == 0 {
 		return "<empty>"
 	}
 	more := ""
-	if len(data) > max {
-		data, more = data[:max], " ..."
+	if len(data) > limit {
+		data, more = data[:limit], " ..."
 	}
 	if data[0] == '{' {
 		return string(data) + more

@@ -91,12 +91,12 @@ func newConnLimitListener(ln net.Listener, limit int, reg prometheus.Registerer,
 		Name: "dnsplane_apiserver_open_connections",
 		Help: "Connections to the API server currently open (TLS handshakes, requests, idle keep-alives).",
 	}, func() float64 { return float64(l.open.Load()) })
-	max := prometheus.NewGauge(prometheus.GaugeOpts{
+	maxGauge := prometheus.NewGauge(prometheus.GaugeOpts{
 		Name: "dnsplane_apiserver_max_connections",
 		Help: "The API server's connection limit (--max-connections, or derived from the descriptor limit).",
 	})
-	max.Set(float64(limit))
-	for _, c := range []prometheus.Collector{l.rejected, open, max} {
+	maxGauge.Set(float64(limit))
+	for _, c := range []prometheus.Collector{l.rejected, open, maxGauge} {
 		if err := reg.Register(c); err != nil {
 			return nil, fmt.Errorf("registering connection metrics: %w", err)
 		}

@@ -238,7 +238,7 @@ func healthzConn(addr string, tlsConfig *tls.Config) (*tls.Conn, error) {
 	resp.Body.Close()
 	if err != nil || resp.StatusCode != http.StatusOK || string(body) != "ok" {
 		c.Close()
-		return nil, fmt.Errorf("GET /healthz: %d %q %v", resp.StatusCode, body, err)
+		return nil, fmt.Errorf("GET /healthz: %d %q %w", resp.StatusCode, body, err)
 	}
 	_ = c.SetDeadline(time.Time{})
 	return c, nil

@@ -244,25 +244,25 @@ func withMaxInFlight(next http.Handler, readOnly, mutating inflightPool) http.Ha
 // that does not parse (request_deadline.go).
 const invalidTimeoutInURL = "invalid timeout specified in the request URL"
 
-// requestTimeout is the deadline of r: max, or the request's ?timeout= when
+// requestTimeout is the deadline of r: limit, or the request's ?timeout= when
 // it is positive and smaller, as kube-apiserver's WithRequestDeadline does
 // (0 or a larger value keep the server's maximum).
-func requestTimeout(r *http.Request, max time.Duration) (time.Duration, *apierrors.StatusError) {
+func requestTimeout(r *http.Request, limit time.Duration) (time.Duration, *apierrors.StatusError) {
 	if !strings.Contains(r.URL.RawQuery, "timeout=") {
-		return max, nil
+		return limit, nil
 	}
 	value := r.URL.Query().Get("timeout")
 	if value == "" {
-		return max, nil
+		return limit, nil
 	}
 	d, err := time.ParseDuration(value)
 	if err != nil {
 		return 0, apierrors.NewBadRequest(fmt.Sprintf("%s - %s", invalidTimeoutInURL, err.Error()))
 	}
-	if d > 0 && d < max {
+	if d > 0 && d < limit {
 		return d, nil
 	}
-	return max, nil
+	return limit, nil
 }
 
 // errRequestTimeout is the 504 of a request that ran out of time:
@@ -290,8 +290,8 @@ func errRequestTimeout() *apierrors.StatusError {
 // makes that error kube's 504 whatever path noticed the deadline first (an
 // etcd call, a body read, an IP allocation). Watches keep their own
 // timeoutSeconds.
-func withRequestDeadline(next http.Handler, max time.Duration) http.Handler {
-	if max <= 0 {
+func withRequestDeadline(next http.Handler, limit time.Duration) http.Handler {
+	if limit <= 0 {
 		return next
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -299,7 +299,7 @@ func withRequestDeadline(next http.Handler, max time.Duration) http.Handler {
 			next.ServeHTTP(w, r)
 			return
 		}
-		timeout, bad := requestTimeout(r, max)
+		timeout, bad := requestTimeout(r, limit)
 		if bad != nil {
 			s := statusFor(bad)
 			writeJSON(w, int(s.Code), s)
@@ -340,7 +340,7 @@ func (d *deadlineWriter) WriteHeader(code int) {
 	d.wroteHeader = true
 	if code >= http.StatusBadRequest && code != http.StatusGatewayTimeout && !time.Now().Before(d.deadline) {
 		d.replaced = true
-		h := d.ResponseWriter.Header()
+		h := d.Header()
 		h.Del("Content-Length")
 		h.Del("Content-Encoding")
 		s := statusFor(errRequestTimeout())

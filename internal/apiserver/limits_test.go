@@ -232,28 +232,28 @@ func TestMaxInFlightReleases(t *testing.T) {
 }
 
 func TestRequestTimeoutParameter(t *testing.T) {
-	const max = time.Minute
+	const serverMax = time.Minute
 	tests := []struct {
 		query   string
 		want    time.Duration
 		wantErr string
 	}{
-		{"", max, ""},
-		{"limit=5", max, ""},
-		{"timeoutSeconds=5", max, ""}, // a watch/list parameter, not ours
+		{"", serverMax, ""},
+		{"limit=5", serverMax, ""},
+		{"timeoutSeconds=5", serverMax, ""}, // a watch/list parameter, not ours
 		{"timeout=10s", 10 * time.Second, ""},
-		{"timeout=1m30s&limit=5", max, ""}, // larger than the server's: the server's
-		{"timeout=1m", max, ""},
-		{"timeout=0s", max, ""}, // 0 = the server's maximum, as upstream
-		{"timeout=-5s", max, ""},
-		{"timeout=", max, ""},
+		{"timeout=1m30s&limit=5", serverMax, ""}, // larger than the server's: the server's
+		{"timeout=1m", serverMax, ""},
+		{"timeout=0s", serverMax, ""}, // 0 = the server's maximum, as upstream
+		{"timeout=-5s", serverMax, ""},
+		{"timeout=", serverMax, ""},
 		{"limit=1&timeout=250ms", 250 * time.Millisecond, ""},
 		{"timeout=abc", 0, `invalid timeout specified in the request URL - time: invalid duration "abc"`},
 		{"timeout=10", 0, `invalid timeout specified in the request URL - time: missing unit in duration "10"`},
 	}
 	for _, tt := range tests {
 		r := httptest.NewRequest(http.MethodGet, "/api/v1/configmaps?"+tt.query, nil)
-		got, err := requestTimeout(r, max)
+		got, err := requestTimeout(r, serverMax)
 		switch {
 		case tt.wantErr != "":
 			if err == nil || err.Error() != tt.wantErr {

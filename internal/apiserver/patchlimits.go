@@ -154,7 +154,7 @@ func (s *Server) appliedSizeFloor(res *Resource, subresource string, typed any, 
 	m.SetDeletionTimestamp(nil)
 	m.SetDeletionGracePeriodSeconds(nil)
 	m.SetManagedFields(nil)
-	var kept any = typed
+	kept := any(typed)
 	status := statusValue(typed)
 	switch {
 	case subresource == "status" && status.IsValid():
@@ -179,7 +179,7 @@ func (s *Server) appliedSizeFloor(res *Resource, subresource string, typed any, 
 		if v == nil {
 			continue
 		}
-		sf, ok := atom.Map.FindField(k)
+		sf, ok := atom.FindField(k)
 		if !ok {
 			continue
 		}
@@ -203,7 +203,7 @@ func (s *Server) appliedSizeFloor(res *Resource, subresource string, typed any, 
 			entry := managedEntryBytes(k)
 			for _, name := range []string{"labels", "annotations"} {
 				if mv, ok := md[name]; ok && mv != nil {
-					if f, ok := mdAtom.Map.FindField(name); ok {
+					if f, ok := mdAtom.FindField(name); ok {
 						fields += entry + managedEntryBytes(name) + managedFieldsBytes(root.schema, f.Type, mv)
 						entry = 0
 					}
@@ -239,7 +239,7 @@ func managedFieldsBytes(sch *smdschema.Schema, tr smdschema.TypeRef, v any) int 
 			continue
 		}
 		ft := atom.Map.ElementType
-		if sf, ok := atom.Map.FindField(k); ok {
+		if sf, ok := atom.FindField(k); ok {
 			ft = sf.Type
 		} else if ft == (smdschema.TypeRef{}) {
 			continue

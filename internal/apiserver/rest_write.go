@@ -291,9 +291,11 @@ func (s *Server) deleteObject(ctx context.Context, res *Resource, namespace, nam
 	m := accessor(obj)
 	if pre != nil {
 		if pre.UID != nil && *pre.UID != m.GetUID() {
+			//nolint:staticcheck // kube-apiserver's exact text, capital included
 			return nil, apierrors.NewConflict(res.GroupResource(), name, fmt.Errorf("Precondition failed: UID in precondition: %v, UID in object meta: %v", *pre.UID, m.GetUID()))
 		}
 		if pre.ResourceVersion != nil && *pre.ResourceVersion != m.GetResourceVersion() {
+			//nolint:staticcheck // kube-apiserver's exact text, capital included
 			return nil, apierrors.NewConflict(res.GroupResource(), name, fmt.Errorf("Precondition failed: ResourceVersion in precondition: %v, ResourceVersion in object meta: %v", *pre.ResourceVersion, m.GetResourceVersion()))
 		}
 	}

@@ -87,7 +87,6 @@ type Server struct {
 	fields    *fieldManagers
 	metrics   *requestMetrics
 	gatherer  prometheus.Gatherer
-	ready     chan struct{}
 
 	// registerer takes the metrics of the limits (limits.go, connlimit.go).
 	registerer prometheus.Registerer

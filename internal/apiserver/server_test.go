@@ -39,6 +39,7 @@ var (
 )
 
 func (ts *testServer) stop(t testing.TB) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	if err := ts.run.Stop(ctx); err != nil {

@@ -97,7 +97,7 @@ type printPodRestarts struct {
 
 func (r *printPodRestarts) add(cs *corev1.ContainerStatus) {
 	r.count += int(cs.RestartCount)
-	if t := cs.LastTerminationState.Terminated; t != nil && t.FinishedAt.Time.After(r.last) {
+	if t := cs.LastTerminationState.Terminated; t != nil && t.FinishedAt.After(r.last) {
 		r.last = t.FinishedAt.Time
 	}
 }
@@ -551,6 +551,7 @@ func printServiceExternalIP(o *corev1.Service, typ corev1.ServiceType) string {
 	return "<unknown>"
 }
 
+//nolint:staticcheck // Endpoints is deprecated in favour of EndpointSlice, but kube-apiserver still serves it, and so do we.
 func endpointsPrinter() tablePrinter {
 	return newTablePrinter(
 		[]metav1.TableColumnDefinition{
@@ -565,6 +566,8 @@ func endpointsPrinter() tablePrinter {
 }
 
 // endpointsCell lists up to three ip:port pairs and counts the rest.
+//
+//nolint:staticcheck // as above: the Endpoints kind is served as kube-apiserver serves it.
 func printEndpoints(subsets []corev1.EndpointSubset) string {
 	if len(subsets) == 0 {
 		return "<none>"

@@ -540,6 +540,7 @@ func TestTableEvents(t *testing.T) {
 	})
 }
 
+//nolint:staticcheck // the Endpoints kind is deprecated upstream but still served.
 func TestTableEndpoints(t *testing.T) {
 	eps := &corev1.Endpoints{ObjectMeta: tblMeta("kube-dns", time.Hour), Subsets: []corev1.EndpointSubset{{
 		Addresses: []corev1.EndpointAddress{{IP: "10.0.0.1"}, {IP: "10.0.0.2"}},

@@ -59,7 +59,11 @@ func TestStartRefusesServedAddress(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer first.Stop()
+	defer func() {
+		if err := first.Stop(); err != nil {
+			t.Errorf("stopping first: %v", err)
+		}
+	}()
 
 	second, err := Start(ctx, corefile("second"), nil)
 	if err == nil {
@@ -86,7 +90,11 @@ func TestStartRefusesServedAddress(t *testing.T) {
 	if err != nil {
 		t.Fatalf("starting on a released address: %v", err)
 	}
-	defer again.Stop()
+	defer func() {
+		if err := again.Stop(); err != nil {
+			t.Errorf("stopping again: %v", err)
+		}
+	}()
 	if got := chaosVersion(t, addr); got != "again" {
 		t.Errorf("version.bind = %q, want again", got)
 	}

@@ -331,7 +331,11 @@ func TestStockCoreDNSInterop(t *testing.T) {
 	if err != nil {
 		t.Fatalf("starting dnsplane's CoreDNS: %v", err)
 	}
-	defer ours.Stop()
+	defer func() {
+		if err := ours.Stop(); err != nil {
+			t.Errorf("stopping ours: %v", err)
+		}
+	}()
 	oursAddr := ours.UDPAddr()
 	if oursAddr == "" {
 		t.Fatal("dnsplane's CoreDNS has no UDP address")

@@ -86,7 +86,11 @@ func TestKubernetesPluginAgainstAPIServer(t *testing.T) {
 	if err != nil {
 		t.Fatalf("starting CoreDNS: %v", err)
 	}
-	defer srv.Stop()
+	defer func() {
+		if err := srv.Stop(); err != nil {
+			t.Errorf("stopping srv: %v", err)
+		}
+	}()
 	addr := srv.UDPAddr()
 	if addr == "" {
 		t.Fatal("no UDP address")

@@ -111,7 +111,11 @@ func BenchmarkLookup(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer cluster.Stop()
+	defer func() {
+		if err := cluster.Stop(); err != nil {
+			b.Errorf("stopping cluster: %v", err)
+		}
+	}()
 	clusterAddr := fmt.Sprintf("127.0.0.1:%d", clusterPort)
 	client := &dns.Client{Timeout: 5 * time.Second}
 	for deadline := time.Now().Add(30 * time.Second); ; {

@@ -81,7 +81,11 @@ func TestReloadPluginKeepsCorefile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer srv.Stop()
+	defer func() {
+		if err := srv.Stop(); err != nil {
+			t.Errorf("stopping srv: %v", err)
+		}
+	}()
 	if in, err := live.load("dns"); err != nil || string(in.Body()) != hostsCorefile(port, "192.0.2.1") {
 		t.Fatalf("loader: %v, %v; want the running Corefile", in, err)
 	}
@@ -106,7 +110,11 @@ func TestLoaderAmbiguous(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		defer srv.Stop()
+		defer func() {
+			if err := srv.Stop(); err != nil {
+				t.Errorf("stopping srv: %v", err)
+			}
+		}()
 	}
 	if in, err := live.load("dns"); err == nil {
 		t.Errorf("loader with two instances: %v; want an error", in)

@@ -109,6 +109,7 @@ func TestForwardFailover(t *testing.T) {
 		{
 			name: "node cache Corefile",
 			corefile: func(t *testing.T, port int, up1, up2 string) string {
+				t.Helper()
 				cluster := startCountingStub(t, net.IPv4(10, 96, 0, 1))
 				c, err := corefile.NodeCache(corefile.NodeCacheOptions{
 					Listen:     []string{fmt.Sprintf("127.0.0.1:%d", port)},
@@ -125,6 +126,7 @@ func TestForwardFailover(t *testing.T) {
 		{
 			name: "forward with health_check and sequential policy",
 			corefile: func(t *testing.T, port int, up1, up2 string) string {
+				t.Helper()
 				return fmt.Sprintf(`.:%d {
     bind 127.0.0.1
     forward . %s %s {
@@ -150,7 +152,11 @@ func TestForwardFailover(t *testing.T) {
 			if err != nil {
 				t.Fatalf("%v\n%s", err, corefile)
 			}
-			defer srv.Stop()
+			defer func() {
+				if err := srv.Stop(); err != nil {
+					t.Errorf("stopping srv: %v", err)
+				}
+			}()
 			addr := fmt.Sprintf("127.0.0.1:%d", port)
 
 			// Both upstreams up: every query succeeds.
@@ -534,7 +540,11 @@ func TestMalformedQueriesNeverCrash(t *testing.T) {
 	if err != nil {
 		t.Fatalf("%v\n%s", err, clusterCorefile)
 	}
-	defer cluster.Stop()
+	defer func() {
+		if err := cluster.Stop(); err != nil {
+			t.Errorf("stopping cluster: %v", err)
+		}
+	}()
 	clusterAddr := fmt.Sprintf("127.0.0.1:%d", clusterPort)
 
 	upstream := startCountingStub(t, net.IPv4(192, 0, 2, 1))
@@ -553,7 +563,11 @@ func TestMalformedQueriesNeverCrash(t *testing.T) {
 	if err != nil {
 		t.Fatalf("%v\n%s", err, nodeCorefile)
 	}
-	defer node.Stop()
+	defer func() {
+		if err := node.Stop(); err != nil {
+			t.Errorf("stopping node: %v", err)
+		}
+	}()
 	nodeAddr := fmt.Sprintf("127.0.0.1:%d", nodePort)
 
 	pkts := adversarialPackets(t, code)

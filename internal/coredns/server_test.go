@@ -126,7 +126,11 @@ func TestNodeCacheEndToEnd(t *testing.T) {
 	if err != nil {
 		t.Fatalf("%v\n%s", err, nodeCorefile)
 	}
-	defer srv.Stop()
+	defer func() {
+		if err := srv.Stop(); err != nil {
+			t.Errorf("stopping srv: %v", err)
+		}
+	}()
 	addr := fmt.Sprintf("127.0.0.1:%d", port)
 	if got := srv.UDPAddr(); got != addr {
 		t.Errorf("UDPAddr() = %q, want %q", got, addr)

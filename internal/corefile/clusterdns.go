@@ -167,7 +167,7 @@ func checkEndpoints(health, ready, metrics string) error {
 	return nil
 }
 
-// TrustNone, as the only ClusterDNSOptions.Trusted entry, accepts the
+// TrustNone as the only ClusterDNSOptions.Trusted entry accepts the
 // search list option from no client (searchexpand's `trusted none`).
 const TrustNone = "none"
 

@@ -149,7 +149,7 @@ func checkName(name string) error {
 		return errors.New("empty plugin or property name")
 	}
 	for _, r := range name {
-		if !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '_' || r == '-') {
+		if !nameRune(r) {
 			return fmt.Errorf("plugin or property name %q: want lower-case letters, digits, '_' or '-'", name)
 		}
 	}
@@ -194,3 +194,8 @@ func CheckToken(s string) error {
 // metachars are the printable characters CoreDNS's lexer and parser give a
 // meaning of their own.
 const metachars = "{}\"#;"
+
+// nameRune reports whether r may appear in a plugin or property name.
+func nameRune(r rune) bool {
+	return r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '_' || r == '-'
+}

@@ -152,7 +152,7 @@ func TestRelaxedDNSRatchetAcrossRestart(t *testing.T) {
 			"-n", ns, "create", "-f", "-")
 	})
 
-	srv = srv.restart(t, "--feature-gates=RelaxedDNSSearchValidation=false")
+	srv.restart(t, "--feature-gates=RelaxedDNSSearchValidation=false")
 
 	t.Run("gate off/Custom search", func(t *testing.T) {
 		customError := func(name string) run {
@@ -251,7 +251,7 @@ func TestPolicyGateRatchetAcrossRestart(t *testing.T) {
 			wantKubectl(t, kc, pod("pol", tt.policy, tt.extra), ok("pod/pol created"), "-n", ns, "create", "-f", "-")
 			wantKubectl(t, kc, pod("other", "ClusterFirst", ""), ok("pod/other created"), "-n", ns, "create", "-f", "-")
 
-			srv = srv.restart(t, "--feature-gates="+tt.gate+"=false")
+			srv.restart(t, "--feature-gates="+tt.gate+"=false")
 
 			// The stored pod keeps its policy and stays updatable: an
 			// unrelated label, and a spec change that keeps the policy.

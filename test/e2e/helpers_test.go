@@ -84,7 +84,7 @@ func buildDnsplane(dir string) (string, error) {
 	cmd := exec.Command("go", "build", "-o", bin, "github.com/dnsplane/dnsplane/cmd/dnsplane")
 	cmd.Dir = filepath.Dir(gomod)
 	if out, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("go build: %v\n%s", err, out)
+		return "", fmt.Errorf("go build: %w\n%s", err, out)
 	}
 	return bin, nil
 }
@@ -117,10 +117,10 @@ func (b *outputBuffer) String() string {
 
 // tail is the end of the output, for failure messages.
 func (b *outputBuffer) tail() string {
-	const max = 6000
+	const maxTail = 6000
 	s := b.String()
-	if len(s) > max {
-		return "…" + s[len(s)-max:]
+	if len(s) > maxTail {
+		return "…" + s[len(s)-maxTail:]
 	}
 	return s
 }
@@ -184,7 +184,7 @@ func (p *process) running() bool {
 // is killed and stop reports it.
 func (p *process) stop() error {
 	if !p.running() {
-		return fmt.Errorf("%s had already exited: %v", p.name, p.err)
+		return fmt.Errorf("%s had already exited: %w", p.name, p.err)
 	}
 	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		return fmt.Errorf("signalling %s: %w", p.name, err)
@@ -232,7 +232,7 @@ func launchServer(dataDir string, extra ...string) (*server, error) {
 	out, err := p.stdout.waitFor(serverStartTimeout, p.exited, servingRE.MatchString)
 	if err != nil {
 		p.kill()
-		return nil, fmt.Errorf("%s: waiting for it to serve: %v (exit: %v)\nstdout:\n%s\nstderr:\n%s", p.name, err, p.err, out, p.stderr.tail())
+		return nil, fmt.Errorf("%s: waiting for it to serve: %w (exit: %w)\nstdout:\n%s\nstderr:\n%s", p.name, err, p.err, out, p.stderr.tail())
 	}
 	m := servingRE.FindStringSubmatch(out)
 	return &server{process: p, DataDir: dataDir, URL: m[1], Kubeconfig: m[2]}, nil
@@ -368,6 +368,7 @@ var nsCounter atomic.Int64
 
 // namespaceName is a fresh namespace name derived from the test's name.
 func namespaceName(t *testing.T) string {
+	t.Helper()
 	name := strings.ToLower(t.Name())
 	name = regexp.MustCompile(`[^a-z0-9]+`).ReplaceAllString(name, "-")
 	name = strings.Trim(name, "-")
@@ -489,6 +490,7 @@ func rowFor(out, name string) []string {
 
 // ctxFor is a context for client-go calls that ends with the test.
 func ctxFor(t *testing.T, timeout time.Duration) context.Context {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), timeout)
 	t.Cleanup(cancel)
 	return ctx

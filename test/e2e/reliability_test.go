@@ -109,6 +109,7 @@ func populatedDataDir(t *testing.T) string {
 func TestDamagedDataDirFailsStartup(t *testing.T) {
 	base := populatedDataDir(t)
 	newestWAL := func(t *testing.T, dir string) string {
+		t.Helper()
 		names, err := filepath.Glob(filepath.Join(dir, "etcd", "member", "wal", "*.wal"))
 		if err != nil || len(names) == 0 {
 			t.Fatalf("no WAL segment: %v", err)
@@ -116,6 +117,7 @@ func TestDamagedDataDirFailsStartup(t *testing.T) {
 		return names[len(names)-1]
 	}
 	overwrite := func(t *testing.T, path string, off int64) {
+		t.Helper()
 		f, err := os.OpenFile(path, os.O_WRONLY, 0)
 		if err != nil {
 			t.Fatal(err)
@@ -131,24 +133,29 @@ func TestDamagedDataDirFailsStartup(t *testing.T) {
 		part   string
 	}{
 		{"wal dir deleted", func(t *testing.T, dir string) {
+			t.Helper()
 			if err := os.RemoveAll(filepath.Join(dir, "etcd", "member", "wal")); err != nil {
 				t.Fatal(err)
 			}
 		}, "write-ahead log member/wal"},
 		{"newest wal segment emptied", func(t *testing.T, dir string) {
+			t.Helper()
 			if err := os.Truncate(newestWAL(t, dir), 0); err != nil {
 				t.Fatal(err)
 			}
 		}, "write-ahead log member/wal"},
 		{"newest wal segment truncated", func(t *testing.T, dir string) {
+			t.Helper()
 			if err := os.Truncate(newestWAL(t, dir), 100); err != nil {
 				t.Fatal(err)
 			}
 		}, "write-ahead log member/wal"},
 		{"database header overwritten", func(t *testing.T, dir string) {
+			t.Helper()
 			overwrite(t, filepath.Join(dir, "etcd", "member", "snap", "db"), 0)
 		}, "database member/snap/db"},
 		{"database pages overwritten", func(t *testing.T, dir string) {
+			t.Helper()
 			overwrite(t, filepath.Join(dir, "etcd", "member", "snap", "db"), 8192)
 		}, "database member/snap/db"},
 	}
