@@ -25,6 +25,9 @@ func BenchmarkServeDNS(b *testing.B) {
 	}
 	next := &fakeNext{records: records}
 	s := &SearchExpand{Next: next, ClusterDomain: "cluster.local", Code: searchpath.DefaultOptionCode}
+	// The same with the answer cache the Corefile enables by default.
+	sc := &SearchExpand{Next: next, ClusterDomain: "cluster.local", Code: searchpath.DefaultOptionCode}
+	sc.cache = newAnswerCache(DefaultCacheSize, DefaultCacheMaxTTL)
 	option := append(searchpath.Derived("ns1", "cluster.local"), "corp.example")
 	for _, bc := range []struct {
 		name, qname string
@@ -32,9 +35,15 @@ func BenchmarkServeDNS(b *testing.B) {
 		option      bool
 	}{
 		{"plain", "svc1.ns1.svc.cluster.local.", next, false},
+		// A plain name handed on by searchexpand: what every query that is
+		// not an autopath name pays for the plugin.
+		{"plain-passthrough", "svc1.ns1.svc.cluster.local.", s, false},
 		{"autopath-derived", "svc1.search.ns1.cluster.local.ap.k8s.io.", s, false},
 		{"autopath-option", "svc1.search.ns1.cluster.local.ap.k8s.io.", s, true},
 		{"autopath-option-cross-namespace", "svc2.ns2.search.ns1.cluster.local.ap.k8s.io.", s, true},
+		{"cached-autopath-derived", "svc1.search.ns1.cluster.local.ap.k8s.io.", sc, false},
+		{"cached-autopath-option", "svc1.search.ns1.cluster.local.ap.k8s.io.", sc, true},
+		{"cached-autopath-option-cross-namespace", "svc2.ns2.search.ns1.cluster.local.ap.k8s.io.", sc, true},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
 			r := new(dns.Msg)
@@ -87,7 +96,7 @@ func BenchmarkPrune(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
 				copy(buf, bc.list)
-				_ = s.prune("", "svc1", buf)
+				_, _ = s.prune("svc1", buf)
 			}
 		})
 	}

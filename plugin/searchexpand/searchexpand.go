@@ -15,8 +15,8 @@ package searchexpand
 
 import (
 	"context"
+	"net"
 	"net/netip"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -62,6 +62,11 @@ type SearchExpand struct {
 	// later ones are dropped from the list. The bare name is tried on top.
 	// 0 means DefaultMaxForwarded.
 	MaxForwarded int
+
+	// cache keeps finished expansions (cache.go); nil disables it.
+	cache *answerCache
+	// servers holds the *serverMetrics of each server label (metrics.go).
+	servers sync.Map
 }
 
 // Name implements plugin.Handler.
@@ -88,49 +93,127 @@ func (s *SearchExpand) ServeDNS(ctx context.Context, w dns.ResponseWriter, r *dn
 	if !searchpath.InZone(searchpath.Zone, q.Name) {
 		return plugin.NextOrFailure(s.Name(), s.Next, ctx, w, r)
 	}
+
+	start := time.Now()
+	state, option, do := s.optionState(w, r)
+	// Large enough for a long name and the node cache's usual option
+	// without a heap allocation; a longer key grows onto the heap.
+	var keyBuf [384]byte
+	var key []byte
+	var sm *serverMetrics
+	if s.cache != nil {
+		// Looked up before the name is parsed: only names that parsed
+		// are stored, and the key holds the name exactly as asked.
+		key = cacheKey(keyBuf[:0], q, do, r.CheckingDisabled, state, option)
+		now := start
+		if s.cache.now != nil {
+			now = s.cache.now()
+		}
+		if e, ttl := s.cache.get(key, now); e != nil {
+			sm = s.metricsFor(metrics.WithServer(ctx))
+			defer func() { sm.duration.Observe(time.Since(start).Seconds()) }()
+			sm.expansions.Inc()
+			sm.cacheHits.Inc()
+			s.countList(sm, e.rejected, e.exceeded)
+			sm.hit(e.position)
+			return s.write(w, e.reply(r, ttl))
+		}
+	}
 	n, ok := searchpath.Parse(q.Name, s.ClusterDomain)
 	if !ok {
 		return plugin.NextOrFailure(s.Name(), s.Next, ctx, w, r)
 	}
+	sm = s.metricsFor(metrics.WithServer(ctx))
+	defer func() { sm.duration.Observe(time.Since(start).Seconds()) }()
+	sm.expansions.Inc()
+	if s.cache != nil {
+		sm.cacheMisses.Inc()
+	}
 
-	server := metrics.WithServer(ctx)
-	start := time.Now()
-	defer func() { duration.WithLabelValues(server).Observe(time.Since(start).Seconds()) }()
-	expansionsCount.WithLabelValues(server).Inc()
-
-	list := s.searchList(server, w, r, n)
+	list, rejected, exceeded := s.searchList(state, option, n)
+	s.countList(sm, rejected, exceeded)
 	// Forwarded candidates still running when the answer is found are
 	// cancelled (see resolveTogether); wait for them so that none outlives
 	// the request and its ResponseWriter.
 	var wg sync.WaitGroup
 	defer wg.Wait()
-	found, res, anyFailed, tried := s.resolve(ctx, &wg, w, r, q, n.Base, list)
-	candidatesCount.WithLabelValues(server).Add(float64(tried))
+	o := s.resolve(ctx, &wg, w, r, q, n.Base, list)
+	sm.candidates.Add(float64(o.tried))
 	m := new(dns.Msg)
 	m.SetReply(r)
 	m.Authoritative = false
 	m.RecursionAvailable = true
+	// cacheTTL is how long the reply may be served from the answer cache.
+	var cacheTTL uint32
 	switch {
-	case found >= 0:
-		hitsCount.WithLabelValues(server, strconv.Itoa(found)).Inc()
+	case o.found >= 0:
+		sm.hit(o.found)
 		ttl := uint32(defaultTTL)
-		for i, rr := range res.msg.Answer {
+		for i, rr := range o.res.msg.Answer {
 			if i == 0 || rr.Header().Ttl < ttl {
 				ttl = rr.Header().Ttl
 			}
 		}
-		m.Answer = make([]dns.RR, 0, 1+len(res.msg.Answer))
+		cacheTTL = ttl
+		if len(o.res.msg.Answer) == 0 {
+			// NODATA: the name exists, without the type; keep it no
+			// longer than the candidate's negative TTL.
+			cacheTTL = min(ttl, negativeTTL(o.res.msg))
+		}
+		m.Answer = make([]dns.RR, 0, 1+len(o.res.msg.Answer))
 		m.Answer = append(m.Answer, &dns.CNAME{
 			Hdr:    dns.RR_Header{Name: q.Name, Rrtype: dns.TypeCNAME, Class: q.Qclass, Ttl: ttl},
-			Target: searchpath.Candidate(n.Base, list, found),
+			Target: searchpath.Candidate(n.Base, list, o.found),
 		})
-		m.Answer = append(m.Answer, res.msg.Answer...)
-	case anyFailed:
+		m.Answer = append(m.Answer, o.res.msg.Answer...)
+	case o.anyFailed:
 		// Some candidate could not be resolved: NXDOMAIN could be wrong.
 		m.Rcode = dns.RcodeServerFailure
 	default:
 		m.Rcode = dns.RcodeNameError
+		cacheTTL = o.negTTL
 	}
+	// A reply reached past a failed candidate is not cached, found or not:
+	// the failed one might exist, and a retry should ask it again. The
+	// cache below already keeps each failure briefly (its servfail TTL).
+	if s.cache != nil && !o.anyFailed {
+		s.store(sm, key, m, o.found, rejected, exceeded, cacheTTL)
+	}
+	return s.write(w, m)
+}
+
+// store adds the expansion's reply to the answer cache.
+func (s *SearchExpand) store(sm *serverMetrics, key []byte, m *dns.Msg, found int, rejected string, exceeded bool, ttl uint32) {
+	now := time.Now()
+	if s.cache.now != nil {
+		now = s.cache.now()
+	}
+	e := &entry{
+		stored:   now,
+		ttl:      ttl,
+		rcode:    m.Rcode,
+		position: found,
+		rejected: rejected,
+		exceeded: exceeded,
+	}
+	if len(m.Answer) > 0 {
+		// Copied: plugins above may change the reply after it is written.
+		e.answer = make([]dns.RR, len(m.Answer))
+		for i, rr := range m.Answer {
+			e.answer[i] = dns.Copy(rr)
+		}
+	}
+	stored, evicted := s.cache.add(key, e)
+	if evicted {
+		cacheEvictions.WithLabelValues(sm.server).Inc()
+	}
+	if stored {
+		cacheEntries.WithLabelValues(sm.server).Set(float64(s.cache.len()))
+	}
+}
+
+// write writes the reply and returns what ServeDNS returns.
+func (s *SearchExpand) write(w dns.ResponseWriter, m *dns.Msg) (int, error) {
 	if err := w.WriteMsg(m); err != nil {
 		return dns.RcodeServerFailure, plugin.Error(pluginName, err)
 	}
@@ -142,24 +225,65 @@ func (s *SearchExpand) ServeDNS(ctx context.Context, w dns.ResponseWriter, r *dn
 	return m.Rcode, nil
 }
 
-// searchList returns the list from the option when it is present, valid and
+// countList counts what choosing the search list found wrong.
+func (s *SearchExpand) countList(sm *serverMetrics, rejected string, exceeded bool) {
+	if rejected != "" {
+		rejectedCount.WithLabelValues(sm.server, rejected).Inc()
+	}
+	if exceeded {
+		maxForwardedCount.WithLabelValues(sm.server).Inc()
+	}
+}
+
+// optionState classifies the search list option of r without decoding it,
+// and returns the value of the one option when there is exactly one from a
+// trusted client, and the DO bit.
+func (s *SearchExpand) optionState(w dns.ResponseWriter, r *dns.Msg) (state byte, value []byte, do bool) {
+	opt := r.IsEdns0()
+	if opt == nil {
+		return optionNone, nil, false
+	}
+	count := 0
+	for _, e := range opt.Option {
+		if l, ok := e.(*dns.EDNS0_LOCAL); ok && l.Code == s.Code {
+			count++
+			value = l.Data
+		}
+	}
+	switch {
+	case count == 0:
+		return optionNone, nil, opt.Do()
+	case !s.trusted(w):
+		return optionUntrusted, nil, opt.Do()
+	case count > 1:
+		return optionMultiple, nil, opt.Do()
+	}
+	return optionOne, value, opt.Do()
+}
+
+// searchList returns the list from the option when there is one, valid and
 // from a trusted client, pruned, and the derived list otherwise (which has
 // no repeats and no domain outside the cluster domain, so nothing to
-// prune).
-func (s *SearchExpand) searchList(server string, w dns.ResponseWriter, r *dns.Msg, n searchpath.Name) []string {
-	list, found, err := searchpath.GetOption(r, s.Code)
-	switch {
-	case !found:
-	case !s.trusted(w):
-		rejectedCount.WithLabelValues(server, "untrusted").Inc()
-	case err != nil:
-		rejectedCount.WithLabelValues(server, "invalid").Inc()
-	default:
+// prune), with the reason the option was rejected ("" when it was not) and
+// whether prune dropped forwarded domains.
+func (s *SearchExpand) searchList(state byte, value []byte, n searchpath.Name) (list []string, rejected string, exceeded bool) {
+	switch state {
+	case optionUntrusted:
+		rejected = "untrusted"
+	case optionMultiple:
+		rejected = "invalid"
+	case optionOne:
+		list, err := searchpath.Decode(value)
+		if err != nil {
+			rejected = "invalid"
+			break
+		}
 		// Decode split the option's value into a new slice: prune may
 		// work in place.
-		return s.prune(server, n.Base, list)
+		list, exceeded = s.prune(n.Base, list)
+		return list, "", exceeded
 	}
-	return searchpath.Derived(n.Namespace, n.ClusterDomain)
+	return searchpath.Derived(n.Namespace, n.ClusterDomain), rejected, false
 }
 
 // prune returns the list the expansion works with, built in place in
@@ -170,12 +294,12 @@ func (s *SearchExpand) searchList(server string, w dns.ResponseWriter, r *dns.Ms
 // list, could otherwise make one query cost up to 33 upstream queries, all
 // sent at once. Cluster candidates are answered from memory and are never
 // dropped. Dropping keeps search order, so the answer is the one the
-// shorter list would give.
+// shorter list would give. exceeded reports that domains were dropped.
 //
 // The bare name is not bounded: it is always tried last. It never equals a
 // search candidate (those are the base plus at least one more label), so it
 // is asked once.
-func (s *SearchExpand) prune(server, base string, list []string) []string {
+func (s *SearchExpand) prune(base string, list []string) (kept []string, exceeded bool) {
 	list = searchpath.Dedupe(list)
 	limit := s.MaxForwarded
 	if limit <= 0 {
@@ -191,10 +315,7 @@ func (s *SearchExpand) prune(server, base string, list []string) []string {
 		}
 		kept = append(kept, e)
 	}
-	if forwarded > limit {
-		maxForwardedCount.WithLabelValues(server).Inc()
-	}
-	return kept
+	return kept, forwarded > limit
 }
 
 // trusted reports whether the client may choose the search list.
@@ -205,9 +326,8 @@ func (s *SearchExpand) trusted(w dns.ResponseWriter) bool {
 	if len(s.Trusted) == 0 {
 		return true
 	}
-	state := request.Request{W: w}
-	addr, err := netip.ParseAddr(state.IP())
-	if err != nil {
+	addr, ok := remoteAddr(w)
+	if !ok {
 		return false
 	}
 	addr = addr.Unmap().WithZone("")
@@ -217,6 +337,44 @@ func (s *SearchExpand) trusted(w dns.ResponseWriter) bool {
 		}
 	}
 	return false
+}
+
+// remoteAddr is the client's address. The server's writers give a
+// *net.UDPAddr or *net.TCPAddr, read without formatting and parsing the
+// address as text (request.Request.IP does), which allocated on every
+// query with trusted set.
+func remoteAddr(w dns.ResponseWriter) (netip.Addr, bool) {
+	switch a := w.RemoteAddr().(type) {
+	case *net.UDPAddr:
+		return netip.AddrFromSlice(a.IP)
+	case *net.TCPAddr:
+		return netip.AddrFromSlice(a.IP)
+	}
+	state := request.Request{W: w}
+	addr, err := netip.ParseAddr(state.IP())
+	return addr, err == nil
+}
+
+// outcome is what resolving the candidates found.
+type outcome struct {
+	found     int    // index of the first candidate that exists, -1 if none
+	res       result // its result
+	anyFailed bool   // a candidate before it (or any, when none) failed
+	tried     int    // candidates asked
+	// negTTL is the smallest negative TTL (negativeTTL) of the candidates
+	// that did not exist: how long their NXDOMAIN may be kept.
+	negTTL uint32
+	negAny bool // negTTL is set
+}
+
+// missed records a candidate that does not exist.
+func (o *outcome) missed(res result) {
+	if res.msg == nil {
+		return
+	}
+	if ttl := negativeTTL(res.msg); !o.negAny || ttl < o.negTTL {
+		o.negTTL, o.negAny = ttl, true
+	}
 }
 
 // resolve resolves the candidates through the next plugin and returns the
@@ -235,29 +393,32 @@ func (s *SearchExpand) trusted(w dns.ResponseWriter) bool {
 // instead of one per search domain. Asking them before the cluster
 // candidates missed would send upstream queries for every cluster lookup,
 // which a ClusterFirst resolver never sends when a cluster name exists.
-func (s *SearchExpand) resolve(ctx context.Context, wg *sync.WaitGroup, w dns.ResponseWriter, r *dns.Msg, q dns.Question, base string, list []string) (found int, res result, anyFailed bool, tried int) {
+func (s *SearchExpand) resolve(ctx context.Context, wg *sync.WaitGroup, w dns.ResponseWriter, r *dns.Msg, q dns.Question, base string, list []string) outcome {
+	o := outcome{found: -1}
 	// Compared without the root label, so that nothing is allocated per query.
 	zone := strings.TrimSuffix(s.ClusterDomain, ".")
 	for i := range len(list) + 1 {
 		name := searchpath.Candidate(base, list, i)
 		if !searchpath.InZone(zone, strings.TrimSuffix(name, ".")) {
-			found, res, failed, n := s.resolveTogether(ctx, wg, w, r, q, base, list, i)
-			return found, res, anyFailed || failed, tried + n
+			s.resolveTogether(ctx, wg, w, r, q, base, list, i, &o)
+			return o
 		}
-		tried++
+		o.tried++
 		res := s.lookup(ctx, w, s.subRequest(r, q, name, false))
 		if res.exists() {
-			return i, res, anyFailed, tried
+			o.found, o.res = i, res
+			return o
 		}
-		anyFailed = anyFailed || res.failed
+		o.anyFailed = o.anyFailed || res.failed
+		o.missed(res)
 	}
-	return -1, result{}, anyFailed, tried
+	return o
 }
 
 // resolveTogether asks the candidates from the one at index from on
-// concurrently and returns the first, in search order, that exists, as
-// resolve does. The ones still running when it returns are cancelled.
-func (s *SearchExpand) resolveTogether(ctx context.Context, wg *sync.WaitGroup, w dns.ResponseWriter, r *dns.Msg, q dns.Question, base string, list []string, from int) (found int, res result, anyFailed bool, tried int) {
+// concurrently and records in o the first, in search order, that exists,
+// as resolve does. The ones still running when it returns are cancelled.
+func (s *SearchExpand) resolveTogether(ctx context.Context, wg *sync.WaitGroup, w dns.ResponseWriter, r *dns.Msg, q dns.Question, base string, list []string, from int, o *outcome) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	results := make([]chan result, len(list)+1-from)
@@ -267,14 +428,16 @@ func (s *SearchExpand) resolveTogether(ctx context.Context, wg *sync.WaitGroup, 
 		sub := s.subRequest(r, q, searchpath.Candidate(base, list, from+i), true)
 		wg.Go(func() { ch <- s.lookup(ctx, w, sub) })
 	}
+	o.tried += len(results)
 	for i, ch := range results {
 		res := <-ch
 		if res.exists() {
-			return from + i, res, anyFailed, len(results)
+			o.found, o.res = from+i, res
+			return
 		}
-		anyFailed = anyFailed || res.failed
+		o.anyFailed = o.anyFailed || res.failed
+		o.missed(res)
 	}
-	return -1, result{}, anyFailed, len(results)
 }
 
 // subRequest is a fresh query for name with the question type and class,

@@ -73,7 +73,11 @@ func TestCoreDNSServer(t *testing.T) {
 	if err != nil {
 		t.Fatalf("starting CoreDNS: %v", err)
 	}
-	defer inst.Stop()
+	defer func() {
+		if err := inst.Stop(); err != nil {
+			t.Errorf("stopping CoreDNS: %v", err)
+		}
+	}()
 	srvs := inst.Servers()
 	if len(srvs) == 0 || srvs[0].LocalAddr() == nil {
 		t.Fatal("CoreDNS has no UDP listener")

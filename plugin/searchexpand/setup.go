@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/coredns/caddy"
 	"github.com/coredns/coredns/core/dnsserver"
@@ -22,9 +23,13 @@ const trustNone = "none"
 func init() { plugin.Register(pluginName, setup) }
 
 func setup(c *caddy.Controller) error {
-	s, err := parse(c)
+	cfg, err := parse(c)
 	if err != nil {
 		return plugin.Error(pluginName, err)
+	}
+	s := cfg.SearchExpand
+	if cfg.cacheSize > 0 {
+		s.cache = newAnswerCache(cfg.cacheSize, cfg.cacheMaxTTL)
 	}
 	dnsserver.GetConfig(c).AddPlugin(func(next plugin.Handler) plugin.Handler {
 		s.Next = next
@@ -33,8 +38,22 @@ func setup(c *caddy.Controller) error {
 	return nil
 }
 
-func parse(c *caddy.Controller) (*SearchExpand, error) {
+// config is a parsed searchexpand block: the handler's settings and the
+// answer cache's.
+type config struct {
+	*SearchExpand
+	cacheSize   int // 0: no answer cache
+	cacheMaxTTL time.Duration
+}
+
+// maxCacheSize bounds cache_size so that a typo cannot reserve memory for
+// billions of entries: far more than distinct names times search lists in
+// any cluster.
+const maxCacheSize = 10_000_000
+
+func parse(c *caddy.Controller) (*config, error) {
 	s := &SearchExpand{ClusterDomain: defaultClusterDomain, Code: searchpath.DefaultOptionCode, MaxForwarded: DefaultMaxForwarded}
+	cfg := &config{SearchExpand: s, cacheSize: DefaultCacheSize, cacheMaxTTL: DefaultCacheMaxTTL}
 	seen := false
 	for c.Next() {
 		if seen {
@@ -105,12 +124,49 @@ func parse(c *caddy.Controller) (*SearchExpand, error) {
 					return nil, fmt.Errorf("max_forwarded %q: want a number of search domains, 1-%d", args[0], searchpath.MaxEntries)
 				}
 				s.MaxForwarded = n
+			case "cache_size":
+				args := c.RemainingArgs()
+				if len(args) != 1 {
+					return nil, c.ArgErr()
+				}
+				n, err := strconv.Atoi(args[0])
+				if err != nil || n < 0 || n > maxCacheSize {
+					return nil, fmt.Errorf("cache_size %q: want a number of entries, 0-%d (0 disables the answer cache)", args[0], maxCacheSize)
+				}
+				cfg.cacheSize = n
+			case "cache_max_ttl":
+				args := c.RemainingArgs()
+				if len(args) != 1 {
+					return nil, c.ArgErr()
+				}
+				d, err := parseTTL(args[0])
+				if err != nil {
+					return nil, fmt.Errorf("cache_max_ttl %q: %w", args[0], err)
+				}
+				cfg.cacheMaxTTL = d
 			default:
 				return nil, c.Errf("unknown property %q", c.Val())
 			}
 		}
 	}
-	return s, nil
+	return cfg, nil
+}
+
+// parseTTL parses a TTL cap: seconds, as the cache plugin's TTL arguments,
+// or a Go duration (30s, 5m) in whole seconds, 1 s to 1 day.
+func parseTTL(arg string) (time.Duration, error) {
+	d, err := time.ParseDuration(arg)
+	if err != nil {
+		n, nerr := strconv.Atoi(arg)
+		if nerr != nil {
+			return 0, errors.New("want seconds or a duration such as 30s")
+		}
+		d = time.Duration(n) * time.Second
+	}
+	if d < time.Second || d > 24*time.Hour || d%time.Second != 0 {
+		return 0, errors.New("want whole seconds, 1s-24h")
+	}
+	return d, nil
 }
 
 // prefix parses a CIDR, or a single address as a host prefix.
