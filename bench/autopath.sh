@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Autopath side by side (issue 14), on 127.0.0.1 only:
+# Autopath side by side (docs/autopath.md, "Against stock CoreDNS autopath"), on 127.0.0.1 only:
 #
 #   stock    stock CoreDNS 1.15: autopath @kubernetes, cache 30, kubernetes
 #            with `pods verified` (a watch on every pod, to map the client's
