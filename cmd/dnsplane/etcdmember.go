@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"log/slog"
 
 	"github.com/spf13/cobra"
@@ -23,7 +24,10 @@ func newEtcdMemberCommand() *cobra.Command {
 		Args:   cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			logger := slog.New(slog.NewJSONHandler(cmd.ErrOrStderr(), nil))
-			if err := etcdproc.RunMember(cmd.Context(), dataDir, cmd.InOrStdin(), cmd.OutOrStdout(), logger); err != nil {
+			// Signals are caught (main's NotifyContext) and ignored here:
+			// the member stops when the supervisor closes its stdin.
+			ctx := context.WithoutCancel(cmd.Context())
+			if err := etcdproc.RunMember(ctx, dataDir, cmd.InOrStdin(), cmd.OutOrStdout(), logger); err != nil {
 				// The supervisor got the error on stdout already.
 				return &exitError{code: exitInvalid}
 			}

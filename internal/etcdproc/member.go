@@ -10,8 +10,11 @@
 // meanwhile. See docs/architecture.md and docs/operations.md.
 //
 // The child reports to the parent with one JSON object per line on its
-// stdout (message), and logs JSON (log/slog) on its stderr. It exits when
-// its stdin closes, so it never outlives the parent.
+// stdout (message), and logs JSON (log/slog) on its stderr. It stops only
+// when its stdin closes, which is how the parent stops it and what happens
+// when the parent dies: a Ctrl-C in a terminal, or systemd's SIGTERM to the
+// whole cgroup, reaches the child too, and stopping on those would race the
+// parent's orderly shutdown (the API server first, etcd last).
 package etcdproc
 
 import (

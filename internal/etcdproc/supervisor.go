@@ -13,7 +13,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/dnsplane/dnsplane/internal/storage"
@@ -130,6 +129,10 @@ func (s *Supervisor) supervise(c *child) {
 			c.terminate(s.cfg.StopTimeout)
 			return
 		case <-c.exited:
+		}
+		if s.stopping.Err() != nil {
+			// Stopping raced with the exit: nothing to report or restart.
+			return
 		}
 		s.log.Error("embedded etcd exited; the API answers 5xx until it is back, DNS keeps answering from its caches",
 			"dataDir", s.cfg.DataDir, "status", c.status(), "reason", c.reason())
@@ -398,11 +401,10 @@ func (c *child) reason() string {
 	return firstCrashLine(c.tail)
 }
 
-// terminate asks the child to stop (SIGTERM, and closing its stdin), and
-// kills it if it has not exited within grace.
+// terminate asks the child to stop by closing its stdin (the member ignores
+// signals, see RunMember), and kills it if it has not exited within grace.
 func (c *child) terminate(grace time.Duration) {
 	_ = c.stdin.Close()
-	_ = c.cmd.Process.Signal(syscall.SIGTERM)
 	select {
 	case <-c.exited:
 		return

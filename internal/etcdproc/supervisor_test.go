@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"os/exec"
@@ -31,8 +32,10 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, `{"level":"ERROR","msg":"failed to commit tx","error":"write db: no space left on device"}`)
 		os.Exit(1)
 	case "hang":
+		// Never ready; stops, as a member does, when stdin closes.
 		fmt.Println(`{"phase":"starting etcd"}`)
-		time.Sleep(time.Hour)
+		_, _ = io.Copy(io.Discard, os.Stdin)
+		os.Exit(0)
 	case "member":
 		fs := flag.NewFlagSet("member", flag.ExitOnError)
 		dir := fs.String("data-dir", "", "")

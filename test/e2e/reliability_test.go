@@ -330,3 +330,41 @@ func TestDNSSurvivesEtcdOutage(t *testing.T) {
 	u.requireDNS(t, "after recovery")
 	t.Logf("%d writes acknowledged before etcd failed; all present after recovery", len(acked))
 }
+
+// TestCtrlCStopsCleanly sends SIGINT to up's whole process group, as a
+// terminal's Ctrl-C does: the etcd member gets it too and must leave the
+// stop to its supervisor (etcd last), so the shutdown logs no etcd failure
+// and exits 0.
+func TestCtrlCStopsCleanly(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "data")
+	p := &process{name: "dnsplane up", cmd: exec.Command(dnsplaneBin, "up", "--data-dir", dir, "--secure-port", "0",
+		"--dns-listen", fmt.Sprintf("127.0.0.1:%d", freeUDPTCPPort(t)),
+		"--nodecache-listen", fmt.Sprintf("127.0.0.1:%d", freeUDPTCPPort(t)), "--upstream", "127.0.0.1:9"),
+		stdout: newOutputBuffer(), stderr: newOutputBuffer(), exited: make(chan struct{})}
+	p.cmd.Stdout, p.cmd.Stderr = p.stdout, p.stderr
+	// A process group of its own, like a shell job, so the signal below
+	// reaches up and its etcd member but not this test.
+	p.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	if err := p.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { p.err = p.cmd.Wait(); close(p.exited) }()
+	defer p.kill()
+	if _, err := p.stdout.waitFor(serverStartTimeout, p.exited, upRE.MatchString); err != nil {
+		t.Fatalf("waiting for up: %v\n%s", err, p.stderr.tail())
+	}
+	if err := syscall.Kill(-p.cmd.Process.Pid, syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-p.exited:
+	case <-time.After(30 * time.Second):
+		t.Fatalf("up did not exit within 30s of Ctrl-C\n%s", p.stderr.tail())
+	}
+	if p.err != nil {
+		t.Errorf("exit: %v, want 0\n%s", p.err, p.stderr.tail())
+	}
+	if log := p.stderr.String(); strings.Contains(log, "embedded etcd exited") || strings.Contains(log, "level=ERROR") {
+		t.Errorf("the shutdown logged an error:\n%s", log)
+	}
+}
