@@ -52,20 +52,9 @@ func ClusterDNS(o ClusterDNSOptions) (string, error) {
 
 // clusterDNSModel validates o and builds the cluster DNS Corefile.
 func clusterDNSModel(o ClusterDNSOptions) (Corefile, error) {
-	cd := strings.ToLower(strings.Trim(o.ClusterDomain, "."))
-	if cd == "" {
-		cd = "cluster.local"
-	}
-	if err := CheckToken(cd); err != nil {
-		return Corefile{}, fmt.Errorf("cluster domain %w", err)
-	}
-	code := o.OptionCode
-	if code == 0 {
-		code = defaultOptionCode
-	}
-	ttl := o.CacheTTL
-	if ttl == 0 {
-		ttl = 30
+	cd, code, ttl, err := common(o.ClusterDomain, o.OptionCode, o.CacheTTL)
+	if err != nil {
+		return Corefile{}, err
 	}
 	listen, err := netip.ParseAddrPort(o.Listen)
 	if err != nil {
@@ -77,16 +66,9 @@ func clusterDNSModel(o ClusterDNSOptions) (Corefile, error) {
 	if err := CheckToken(o.Kubeconfig); err != nil {
 		return Corefile{}, fmt.Errorf("kubeconfig path %w", err)
 	}
-	if len(o.Upstreams) == 0 {
-		return Corefile{}, errors.New("no upstream resolver")
-	}
-	var upstreams []string
-	for _, u := range o.Upstreams {
-		a, err := UpstreamAddr(u)
-		if err != nil {
-			return Corefile{}, err
-		}
-		upstreams = append(upstreams, a)
+	upstreams, err := upstreamAddrs(o.Upstreams)
+	if err != nil {
+		return Corefile{}, err
 	}
 	var trusted []string
 	for _, t := range o.Trusted {
@@ -148,6 +130,41 @@ func clusterDNSModel(o ClusterDNSOptions) (Corefile, error) {
 		Zones:   []string{".:" + strconv.Itoa(int(listen.Port()))},
 		Plugins: ps,
 	}}}, nil
+}
+
+// common applies the defaults both Corefiles share and checks the cluster
+// domain.
+func common(clusterDomain string, code uint16, ttl int) (string, uint16, int, error) {
+	cd := strings.ToLower(strings.Trim(clusterDomain, "."))
+	if cd == "" {
+		cd = "cluster.local"
+	}
+	if err := CheckToken(cd); err != nil {
+		return "", 0, 0, fmt.Errorf("cluster domain %w", err)
+	}
+	if code == 0 {
+		code = defaultOptionCode
+	}
+	if ttl == 0 {
+		ttl = 30
+	}
+	return cd, code, ttl, nil
+}
+
+// upstreamAddrs normalises the upstream resolvers both Corefiles forward to.
+func upstreamAddrs(upstreams []string) ([]string, error) {
+	if len(upstreams) == 0 {
+		return nil, errors.New("no upstream resolver")
+	}
+	out := make([]string, 0, len(upstreams))
+	for _, u := range upstreams {
+		a, err := UpstreamAddr(u)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, a)
+	}
+	return out, nil
 }
 
 // checkEndpoints checks the health, ready and metrics addresses; empty

@@ -53,29 +53,15 @@ func NodeCache(o NodeCacheOptions) (string, error) {
 
 // nodeCacheModel validates o and builds the node cache Corefile.
 func nodeCacheModel(o NodeCacheOptions) (Corefile, error) {
-	cd := strings.ToLower(strings.Trim(o.ClusterDomain, "."))
-	if cd == "" {
-		cd = "cluster.local"
-	}
-	if err := CheckToken(cd); err != nil {
-		return Corefile{}, fmt.Errorf("cluster domain %w", err)
-	}
-	code := o.OptionCode
-	if code == 0 {
-		code = defaultOptionCode
-	}
-	ttl := o.CacheTTL
-	if ttl == 0 {
-		ttl = 30
+	cd, code, ttl, err := common(o.ClusterDomain, o.OptionCode, o.CacheTTL)
+	if err != nil {
+		return Corefile{}, err
 	}
 	if len(o.Listen) == 0 {
 		return Corefile{}, errors.New("no listen address")
 	}
 	if len(o.ClusterDNS) == 0 {
 		return Corefile{}, errors.New("no cluster DNS address")
-	}
-	if len(o.Upstreams) == 0 {
-		return Corefile{}, errors.New("no upstream resolver")
 	}
 	// Group the listen addresses by port: one server block set per port,
 	// bound to that port's addresses.
@@ -102,13 +88,9 @@ func nodeCacheModel(o NodeCacheOptions) (Corefile, error) {
 		}
 		clusterDNS = append(clusterDNS, ap.String())
 	}
-	var upstreams []string
-	for _, u := range o.Upstreams {
-		a, err := UpstreamAddr(u)
-		if err != nil {
-			return Corefile{}, err
-		}
-		upstreams = append(upstreams, a)
+	upstreams, err := upstreamAddrs(o.Upstreams)
+	if err != nil {
+		return Corefile{}, err
 	}
 	if err := checkEndpoints(o.Health, o.Ready, o.Metrics); err != nil {
 		return Corefile{}, err
