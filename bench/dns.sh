@@ -39,12 +39,6 @@ work=$(mktemp -d)
 pids=()     # long-running helpers: the API server, the upstream
 server_pid= # the DNS server under test, when one runs
 
-# stop PID: ends a process this script started and waits for it.
-stop() {
-	kill "$1" 2>/dev/null || true
-	wait "$1" 2>/dev/null || true
-}
-
 cleanup() {
 	local pid
 	if [[ -n $server_pid ]]; then stop "$server_pid"; fi
@@ -54,41 +48,13 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-log() { echo "$*" >&2; }
-die() {
-	log "dns.sh: $*"
-	exit 1
-}
+script=dns.sh
+# shellcheck source=bench/lib.sh
+source "$repo/bench/lib.sh"
 
 # --- tools -------------------------------------------------------------------
 
-apt_install() {
-	local sudo=""
-	if [[ $(id -u) != 0 ]]; then sudo=sudo; fi
-	log "installing $* (apt-get)..."
-	export DEBIAN_FRONTEND=noninteractive
-	$sudo apt-get update -qq
-	$sudo apt-get install -y -qq "$@" >/dev/null
-}
-command -v dnsperf >/dev/null 2>&1 || apt_install dnsperf
-command -v dig >/dev/null 2>&1 || apt_install dnsutils
-
-coredns=$(command -v coredns || true)
-if [[ -z $coredns ]]; then
-	gobin=$(go env GOBIN)
-	if [[ -z $gobin ]]; then
-		gopath=$(go env GOPATH)
-		gobin=${gopath%%:*}/bin
-	fi
-	if [[ ! -x $gobin/coredns ]]; then
-		log "installing stock CoreDNS v1.15.0 (go install, a few minutes cold)..."
-		go install github.com/coredns/coredns@v1.15.0
-	fi
-	coredns=$gobin/coredns
-fi
-command -v taskset >/dev/null 2>&1 || die "taskset (util-linux) is required"
-command -v kubectl >/dev/null 2>&1 || die "kubectl is required"
-command -v ss >/dev/null 2>&1 || die "ss (iproute2) is required"
+require_tools
 
 log "building dnsplane and dnsupstream..."
 (cd "$repo" && go build -o "$work/dnsplane" ./cmd/dnsplane && go build -o "$work/dnsupstream" ./bench/dnsupstream)
