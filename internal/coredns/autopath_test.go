@@ -67,6 +67,29 @@ func startZoneResolver(t *testing.T, zones []string, records map[string]net.IP) 
 	return addr, &count
 }
 
+// settledCount returns n once it has stopped changing. searchexpand asks
+// the forwarded candidates concurrently and answers with the first that
+// exists in search order, so the later candidates of a lookup that has
+// already been answered (the bare name after intranet.corp.example) may
+// still reach the upstream afterwards; counting from before they land
+// would charge them to the next query.
+func settledCount(t *testing.T, n *atomic.Int64) int64 {
+	t.Helper()
+	const quiet = 300 * time.Millisecond
+	deadline := time.Now().Add(10 * time.Second)
+	last := n.Load()
+	for time.Now().Before(deadline) {
+		time.Sleep(quiet)
+		cur := n.Load()
+		if cur == last {
+			return cur
+		}
+		last = cur
+	}
+	t.Fatalf("upstream query count still changing after 10s (at %d)", last)
+	return 0
+}
+
 // TestAutopathMatchesClusterFirst checks that a ClusterFirstWithAutopath
 // lookup (one query to the node cache, expanded by searchexpand on the
 // cluster DNS) finds the same record as a ClusterFirst pod's resolver
@@ -122,20 +145,20 @@ func TestAutopathMatchesClusterFirst(t *testing.T) {
 	for i, tt := range tests {
 		t.Run(tt.class, func(t *testing.T) {
 			// ClusterFirst: the pod's resolver against the node cache.
-			up0 := upstreamQueries.Load()
+			up0 := settledCount(t, upstreamQueries)
 			sent0 := clusterFirst.sent.Load()
 			cfFound, cfIPs, err := clusterFirst.lookup(tt.name)
 			if err != nil {
 				t.Fatalf("ClusterFirst lookup: %v", err)
 			}
 			cfSent := int(clusterFirst.sent.Load() - sent0)
-			table[i].cf, table[i].cfUp = int64(cfSent), upstreamQueries.Load()-up0
+			table[i].cf, table[i].cfUp = int64(cfSent), settledCount(t, upstreamQueries)-up0
 
 			// Autopath: one query to the node cache.
 			apName := tt.name + apSuffix
-			up0 = upstreamQueries.Load()
+			up0 = settledCount(t, upstreamQueries)
 			r, err := query(nodeAddr, apName)
-			table[i].ap, table[i].apUp = 1, upstreamQueries.Load()-up0
+			table[i].ap, table[i].apUp = 1, settledCount(t, upstreamQueries)-up0
 			if err != nil {
 				t.Fatalf("autopath query %s: %v", apName, err)
 			}

@@ -121,7 +121,7 @@ func TestAutopathUntrustedClient(t *testing.T) {
 
 	// Forged, from 127.0.0.2: ignored and counted; the derived list does
 	// not have corp.example.
-	up0 := st.upstreamQueries.Load()
+	up0 := settledCount(t, st.upstreamQueries)
 	if r := query(forger, st.clusterAddr, "intranet"+apSuffix, forged); r.Rcode != dns.RcodeNameError {
 		t.Errorf("forged option from 127.0.0.2: %v; want NXDOMAIN (derived list, corp.example not tried)", r)
 	}
@@ -147,7 +147,7 @@ func TestAutopathUntrustedClient(t *testing.T) {
 		list = append(list, fmt.Sprintf("d%d.example.com", i))
 	}
 	const floods = 20
-	up0 = st.upstreamQueries.Load()
+	up0 = settledCount(t, st.upstreamQueries)
 	before = rejectedUntrusted(t, port)
 	for q := range floods {
 		if r := query(tcpForger, st.clusterAddr, fmt.Sprintf("flood%d%s", q, apSuffix), list); r.Rcode != dns.RcodeNameError {
