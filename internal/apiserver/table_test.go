@@ -19,6 +19,7 @@ import (
 
 	dpappsv1 "github.com/dnsplane/dnsplane/api/apps/v1"
 	dpbatchv1 "github.com/dnsplane/dnsplane/api/batch/v1"
+	"github.com/dnsplane/dnsplane/api"
 	dpcorev1 "github.com/dnsplane/dnsplane/api/core/v1"
 	dpoperatorv1 "github.com/dnsplane/dnsplane/api/operator/v1"
 )
@@ -619,7 +620,7 @@ func TestTableDNS(t *testing.T) {
 }
 
 func TestTableDefaultPrinter(t *testing.T) {
-	res := &Resource{GVK: schema.GroupVersionKind{Group: "example.com", Version: "v1", Kind: "Widget"}, Plural: "widgets"}
+	res := &Resource{Resource: api.Resource{GVK: schema.GroupVersionKind{Group: "example.com", Version: "v1", Kind: "Widget"}, Plural: "widgets"}}
 	obj := &metav1.PartialObjectMetadata{ObjectMeta: tblMeta("w", 5*time.Minute)}
 	table, err := Table(res, []any{obj}, "", metav1.ListMeta{}, tblNow)
 	if err != nil {

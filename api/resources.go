@@ -1,0 +1,149 @@
+// Package api is the root of dnsplane's public Go types and of the one table
+// of the resources dnsplane serves. The API server's routing, discovery,
+// OpenAPI, storage keys and table printers, strict decoding and the offline
+// `dnsplane validate` all derive from Resources, so adding a kind is one row
+// here plus one strategy (internal/registry) and one printer
+// (internal/printers); docs/architecture.md, "Adding a kind".
+package api
+
+import (
+	"slices"
+	"strings"
+
+	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	dpappsv1 "github.com/dnsplane/dnsplane/api/apps/v1"
+	dpbatchv1 "github.com/dnsplane/dnsplane/api/batch/v1"
+	dpcorev1 "github.com/dnsplane/dnsplane/api/core/v1"
+	dpoperatorv1 "github.com/dnsplane/dnsplane/api/operator/v1"
+)
+
+// Resource describes one REST resource: what discovery announces for it and
+// the Go type its objects decode into.
+type Resource struct {
+	GVK        schema.GroupVersionKind
+	Plural     string // URL segment and storage key prefix, e.g. "pods"
+	Singular   string // lower-case kind, as discovery reports it
+	Namespaced bool
+	ShortNames []string
+	Categories []string
+	// Subresources served besides the main resource, e.g. "status". With a
+	// status subresource the main resource ignores status changes and
+	// /status ignores the rest.
+	Subresources []string
+	// New returns a pointer to a new, empty object of the kind's Go type.
+	New func() any
+}
+
+// HasSubresource reports whether name (e.g. "status") is served.
+func (r *Resource) HasSubresource(name string) bool { return slices.Contains(r.Subresources, name) }
+
+// GroupResource is the resource's group and plural, as error messages name it.
+func (r *Resource) GroupResource() schema.GroupResource {
+	return schema.GroupResource{Group: r.GVK.Group, Resource: r.Plural}
+}
+
+// GroupVersionResource of the resource.
+func (r *Resource) GroupVersionResource() schema.GroupVersionResource {
+	return r.GVK.GroupVersion().WithResource(r.Plural)
+}
+
+// APIVersion is the apiVersion string objects of this resource carry.
+func (r *Resource) APIVersion() string { return r.GVK.GroupVersion().String() }
+
+const status = "status"
+
+// all is the "all" category kubectl get all expands.
+var all = []string{"all"}
+
+func core(kind, plural string, namespaced bool, short []string, subresources []string, cats []string, newObj func() any) Resource {
+	return Resource{GVK: schema.GroupVersionKind{Version: "v1", Kind: kind}, Plural: plural, Namespaced: namespaced,
+		ShortNames: short, Subresources: subresources, Categories: cats, New: newObj}
+}
+
+func group(grp, kind, plural string, namespaced bool, short []string, subresources []string, cats []string, newObj func() any) Resource {
+	r := core(kind, plural, namespaced, short, subresources, cats, newObj)
+	r.GVK.Group = grp
+	return r
+}
+
+// resources is read-only after package initialisation; Resources hands out
+// copies. Ordered by group, then plural, as discovery lists them.
+var resources = sorted([]Resource{
+	// Pod template carriers: dnsplane's types, which add spec.dnsParams.
+	core("Pod", "pods", true, []string{"po"}, []string{status}, all, func() any { return &dpcorev1.Pod{} }),
+	core("PodTemplate", "podtemplates", true, nil, nil, nil, func() any { return &dpcorev1.PodTemplate{} }),
+	core("ReplicationController", "replicationcontrollers", true, []string{"rc"}, []string{status}, all, func() any { return &dpcorev1.ReplicationController{} }),
+	group("apps", "Deployment", "deployments", true, []string{"deploy"}, []string{status}, all, func() any { return &dpappsv1.Deployment{} }),
+	group("apps", "ReplicaSet", "replicasets", true, []string{"rs"}, []string{status}, all, func() any { return &dpappsv1.ReplicaSet{} }),
+	group("apps", "StatefulSet", "statefulsets", true, []string{"sts"}, []string{status}, all, func() any { return &dpappsv1.StatefulSet{} }),
+	group("apps", "DaemonSet", "daemonsets", true, []string{"ds"}, []string{status}, all, func() any { return &dpappsv1.DaemonSet{} }),
+	group("batch", "Job", "jobs", true, nil, []string{status}, all, func() any { return &dpbatchv1.Job{} }),
+	group("batch", "CronJob", "cronjobs", true, []string{"cj"}, []string{status}, all, func() any { return &dpbatchv1.CronJob{} }),
+
+	// Everything else the API server serves: upstream types unchanged.
+	core("Namespace", "namespaces", false, []string{"ns"}, []string{status}, nil, func() any { return &corev1.Namespace{} }),
+	core("Service", "services", true, []string{"svc"}, []string{status}, all, func() any { return &corev1.Service{} }),
+	//nolint:staticcheck // SA1019: deprecated for EndpointSlice, but kube-apiserver still serves Endpoints, so dnsplane does too
+	core("Endpoints", "endpoints", true, []string{"ep"}, nil, nil, func() any { return &corev1.Endpoints{} }),
+	core("ConfigMap", "configmaps", true, []string{"cm"}, nil, nil, func() any { return &corev1.ConfigMap{} }),
+	core("Secret", "secrets", true, nil, nil, nil, func() any { return &corev1.Secret{} }),
+	core("Node", "nodes", false, []string{"no"}, []string{status}, nil, func() any { return &corev1.Node{} }),
+	core("Event", "events", true, []string{"ev"}, nil, nil, func() any { return &corev1.Event{} }),
+	core("ServiceAccount", "serviceaccounts", true, []string{"sa"}, nil, nil, func() any { return &corev1.ServiceAccount{} }),
+	group("discovery.k8s.io", "EndpointSlice", "endpointslices", true, nil, nil, nil, func() any { return &discoveryv1.EndpointSlice{} }),
+	group("coordination.k8s.io", "Lease", "leases", true, nil, nil, nil, func() any { return &coordinationv1.Lease{} }),
+
+	// dnsplane's own API.
+	group(dpoperatorv1.GroupName, "DNS", "dnses", false, nil, []string{status}, nil, func() any { return &dpoperatorv1.DNS{} }),
+})
+
+func sorted(rs []Resource) []Resource {
+	for i := range rs {
+		rs[i].Singular = strings.ToLower(rs[i].GVK.Kind)
+	}
+	slices.SortStableFunc(rs, func(a, b Resource) int {
+		if c := strings.Compare(a.GVK.Group, b.GVK.Group); c != 0 {
+			return c
+		}
+		return strings.Compare(a.Plural, b.Plural)
+	})
+	return rs
+}
+
+// Resources returns every served resource, ordered by group then plural.
+// The slice is a copy; its entries share their string slices with the
+// table and must not be modified.
+func Resources() []Resource { return slices.Clone(resources) }
+
+// Lookup returns the resource whose objects have kind gvk.
+func Lookup(gvk schema.GroupVersionKind) (Resource, bool) {
+	for _, r := range resources {
+		if r.GVK == gvk {
+			return r, true
+		}
+	}
+	return Resource{}, false
+}
+
+// New returns a pointer to a new, empty object of the Go type that decodes
+// gvk, and false when dnsplane does not serve that kind.
+func New(gvk schema.GroupVersionKind) (any, bool) {
+	r, ok := Lookup(gvk)
+	if !ok {
+		return nil, false
+	}
+	return r.New(), true
+}
+
+// Kinds returns every kind New knows.
+func Kinds() []schema.GroupVersionKind {
+	out := make([]schema.GroupVersionKind, 0, len(resources))
+	for _, r := range resources {
+		out = append(out, r.GVK)
+	}
+	return out
+}
