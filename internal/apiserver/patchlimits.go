@@ -4,8 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"reflect"
 
+	"github.com/dnsplane/dnsplane/internal/registry/rest"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -160,7 +160,7 @@ func (s *Server) appliedSizeFloor(res *Resource, subresource string, typed any, 
 	case subresource == "status" && status.IsValid():
 		kept = status.Interface()
 	case res.Status && status.IsValid():
-		setStatus(typed, reflect.Zero(status.Type()))
+		rest.ResetStatus(typed)
 	}
 	data, err := json.Marshal(kept)
 	if err != nil {

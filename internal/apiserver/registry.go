@@ -1,9 +1,13 @@
 package apiserver
 
 import (
+	"fmt"
+
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/dnsplane/dnsplane/api"
+	"github.com/dnsplane/dnsplane/internal/registry"
+	"github.com/dnsplane/dnsplane/internal/registry/rest"
 )
 
 // Resource is one row of api.Resources as the server serves it.
@@ -14,6 +18,8 @@ type Resource struct {
 	Status bool
 	// Verbs served; every resource serves the full set today.
 	Verbs []string
+	// Strategy holds the kind's rules (internal/registry).
+	Strategy rest.Strategy
 }
 
 // GroupVersion of the resource.
@@ -27,16 +33,31 @@ type Registry struct {
 	list   []*Resource
 }
 
-// NewRegistry returns the resources dnsplane serves: api.Resources, in its
-// order (group, then plural).
+// NewRegistry returns the resources dnsplane serves with the strategies of
+// offline validation (no cluster IPs, no namespace cascade): for code that
+// needs the resources' shape, not a server's writes.
 func NewRegistry() *Registry {
+	reg, err := newRegistry(registry.Strategies(registry.Config{}))
+	if err != nil {
+		panic(err) // internal/registry's test keeps the two tables in step
+	}
+	return reg
+}
+
+// newRegistry returns the resources dnsplane serves, api.Resources in its
+// order (group, then plural), each with its strategy.
+func newRegistry(strategies map[schema.GroupKind]rest.Strategy) (*Registry, error) {
 	reg := &Registry{byPath: map[schema.GroupVersionResource]*Resource{}}
 	for _, r := range api.Resources() {
-		res := &Resource{Resource: r, Status: r.HasSubresource("status"), Verbs: allVerbs}
+		st, ok := strategies[r.GVK.GroupKind()]
+		if !ok {
+			return nil, fmt.Errorf("apiserver: no strategy for %s", r.GVK.GroupKind())
+		}
+		res := &Resource{Resource: r, Status: r.HasSubresource("status"), Verbs: allVerbs, Strategy: st}
 		reg.byPath[r.GroupVersionResource()] = res
 		reg.list = append(reg.list, res)
 	}
-	return reg
+	return reg, nil
 }
 
 // Lookup returns the resource served at group/version/plural.

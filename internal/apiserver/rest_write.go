@@ -12,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
+	"github.com/dnsplane/dnsplane/internal/registry/rest"
 	"github.com/dnsplane/dnsplane/internal/storage"
 )
 
@@ -86,11 +87,11 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request, res *Resource, i
 // fields (unless an apply computed them), validation, then persist.
 func (s *Server) createObject(ctx context.Context, res *Resource, info requestInfo, obj any, dryRun bool) (any, error) {
 	initMetadata(obj, s.now())
-	prepareCreate(res, obj)
+	res.Strategy.PrepareForCreate(ctx, obj)
 	if !info.applied {
 		s.trackUpdate(res, info, obj, nil)
 	}
-	if err := s.validate(res, obj, nil); err != nil {
+	if err := validate(ctx, res, obj, nil); err != nil {
 		return nil, err
 	}
 	if err := s.requireNamespace(ctx, res, accessor(obj).GetNamespace()); err != nil {
@@ -103,7 +104,7 @@ func (s *Server) createObject(ctx context.Context, res *Resource, info requestIn
 // compare-and-swaps it over old; on failure the reservation is returned.
 func (s *Server) persist(ctx context.Context, res *Resource, obj, old any, dryRun bool) (any, error) {
 	m := accessor(obj)
-	undo, err := s.reserve(ctx, res, obj, old, dryRun)
+	undo, err := reserve(ctx, res, obj, old, dryRun)
 	if err != nil {
 		return nil, err
 	}
@@ -198,13 +199,13 @@ func (s *Server) updateFrom(ctx context.Context, res *Resource, info requestInfo
 			accessor(obj).SetManagedFields(managed)
 		}
 	} else {
-		prepareUpdate(res, obj, old)
+		prepareUpdate(ctx, res, obj, old)
 	}
 	if !info.applied {
 		s.trackUpdate(res, info, obj, old)
 	}
 	accessor(obj).SetResourceVersion(accessor(old).GetResourceVersion())
-	if err := s.validate(res, obj, old); err != nil {
+	if err := validate(ctx, res, obj, old); err != nil {
 		return nil, err
 	}
 	return s.persist(ctx, res, obj, old, dryRun)
@@ -255,9 +256,6 @@ func deleteOptions(r *http.Request) (metav1.DeleteOptions, bool, error) {
 	return opts, dryRun, nil
 }
 
-// undeletableNamespaces are the namespaces upstream refuses to delete.
-var undeletableNamespaces = map[string]bool{"default": true, "kube-system": true, "kube-public": true}
-
 func (s *Server) delete(w http.ResponseWriter, r *http.Request, res *Resource, info requestInfo) error {
 	if info.Subresource != "" {
 		return errMethodNotAllowed("delete", res.GroupResource())
@@ -276,8 +274,11 @@ func (s *Server) delete(w http.ResponseWriter, r *http.Request, res *Resource, i
 // deleteObject deletes one object (and, for a namespace, everything in it)
 // with a compare-and-swap on the revision that was checked.
 func (s *Server) deleteObject(ctx context.Context, res *Resource, namespace, name string, pre *metav1.Preconditions, dryRun bool) (any, error) {
-	if res.Plural == "namespaces" && undeletableNamespaces[name] {
-		return nil, apierrors.NewForbidden(res.GroupResource(), name, fmt.Errorf("this namespace may not be deleted"))
+	hook, _ := res.Strategy.(rest.DeleteHook)
+	if hook != nil {
+		if err := hook.CheckDelete(name); err != nil {
+			return nil, err
+		}
 	}
 	key := storageKey(res, namespace, name)
 	kv, err := s.store.Get(ctx, key)
@@ -302,8 +303,8 @@ func (s *Server) deleteObject(ctx context.Context, res *Resource, namespace, nam
 	if dryRun {
 		return obj, nil
 	}
-	if res.Plural == "namespaces" {
-		if err := s.deleteNamespaceContents(ctx, name); err != nil {
+	if hook != nil {
+		if err := hook.BeforeDelete(ctx, obj); err != nil {
 			return nil, err
 		}
 	}
@@ -311,22 +312,22 @@ func (s *Server) deleteObject(ctx context.Context, res *Resource, namespace, nam
 	if err != nil {
 		return nil, storageError(res, name, err)
 	}
-	s.release(ctx, obj)
+	release(ctx, res, obj)
 	m.SetResourceVersion(strconv.FormatInt(gone.ModRevision, 10))
 	return obj, nil
 }
 
-// deleteNamespaceContents deletes every namespaced object in ns, giving back
-// what they held. Upstream does this asynchronously behind a Terminating
-// phase; dnsplane has no controllers to wait for, so it does it in the
-// request and the namespace is gone when the delete returns.
-func (s *Server) deleteNamespaceContents(ctx context.Context, ns string) error {
+// DeleteNamespaceContents deletes every namespaced object in ns, giving back
+// what they held: objects whose strategy reserves something are deleted one
+// by one, the rest by prefix. The namespace strategy calls it when a
+// namespace is deleted.
+func (s *Server) DeleteNamespaceContents(ctx context.Context, ns string) error {
 	for _, res := range s.reg.Resources() {
 		if !res.Namespaced {
 			continue
 		}
 		prefix := listPrefix(res, ns)
-		if res.Plural == "services" {
+		if _, ok := res.Strategy.(rest.Reserver); ok {
 			items, _, err := s.listAll(ctx, res, prefix)
 			if err != nil {
 				return err

@@ -3,12 +3,11 @@ package apiserver
 import (
 	"fmt"
 
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
 
-	dpcorev1 "github.com/dnsplane/dnsplane/api/core/v1"
+	"github.com/dnsplane/dnsplane/internal/registry/rest"
 )
 
 // filter is a request's label and field selectors.
@@ -48,20 +47,13 @@ func (f filter) matches(res *Resource, obj any) bool {
 }
 
 // selectableFields lists the field selectors a resource supports: every
-// resource has the metadata ones; pods add the ones kubelet and kubectl use.
+// resource has the metadata ones, and its strategy may add its own.
 func selectableFields(res *Resource) map[string]bool {
 	s := map[string]bool{"metadata.name": true, "metadata.namespace": true}
-	switch res.Plural {
-	case "pods":
-		for _, f := range []string{"spec.nodeName", "spec.restartPolicy", "spec.schedulerName", "spec.serviceAccountName", "spec.hostNetwork", "status.phase", "status.podIP", "status.nominatedNodeName"} {
+	if fs, ok := res.Strategy.(rest.FieldSelectable); ok {
+		for _, f := range fs.SelectableFields() {
 			s[f] = true
 		}
-	case "secrets":
-		s["type"] = true
-	case "namespaces":
-		s["status.phase"] = true
-	case "nodes":
-		s["spec.unschedulable"] = true
 	}
 	return s
 }
@@ -69,23 +61,10 @@ func selectableFields(res *Resource) map[string]bool {
 func fieldSet(res *Resource, obj any) fields.Set {
 	m := accessor(obj)
 	set := fields.Set{"metadata.name": m.GetName(), "metadata.namespace": m.GetNamespace()}
-	switch o := obj.(type) {
-	case *corev1.Secret:
-		set["type"] = string(o.Type)
-	case *corev1.Namespace:
-		set["status.phase"] = string(o.Status.Phase)
-	case *corev1.Node:
-		set["spec.unschedulable"] = fmt.Sprint(o.Spec.Unschedulable)
-	case *dpcorev1.Pod:
-		p := o
-		set["spec.nodeName"] = p.Spec.NodeName
-		set["spec.restartPolicy"] = string(p.Spec.RestartPolicy)
-		set["spec.schedulerName"] = p.Spec.SchedulerName
-		set["spec.serviceAccountName"] = p.Spec.ServiceAccountName
-		set["spec.hostNetwork"] = fmt.Sprint(p.Spec.HostNetwork)
-		set["status.phase"] = string(p.Status.Phase)
-		set["status.podIP"] = p.Status.PodIP
-		set["status.nominatedNodeName"] = p.Status.NominatedNodeName
+	if fs, ok := res.Strategy.(rest.FieldSelectable); ok {
+		for k, v := range fs.FieldSet(obj) {
+			set[k] = v
+		}
 	}
 	return set
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"net"
 	"net/http"
 	"runtime"
 	"time"
@@ -16,6 +15,8 @@ import (
 
 	"github.com/dnsplane/dnsplane/internal/authn"
 	"github.com/dnsplane/dnsplane/internal/features"
+	"github.com/dnsplane/dnsplane/internal/registry"
+	"github.com/dnsplane/dnsplane/internal/registry/core/service"
 	"github.com/dnsplane/dnsplane/internal/storage"
 	"github.com/dnsplane/dnsplane/internal/validation"
 )
@@ -32,18 +33,10 @@ type objectStore interface {
 	CurrentRevision(ctx context.Context) (int64, error)
 }
 
-// ipAllocator hands out Service cluster IPs; *ipalloc.Allocator implements it.
-type ipAllocator interface {
-	Allocate(ctx context.Context, owner string) (net.IP, error)
-	AllocateSpecific(ctx context.Context, ip net.IP, owner string) error
-	Release(ctx context.Context, ip net.IP) error
-	Range() *net.IPNet
-}
-
 // Config is everything a Server needs.
 type Config struct {
 	Store         objectStore
-	ServiceIPs    ipAllocator
+	ServiceIPs    service.Allocator
 	Gates         featuregate.FeatureGate // nil = defaults
 	Authenticator authn.Authenticator     // nil = no authentication (tests only)
 	Logger        *slog.Logger
@@ -78,8 +71,6 @@ type Server struct {
 	log       *slog.Logger
 	reg       *Registry
 	store     objectStore
-	ips       ipAllocator
-	opts      validation.Options
 	gates     featuregate.FeatureGate
 	now       func() time.Time
 	discovery *Discovery
@@ -118,7 +109,16 @@ func New(cfg Config) (*Server, error) {
 	if cfg.SecurePort == 0 {
 		cfg.SecurePort = 6443
 	}
-	reg := NewRegistry()
+	s := &Server{}
+	reg, err := newRegistry(registry.Strategies(registry.Config{
+		DNS:               validation.OptionsFromGates(cfg.Gates),
+		ServiceIPs:        cfg.ServiceIPs,
+		NamespaceContents: s,
+		Logger:            cfg.Logger,
+	}))
+	if err != nil {
+		return nil, err
+	}
 	var oaOpts []OpenAPIOption
 	if !cfg.Gates.Enabled(features.ServerSideFieldValidation) {
 		// Not advertised, kubectl falls back to client-side validation.
@@ -152,14 +152,15 @@ func New(cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Server{
-		cfg: cfg, log: cfg.Logger, reg: reg, store: cfg.Store, ips: cfg.ServiceIPs,
-		opts: validation.OptionsFromGates(cfg.Gates), gates: cfg.Gates, now: cfg.Now,
+	*s = Server{
+		cfg: cfg, log: cfg.Logger, reg: reg, store: cfg.Store,
+		gates: cfg.Gates, now: cfg.Now,
 		discovery: NewDiscovery(reg), openapi: oa, fields: fields, metrics: m, gatherer: gatherer,
 		registerer: registerer, limits: limits,
 		readOnly: newInflightPool(limits.MaxRequestsInflight, im, readOnlyKind),
 		mutating: newInflightPool(limits.MaxMutatingRequestsInflight, im, mutatingKind),
-	}, nil
+	}
+	return s, nil
 }
 
 // publicPaths are served without credentials, exactly what kube's

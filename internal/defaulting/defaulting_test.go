@@ -36,11 +36,11 @@ func TestDNSPolicy(t *testing.T) {
 	DNSPolicy(nil)
 }
 
-func TestObjectDefaults(t *testing.T) {
+func TestDefaults(t *testing.T) {
 	pod := &dpcorev1.Pod{Spec: dpcorev1.PodSpec{PodSpec: corev1.PodSpec{Containers: []corev1.Container{
 		{Name: "a", Image: "nginx"}, {Name: "b", Image: "nginx:1.27"}, {Name: "c", Image: "reg:5000/x"}, {Name: "d", Image: "x@sha256:ab"},
 	}}}}
-	Object(pod)
+	PodSpecs(pod)
 	s := pod.Spec
 	if s.DNSPolicy != corev1.DNSClusterFirst || s.RestartPolicy != corev1.RestartPolicyAlways || s.SchedulerName != "default-scheduler" || *s.TerminationGracePeriodSeconds != 30 {
 		t.Errorf("pod spec defaults: %+v", s.PodSpec)
@@ -52,7 +52,7 @@ func TestObjectDefaults(t *testing.T) {
 	}
 
 	svc := &corev1.Service{Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{{Port: 80}}}}
-	Object(svc)
+	Service(&svc.Spec)
 	if svc.Spec.Type != corev1.ServiceTypeClusterIP || svc.Spec.Ports[0].Protocol != corev1.ProtocolTCP || svc.Spec.Ports[0].TargetPort.IntValue() != 80 {
 		t.Errorf("service defaults: %+v", svc.Spec)
 	}

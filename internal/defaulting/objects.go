@@ -6,27 +6,16 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"github.com/dnsplane/dnsplane/api"
-	dpappsv1 "github.com/dnsplane/dnsplane/api/apps/v1"
 )
 
-// Object applies the API server's defaults to obj: the fields upstream
-// defaults that users and controllers rely on reading back (dnsPolicy,
-// restartPolicy, Service type and ports, Deployment strategy, …). Fields
+// PodSpecs applies the pod spec defaults users and controllers rely on
+// reading back (dnsPolicy, restartPolicy, schedulerName, grace period,
+// container pull policy and ports) to every pod spec obj carries. Fields
 // upstream defaults but nobody in dnsplane reads are left alone.
-func Object(obj any) {
+func PodSpecs(obj any) {
 	DNSPolicy(obj)
 	for _, at := range api.PodSpecs(obj) {
 		podSpec(&at.Spec.PodSpec)
-	}
-	switch o := obj.(type) {
-	case *corev1.Service:
-		service(&o.Spec)
-	case *corev1.Namespace:
-		if o.Status.Phase == "" {
-			o.Status.Phase = corev1.NamespaceActive
-		}
-	case *dpappsv1.Deployment:
-		deployment(&o.Spec.DeploymentSpec)
 	}
 }
 
@@ -88,7 +77,9 @@ func lastIndex(s string, c byte) int {
 	return -1
 }
 
-func service(s *corev1.ServiceSpec) {
+// Service applies upstream's Service spec defaults: type, session
+// affinity, internal traffic policy, port protocol and target port.
+func Service(s *corev1.ServiceSpec) {
 	if s.Type == "" {
 		s.Type = corev1.ServiceTypeClusterIP
 	}
@@ -109,7 +100,8 @@ func service(s *corev1.ServiceSpec) {
 	}
 }
 
-func deployment(s *appsv1.DeploymentSpec) {
+// Deployment applies upstream's apps/v1 Deployment spec defaults.
+func Deployment(s *appsv1.DeploymentSpec) {
 	if s.Replicas == nil {
 		s.Replicas = ptr(int32(1))
 	}

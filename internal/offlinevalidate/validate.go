@@ -7,11 +7,14 @@ import (
 	"sort"
 	"strings"
 
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/dnsplane/dnsplane/api"
-	"github.com/dnsplane/dnsplane/internal/defaulting"
+	"github.com/dnsplane/dnsplane/internal/registry"
+	"github.com/dnsplane/dnsplane/internal/registry/rest"
 	"github.com/dnsplane/dnsplane/internal/strictdecode"
 	"github.com/dnsplane/dnsplane/internal/validation"
 )
@@ -64,6 +67,12 @@ type Object struct {
 // Validator checks manifests with a fixed set of feature gates.
 type Validator struct {
 	Options validation.Options
+}
+
+// strategies are the server's, without what only a server has (cluster
+// IPs, the namespace cascade).
+func (v Validator) strategies() map[schema.GroupKind]rest.Strategy {
+	return registry.Strategies(registry.Config{DNS: v.Options})
 }
 
 // ValidateSource checks every object of one source. A source that cannot be
@@ -132,11 +141,12 @@ func (v Validator) validateDocument(source string, d *strictdecode.Document) Obj
 		o.Status = Invalid
 		return o
 	}
-	obj, ok := api.New(gv.WithKind(kind))
+	res, ok := api.Lookup(gv.WithKind(kind))
 	if !ok {
 		o.Status = Skipped
 		return o
 	}
+	obj := res.New()
 
 	problems, err := d.Decode(obj)
 	if err != nil {
@@ -156,8 +166,7 @@ func (v Validator) validateDocument(source string, d *strictdecode.Document) Obj
 	o.Name = objectName(obj)
 	o.Value = obj
 
-	defaulting.DNSPolicy(obj)
-	for _, fe := range validation.ValidateObjectDNS(obj, nil, v.Options) {
+	for _, fe := range v.validateCreate(res, obj) {
 		report(fe.Field, fe.Error())
 	}
 	sort.SliceStable(o.Findings, func(i, j int) bool { return o.Findings[i].Pos.Line < o.Findings[j].Pos.Line })
@@ -165,6 +174,29 @@ func (v Validator) validateDocument(source string, d *strictdecode.Document) Obj
 		o.Status = Invalid
 	}
 	return o
+}
+
+// validateCreate runs what the API server runs on a create of obj: the
+// kind's strategy prepares it (defaults, status cleared), then
+// rest.ValidateCreate checks the metadata and the strategy's rules. What
+// the request would supply is filled in first, as kubectl and the server
+// would: the namespace kubectl sends for a namespaced object without one,
+// and a name generated from generateName.
+func (v Validator) validateCreate(res api.Resource, obj any) field.ErrorList {
+	m, err := meta.Accessor(obj)
+	if err != nil {
+		return field.ErrorList{field.InternalError(field.NewPath("metadata"), err)}
+	}
+	if res.Namespaced && m.GetNamespace() == "" {
+		m.SetNamespace(metav1.NamespaceDefault)
+	}
+	if m.GetName() == "" && m.GetGenerateName() != "" {
+		m.SetName(m.GetGenerateName() + "x0000")
+	}
+	s := v.strategies()[res.GVK.GroupKind()]
+	ctx := context.Background()
+	s.PrepareForCreate(ctx, obj)
+	return rest.ValidateCreate(ctx, s, res.Namespaced, obj)
 }
 
 // objectName returns namespace/name for display.

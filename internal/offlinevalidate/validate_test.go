@@ -35,6 +35,19 @@ func TestValidateSourceFindings(t *testing.T) {
 			want: []string{`x:1:1: apiVersion: Invalid value: "a/b/c": unexpected GroupVersion string: a/b/c`}},
 		{name: "fatal decode error", in: "apiVersion: v1\nkind: Pod\nspec: {hostNetwork: maybe}\n", wantStatus: []Status{Invalid},
 			want: []string{"x:1:1: json: cannot unmarshal string into Go struct field PodSpec.spec.hostNetwork of type bool"}},
+		// The server's whole create validation, not only pod DNS: metadata
+		// with the kind's name rule, and the kind's own rules.
+		{name: "service name is a DNS-1035 label", in: "apiVersion: v1\nkind: Service\nmetadata: {name: 9web}\nspec: {ports: [{port: 80}]}\n",
+			wantStatus: []Status{Invalid},
+			want:       []string{`x:3:12: metadata.name: Invalid value: "9web": a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic character, and end with an alphanumeric character (e.g. 'my-name',  or 'abc-123', regex used for validation is '[a-z]([-a-z0-9]*[a-z0-9])?')`}},
+		{name: "service port out of range", in: "apiVersion: v1\nkind: Service\nmetadata: {name: web}\nspec: {ports: [{port: 0}]}\n",
+			wantStatus: []Status{Invalid},
+			want:       []string{`x:4:17: spec.ports[0].port: Invalid value: 0: must be between 1 and 65535, inclusive`}},
+		{name: "name or generateName required", in: "apiVersion: v1\nkind: ConfigMap\ndata: {a: b}\n",
+			wantStatus: []Status{Invalid},
+			want:       []string{"x:1:1: metadata.name: Required value: name or generateName is required"}},
+		{name: "generateName stands in for the name", in: "apiVersion: v1\nkind: ConfigMap\nmetadata: {generateName: cfg-}\n",
+			wantStatus: []Status{Valid}},
 		{name: "two documents", in: "apiVersion: v1\nkind: Namespace\nmetadata: {name: a}\n---\napiVersion: example.com/v1\nkind: Widget\n",
 			wantStatus: []Status{Valid, Skipped}},
 	}

@@ -1,0 +1,139 @@
+package registry
+
+import (
+	"context"
+	"fmt"
+	"reflect"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/dnsplane/dnsplane/api"
+	dpcorev1 "github.com/dnsplane/dnsplane/api/core/v1"
+	"github.com/dnsplane/dnsplane/internal/validation"
+)
+
+// status is obj's Status field, invalid when the kind has none.
+func status(obj any) reflect.Value { return reflect.ValueOf(obj).Elem().FieldByName("Status") }
+
+// mark sets one leaf of v (depth first: a string, number or bool; slices
+// get one element, pointers a value) to a non-zero value derived from tag,
+// and reports whether it found one.
+func mark(v reflect.Value, tag int) bool {
+	switch v.Kind() {
+	case reflect.String:
+		v.SetString(fmt.Sprint("marker-", tag))
+		return true
+	case reflect.Int, reflect.Int32, reflect.Int64:
+		v.SetInt(int64(tag))
+		return true
+	case reflect.Bool:
+		v.SetBool(true)
+		return true
+	case reflect.Pointer:
+		p := reflect.New(v.Type().Elem())
+		if mark(p.Elem(), tag) {
+			v.Set(p)
+			return true
+		}
+	case reflect.Slice:
+		e := reflect.New(v.Type().Elem()).Elem()
+		if mark(e, tag) {
+			v.Set(reflect.Append(reflect.MakeSlice(v.Type(), 0, 1), e))
+			return true
+		}
+	case reflect.Struct:
+		for i := range v.NumField() {
+			if v.Type().Field(i).IsExported() && mark(v.Field(i), tag) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// TestEveryKindHasAStrategy: each row of api.Resources has exactly one
+// strategy and no strategy names a kind the table lacks, so adding a kind
+// without its strategy fails here.
+func TestEveryKindHasAStrategy(t *testing.T) {
+	strategies := Strategies(Config{})
+	seen := 0
+	for _, r := range api.Resources() {
+		if _, ok := strategies[r.GVK.GroupKind()]; !ok {
+			t.Errorf("%s has no strategy", r.GVK.GroupKind())
+			continue
+		}
+		seen++
+	}
+	if seen != len(strategies) {
+		t.Errorf("%d strategies for %d kinds: some name a kind api.Resources does not serve", len(strategies), seen)
+	}
+}
+
+// TestStatusSubresourceSplit: a kind has a Status field exactly when it
+// has a status subresource; its strategy ignores the status a client sends
+// on create (except Node and Namespace, which register with theirs) and
+// keeps the stored one on update.
+func TestStatusSubresourceSplit(t *testing.T) {
+	strategies := Strategies(Config{})
+	keepsOnCreate := map[string]bool{"Node": true, "Namespace": true}
+	ctx := context.Background()
+	for _, r := range api.Resources() {
+		s := strategies[r.GVK.GroupKind()]
+		if has := status(r.New()).IsValid(); has != r.HasSubresource("status") {
+			t.Errorf("%s: Status field %v, status subresource %v", r.GVK.Kind, has, r.HasSubresource("status"))
+			continue
+		}
+		if !r.HasSubresource("status") {
+			continue
+		}
+		obj := r.New()
+		if !mark(status(obj), 1) {
+			t.Fatalf("%s: nothing to set in the status", r.GVK.Kind)
+		}
+		sent := reflect.ValueOf(status(obj).Interface())
+		s.PrepareForCreate(ctx, obj)
+		kept := reflect.DeepEqual(status(obj).Interface(), sent.Interface())
+		if kept != keepsOnCreate[r.GVK.Kind] {
+			t.Errorf("%s: create kept the client's status = %v, want %v", r.GVK.Kind, kept, keepsOnCreate[r.GVK.Kind])
+		}
+		old, obj := r.New(), r.New()
+		mark(status(old), 2)
+		mark(status(obj), 3)
+		s.PrepareForUpdate(ctx, obj, old)
+		if !reflect.DeepEqual(status(obj).Interface(), status(old).Interface()) {
+			t.Errorf("%s: update changed the status to %+v, want the stored %+v", r.GVK.Kind, status(obj).Interface(), status(old).Interface())
+		}
+	}
+}
+
+// TestPodTemplateCarriersValidateDNS: every kind whose objects carry a pod
+// spec applies the pod DNS rules to it, on create and on update.
+func TestPodTemplateCarriersValidateDNS(t *testing.T) {
+	strategies := Strategies(Config{DNS: validation.Options{PodDNSCustomPolicy: true}})
+	carriers := 0
+	for _, r := range api.Resources() {
+		obj := r.New()
+		if rc, ok := obj.(*dpcorev1.ReplicationController); ok {
+			rc.Spec.Template = &dpcorev1.PodTemplateSpec{} // optional in the type
+		}
+		specs := api.PodSpecs(obj)
+		if len(specs) == 0 {
+			continue
+		}
+		carriers++
+		for _, at := range specs {
+			at.Spec.DNSPolicy = corev1.DNSNone // None without dnsConfig nameservers is invalid
+		}
+		s := strategies[r.GVK.GroupKind()]
+		if errs := s.Validate(context.Background(), obj); len(errs) == 0 {
+			t.Errorf("%s: dnsPolicy None without nameservers passed Validate", r.GVK.Kind)
+		}
+		if errs := s.ValidateUpdate(context.Background(), obj, r.New()); len(errs) == 0 {
+			t.Errorf("%s: dnsPolicy None without nameservers passed ValidateUpdate", r.GVK.Kind)
+		}
+	}
+	if carriers != 9 {
+		t.Errorf("%d pod template carriers, want 9", carriers)
+	}
+}

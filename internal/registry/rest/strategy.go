@@ -1,0 +1,127 @@
+// Package rest is the contract between the API server's generic REST
+// handlers and the per-kind strategies under internal/registry, in the shape
+// of kube-apiserver's RESTCreateStrategy and RESTUpdateStrategy
+// (k8s.io/apiserver/pkg/registry/rest). The generic code knows no kind: what
+// differs per kind (name rule, what a client may not set, validation, field
+// selectors, what an object holds outside its key, what a delete must do
+// first) is asked of the kind's Strategy. See docs/architecture.md, "Adding
+// a kind".
+package rest
+
+import (
+	"context"
+	"reflect"
+
+	apivalidation "k8s.io/apimachinery/pkg/api/validation"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+)
+
+// Strategy holds one kind's rules for create and update. Objects are
+// pointers to the Go type api.Resource.New returns for the kind.
+type Strategy interface {
+	// NameRule validates metadata.name (and generateName).
+	NameRule() apivalidation.ValidateNameFunc
+	// PrepareForCreate clears what a client may not set on create (the
+	// status, when the kind has a status subresource) and applies the
+	// kind's defaults, before validation.
+	PrepareForCreate(ctx context.Context, obj any)
+	// PrepareForUpdate carries over from old what an update of the main
+	// resource may not change and applies the kind's defaults.
+	PrepareForUpdate(ctx context.Context, obj, old any)
+	// Validate checks a new object beyond its metadata.
+	Validate(ctx context.Context, obj any) field.ErrorList
+	// ValidateUpdate checks obj replacing old beyond their metadata.
+	ValidateUpdate(ctx context.Context, obj, old any) field.ErrorList
+}
+
+// FieldSelectable is a Strategy whose kind supports field selectors beyond
+// metadata.name and metadata.namespace, which every kind has.
+type FieldSelectable interface {
+	// SelectableFields lists the extra fields a fieldSelector may name.
+	SelectableFields() []string
+	// FieldSet returns their values for obj.
+	FieldSet(obj any) fields.Set
+}
+
+// Reserver is a Strategy whose objects hold something outside their own key
+// (a Service's cluster IP). The generic code reserves before each write and
+// gives back on a failed write and after a delete. Objects of such a kind
+// are deleted one by one, never by prefix, so that each is released.
+type Reserver interface {
+	// Reserve takes what obj needs (old is nil on create) and returns how
+	// to give it back if the write fails. A dry run reserves nothing.
+	Reserve(ctx context.Context, obj, old any, dryRun bool) (undo func(), err error)
+	// Release gives back what a deleted object held.
+	Release(ctx context.Context, obj any)
+}
+
+// DeleteHook is a Strategy whose deletes need more than removing the key.
+type DeleteHook interface {
+	// CheckDelete refuses, before anything is read, a delete the kind
+	// never allows (an API status error), or returns nil.
+	CheckDelete(name string) error
+	// BeforeDelete runs after preconditions passed and before the object
+	// is removed (not for dry runs): a namespace deletes its contents.
+	BeforeDelete(ctx context.Context, obj any) error
+}
+
+// Default is the strategy of a kind with no rules of its own: DNS subdomain
+// names, and the status subresource split when Status is set. Kinds with
+// rules embed it and override what differs.
+type Default struct {
+	// Status is true when the kind has a status subresource.
+	Status bool
+}
+
+var _ Strategy = Default{}
+
+// NameRule is the DNS subdomain rule most kinds use.
+func (Default) NameRule() apivalidation.ValidateNameFunc { return apivalidation.NameIsDNSSubdomain }
+
+// PrepareForCreate clears the status of a kind with a status subresource:
+// only /status writes it.
+func (d Default) PrepareForCreate(_ context.Context, obj any) {
+	if d.Status {
+		ResetStatus(obj)
+	}
+}
+
+// PrepareForUpdate keeps the stored status of a kind with a status
+// subresource: the main resource ignores status changes.
+func (d Default) PrepareForUpdate(_ context.Context, obj, old any) {
+	if d.Status {
+		CopyStatus(obj, old)
+	}
+}
+
+// Validate accepts every object whose metadata is valid.
+func (Default) Validate(context.Context, any) field.ErrorList { return nil }
+
+// ValidateUpdate accepts every update whose metadata is valid.
+func (Default) ValidateUpdate(context.Context, any, any) field.ErrorList { return nil }
+
+// ResetStatus sets obj's Status field to its zero value.
+func ResetStatus(obj any) {
+	if f := statusField(obj); f.IsValid() && f.CanSet() {
+		f.Set(reflect.Zero(f.Type()))
+	}
+}
+
+// CopyStatus sets obj's Status field to from's. Both must be of one type.
+func CopyStatus(obj, from any) {
+	f, src := statusField(obj), statusField(from)
+	if f.IsValid() && f.CanSet() && src.IsValid() {
+		f.Set(src)
+	}
+}
+
+// statusField is obj's Status field: every kind with a status subresource
+// has one, by the API conventions.
+func statusField(obj any) reflect.Value {
+	v := reflect.ValueOf(obj)
+	if v.Kind() != reflect.Pointer || v.IsNil() || v.Elem().Kind() != reflect.Struct {
+		return reflect.Value{}
+	}
+	return v.Elem().FieldByName("Status")
+}
