@@ -2,16 +2,16 @@ package apiserver
 
 import (
 	"encoding/json"
-	"mime"
 	"net/http"
 	"sort"
 	"strconv"
-	"strings"
 
 	apidiscoveryv2 "k8s.io/api/apidiscovery/v2"
 	apidiscoveryv2beta1 "k8s.io/api/apidiscovery/v2beta1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/dnsplane/dnsplane/internal/negotiation"
 )
 
 // Discovery serves /api, /apis, /api/v1, /apis/<group> and
@@ -261,119 +261,18 @@ func (d *Discovery) writeAggregated(w http.ResponseWriter, version string, legac
 // most preferred acceptable media range is aggregated discovery, and false
 // when plain JSON (or nothing we know) wins.
 func wantsAggregatedDiscovery(accept string) (string, bool) {
-	for _, c := range parseAcceptList(accept) {
-		if c.jsonGVK("apidiscovery.k8s.io", aggregatedDiscoveryKind) {
-			switch c.params["v"] {
-			case "v2", "v2beta1":
-				// profile=nopeer asks to leave out peer servers; there are none.
-				if p, ok := c.params["profile"]; ok && p != "nopeer" {
-					continue
-				}
-				return c.params["v"], true
-			}
-			continue
-		}
-		if c.plainJSON() {
-			return "", false
-		}
-	}
-	return "", false
-}
-
-// acceptEntry is one media range of an Accept header.
-type acceptEntry struct {
-	typ, subtype string
-	params       map[string]string // lower-case keys, without q
-	q            float64
-	index        int
-}
-
-// matchesJSON reports whether the range accepts application/json.
-func (a acceptEntry) matchesJSON() bool {
-	return (a.typ == "application" || a.typ == "*") && (a.subtype == "json" || a.subtype == "*")
-}
-
-// plainJSON reports whether the range accepts application/json without
-// asking for a particular kind.
-func (a acceptEntry) plainJSON() bool {
-	if !a.matchesJSON() {
-		return false
-	}
-	for k := range a.params {
-		if k != "charset" {
+	r, ok := negotiation.PreferredKind(accept, func(r negotiation.Range) bool {
+		if !r.JSONAs("apidiscovery.k8s.io", aggregatedDiscoveryKind) {
 			return false
 		}
-	}
-	return true
-}
-
-// jsonGVK reports whether the range is application/json naming group g and
-// kind as (any version).
-func (a acceptEntry) jsonGVK(g, as string) bool {
-	return a.typ == "application" && a.subtype == "json" && a.params["g"] == g && a.params["as"] == as
-}
-
-// parseAcceptList parses an Accept header into its acceptable media ranges,
-// most preferred first (by q, then by position). Ranges with q=0 and
-// malformed ranges are dropped. An empty header accepts everything.
-func parseAcceptList(header string) []acceptEntry {
-	if strings.TrimSpace(header) == "" {
-		return []acceptEntry{{typ: "*", subtype: "*", params: map[string]string{}, q: 1}}
-	}
-	var out []acceptEntry
-	for i, part := range splitAcceptHeader(header) {
-		part = strings.TrimSpace(part)
-		if part == "" {
-			continue
+		// profile=nopeer asks to leave out peer servers; there are none.
+		if p, ok := r.Params["profile"]; ok && p != "nopeer" {
+			return false
 		}
-		mt, params, err := mime.ParseMediaType(part)
-		if err != nil {
-			continue
-		}
-		typ, sub, ok := strings.Cut(mt, "/")
-		if !ok || typ == "" || sub == "" {
-			continue
-		}
-		e := acceptEntry{typ: typ, subtype: sub, params: map[string]string{}, q: 1, index: i}
-		for k, v := range params {
-			if k == "q" {
-				q, err := strconv.ParseFloat(v, 64)
-				if err != nil || q < 0 || q > 1 {
-					q = 0
-				}
-				e.q = q
-				continue
-			}
-			e.params[k] = v
-		}
-		if e.q > 0 {
-			out = append(out, e)
-		}
-	}
-	sort.SliceStable(out, func(i, j int) bool { return out[i].q > out[j].q })
-	return out
-}
-
-// splitAcceptHeader splits on commas outside quoted strings.
-func splitAcceptHeader(s string) []string {
-	var parts []string
-	start, quoted := 0, false
-	for i := 0; i < len(s); i++ {
-		switch s[i] {
-		case '\\':
-			if quoted {
-				i++
-			}
-		case '"':
-			quoted = !quoted
-		case ',':
-			if !quoted {
-				parts = append(parts, s[start:i])
-				start = i + 1
-			}
-		}
-	}
-	return append(parts, s[start:])
+		v := r.Params["v"]
+		return v == "v2" || v == "v2beta1"
+	})
+	return r.Params["v"], ok
 }
 
 func discCopy(in []string) []string {

@@ -423,15 +423,3 @@ func TestDiscoveryClientGo(t *testing.T) {
 		})
 	}
 }
-
-func TestParseAcceptList(t *testing.T) {
-	got := parseAcceptList(`text/plain;q=0.1, application/json;as=Table;v=v1;g=meta.k8s.io, application/yaml;q=0, application/x;foo="a,b";q=0.5, bad/`)
-	var types []string
-	for _, e := range got {
-		types = append(types, e.typ+"/"+e.subtype+"@"+e.params["as"]+e.params["foo"])
-	}
-	want := []string{"application/json@Table", "application/x@a,b", "text/plain@"}
-	if !slices.Equal(types, want) {
-		t.Errorf("got %v, want %v", types, want)
-	}
-}

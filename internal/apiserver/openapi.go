@@ -16,6 +16,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/dnsplane/dnsplane/internal/negotiation"
 	"github.com/dnsplane/dnsplane/internal/openapi"
 )
 
@@ -141,7 +142,7 @@ func (o *OpenAPI) ServeGroupVersion(w http.ResponseWriter, r *http.Request, path
 	}
 	h := w.Header()
 	h.Add("Vary", "Accept")
-	if !acceptsJSON(r.Header.Get("Accept")) {
+	if !negotiation.AcceptsJSON(r.Header.Get("Accept")) {
 		w.WriteHeader(http.StatusNotAcceptable)
 		return
 	}
@@ -158,16 +159,6 @@ func (o *OpenAPI) ServeGroupVersion(w http.ResponseWriter, r *http.Request, path
 		h.Set("Expires", time.Now().AddDate(1, 0, 0).UTC().Format(http.TimeFormat))
 	}
 	http.ServeContent(w, r, "", time.Time{}, bytes.NewReader(doc.body))
-}
-
-// acceptsJSON reports whether an Accept header admits application/json.
-func acceptsJSON(accept string) bool {
-	for _, c := range parseAcceptList(accept) {
-		if c.matchesJSON() {
-			return true
-		}
-	}
-	return false
 }
 
 // --- document model: only what the documents use ---

@@ -5,16 +5,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
-	"mime"
 	"net/http"
 	"slices"
-	"strconv"
-	"strings"
 	"time"
 
 	openapi_v2 "github.com/google/gnostic-models/openapiv2"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/dnsplane/dnsplane/internal/negotiation"
 	"github.com/dnsplane/dnsplane/internal/openapi"
 )
 
@@ -202,35 +200,17 @@ func (o *OpenAPI) ServeV2(w http.ResponseWriter, r *http.Request) {
 }
 
 // openAPIV2Negotiate picks the representation of /openapi/v2 for an Accept
-// header: mediaOpenAPIV2Proto, "application/json", or "" for neither. The
-// protobuf media type contains '@', which mime.ParseMediaType rejects, so
-// the ranges are matched as plain strings here.
+// header: mediaOpenAPIV2Proto for either spelling of the protobuf type,
+// "application/json" for application/json, application/* or */*, whichever
+// comes first in order of preference, or "" for neither.
 func openAPIV2Negotiate(accept string) string {
-	if strings.TrimSpace(accept) == "" {
-		return "application/json"
-	}
-	best, bestQ := "", 0.0
-	for _, part := range splitAcceptHeader(accept) {
-		mt, params, _ := strings.Cut(part, ";")
-		mt = strings.ToLower(strings.TrimSpace(mt))
-		q := 1.0
-		if _, ps, err := mime.ParseMediaType("x/y;" + params); err == nil && ps["q"] != "" {
-			if v, err := strconv.ParseFloat(ps["q"], 64); err == nil && v >= 0 && v <= 1 {
-				q = v
-			} else {
-				q = 0
-			}
-		}
-		var got string
-		switch mt {
+	for _, r := range negotiation.ParseAccept(accept) {
+		switch r.MediaType() {
 		case mediaOpenAPIV2Proto, mediaOpenAPIV2ProtoDotted:
-			got = mediaOpenAPIV2Proto
+			return mediaOpenAPIV2Proto
 		case "application/json", "application/*", "*/*":
-			got = "application/json"
-		}
-		if got != "" && q > bestQ {
-			best, bestQ = got, q
+			return "application/json"
 		}
 	}
-	return best
+	return ""
 }

@@ -11,6 +11,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/duration"
+
+	"github.com/dnsplane/dnsplane/internal/negotiation"
 )
 
 // WantsTable reports whether the Accept header asks for a meta.k8s.io Table
@@ -18,19 +20,11 @@ import (
 // to plain JSON, and which Table version. kubectl get sends
 // "application/json;as=Table;v=v1;g=meta.k8s.io,application/json;as=Table;v=v1beta1;g=meta.k8s.io,application/json".
 func WantsTable(accept string) (version string, ok bool) {
-	for _, c := range parseAcceptList(accept) {
-		if c.jsonGVK(metav1.GroupName, "Table") {
-			switch v := c.params["v"]; v {
-			case "v1", "v1beta1":
-				return v, true
-			}
-			continue // a Table version we do not serve
-		}
-		if c.plainJSON() {
-			return "", false
-		}
-	}
-	return "", false
+	r, ok := negotiation.PreferredKind(accept, func(r negotiation.Range) bool {
+		v := r.Params["v"]
+		return r.JSONAs(metav1.GroupName, "Table") && (v == "v1" || v == "v1beta1")
+	})
+	return r.Params["v"], ok
 }
 
 // Values of the includeObject query parameter of Table requests.
