@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 	"unicode"
@@ -137,7 +138,7 @@ func (o *OpenAPI) ServeGroupVersion(w http.ResponseWriter, r *http.Request, path
 	path = strings.Trim(path, "/")
 	doc, ok := o.docs[path]
 	if !ok {
-		discNotFound(w)
+		openAPINotFound(w)
 		return
 	}
 	h := w.Header()
@@ -159,6 +160,23 @@ func (o *OpenAPI) ServeGroupVersion(w http.ResponseWriter, r *http.Request, path
 		h.Set("Expires", time.Now().AddDate(1, 0, 0).UTC().Format(http.TimeFormat))
 	}
 	http.ServeContent(w, r, "", time.Time{}, bytes.NewReader(doc.body))
+}
+
+// openAPINotFound writes the 404 Status kube-apiserver sends for an unknown
+// path.
+func openAPINotFound(w http.ResponseWriter) {
+	body, _ := json.Marshal(metav1.Status{
+		TypeMeta: metav1.TypeMeta{Kind: "Status", APIVersion: "v1"},
+		Status:   metav1.StatusFailure,
+		Message:  "the server could not find the requested resource",
+		Reason:   metav1.StatusReasonNotFound,
+		Details:  &metav1.StatusDetails{},
+		Code:     http.StatusNotFound,
+	})
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Content-Length", strconv.Itoa(len(body)))
+	w.WriteHeader(http.StatusNotFound)
+	_, _ = w.Write(body)
 }
 
 // --- document model: only what the documents use ---

@@ -4,7 +4,9 @@ import (
 	"crypto/sha512"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
+	"net/http/httptest"
 	"slices"
 	"sort"
 	"strings"
@@ -16,6 +18,51 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/kube-openapi/pkg/spec3"
 )
+
+// apiDocsServer serves the OpenAPI v3 handlers of the registry over HTTP.
+type apiDocsServer struct{ *httptest.Server }
+
+func newAPIDocsServer(t *testing.T, opts ...OpenAPIOption) *apiDocsServer {
+	t.Helper()
+	oa, err := NewOpenAPI(NewRegistry(), opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /openapi/v3", oa.ServeIndex)
+	mux.HandleFunc("GET /openapi/v3/{path...}", func(w http.ResponseWriter, r *http.Request) {
+		oa.ServeGroupVersion(w, r, r.PathValue("path"))
+	})
+	s := &apiDocsServer{Server: httptest.NewServer(mux)}
+	t.Cleanup(s.Close)
+	return s
+}
+
+// getDoc GETs path with an Accept header and returns the response and body.
+func getDoc(t *testing.T, url, accept string, header ...string) (*http.Response, []byte) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodGet, url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if accept != "" {
+		req.Header.Set("Accept", accept)
+	}
+	for i := 0; i+1 < len(header); i += 2 {
+		req.Header.Set(header[i], header[i+1])
+	}
+	client := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	resp, err := client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp, body
+}
 
 // oaIndex fetches and decodes /openapi/v3.
 func oaIndex(t *testing.T, srv *apiDocsServer) map[string]string {

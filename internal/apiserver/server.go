@@ -15,6 +15,7 @@ import (
 	"k8s.io/component-base/featuregate"
 
 	"github.com/dnsplane/dnsplane/internal/authn"
+	"github.com/dnsplane/dnsplane/internal/discovery"
 	"github.com/dnsplane/dnsplane/internal/features"
 	"github.com/dnsplane/dnsplane/internal/storage"
 	"github.com/dnsplane/dnsplane/internal/validation"
@@ -82,7 +83,7 @@ type Server struct {
 	opts      validation.Options
 	gates     featuregate.FeatureGate
 	now       func() time.Time
-	discovery *Discovery
+	discovery *discovery.Discovery
 	openapi   *OpenAPI
 	fields    *fieldManagers
 	metrics   *requestMetrics
@@ -155,7 +156,7 @@ func New(cfg Config) (*Server, error) {
 	return &Server{
 		cfg: cfg, log: cfg.Logger, reg: reg, store: cfg.Store, ips: cfg.ServiceIPs,
 		opts: validation.OptionsFromGates(cfg.Gates), gates: cfg.Gates, now: cfg.Now,
-		discovery: NewDiscovery(reg), openapi: oa, fields: fields, metrics: m, gatherer: gatherer,
+		discovery: discovery.New(discoveryResources(reg)), openapi: oa, fields: fields, metrics: m, gatherer: gatherer,
 		registerer: registerer, limits: limits,
 		readOnly: newInflightPool(limits.MaxRequestsInflight, im, readOnlyKind),
 		mutating: newInflightPool(limits.MaxMutatingRequestsInflight, im, mutatingKind),
@@ -256,6 +257,16 @@ func (s *Server) serveGroupVersion(w http.ResponseWriter, r *http.Request, gv sc
 		}
 	}
 	writeError(w, s.log, errNotFoundPath())
+}
+
+// discoveryResources is what discovery announces of reg: each resource and
+// its verbs.
+func discoveryResources(reg *Registry) []discovery.Resource {
+	var out []discovery.Resource
+	for _, r := range reg.Resources() {
+		out = append(out, discovery.Resource{Resource: r.Resource, Verbs: r.Verbs})
+	}
+	return out
 }
 
 // versionInfo is what /version reports; kubectl prints it and client-go
