@@ -46,11 +46,16 @@ type fieldManagerKey struct {
 }
 
 func newFieldManagers(reg *Registry) (*fieldManagers, error) {
-	oa, err := newOASchemas(reg, openapi.V2)
-	if err != nil {
-		return nil, err
+	// The kinds' Swagger 2.0 definitions, as /openapi/v2 publishes them
+	// (package openapi/document adds the lists and meta types the
+	// operations use, which no kind refers to).
+	gen := openapi.NewGenerator(openapi.V2)
+	for _, res := range reg.Resources() {
+		if _, err := gen.AddKind(res.GVK, res.New()); err != nil {
+			return nil, fmt.Errorf("schema of %v for server-side apply: %w", res.GVK, err)
+		}
 	}
-	data, err := json.Marshal(oa.gen.Definitions())
+	data, err := json.Marshal(gen.Definitions())
 	if err != nil {
 		return nil, fmt.Errorf("encoding schemas for server-side apply: %w", err)
 	}

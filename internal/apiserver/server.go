@@ -17,6 +17,7 @@ import (
 	"github.com/dnsplane/dnsplane/internal/authn"
 	"github.com/dnsplane/dnsplane/internal/discovery"
 	"github.com/dnsplane/dnsplane/internal/features"
+	"github.com/dnsplane/dnsplane/internal/openapi/document"
 	"github.com/dnsplane/dnsplane/internal/storage"
 	"github.com/dnsplane/dnsplane/internal/validation"
 )
@@ -84,7 +85,7 @@ type Server struct {
 	gates     featuregate.FeatureGate
 	now       func() time.Time
 	discovery *discovery.Discovery
-	openapi   *OpenAPI
+	openapi   *document.Set
 	fields    *fieldManagers
 	metrics   *requestMetrics
 	gatherer  prometheus.Gatherer
@@ -120,12 +121,12 @@ func New(cfg Config) (*Server, error) {
 		cfg.SecurePort = 6443
 	}
 	reg := NewRegistry()
-	var oaOpts []OpenAPIOption
+	var oaOpts []document.Option
 	if !cfg.Gates.Enabled(features.ServerSideFieldValidation) {
 		// Not advertised, kubectl falls back to client-side validation.
-		oaOpts = append(oaOpts, OpenAPIOmitFieldValidation())
+		oaOpts = append(oaOpts, document.OmitFieldValidation())
 	}
-	oa, err := NewOpenAPI(reg, oaOpts...)
+	oa, err := document.New(documentResources(reg), oaOpts...)
 	if err != nil {
 		return nil, fmt.Errorf("building OpenAPI documents: %w", err)
 	}
@@ -265,6 +266,16 @@ func discoveryResources(reg *Registry) []discovery.Resource {
 	var out []discovery.Resource
 	for _, r := range reg.Resources() {
 		out = append(out, discovery.Resource{Resource: r.Resource, Verbs: r.Verbs})
+	}
+	return out
+}
+
+// documentResources is what the OpenAPI documents describe of reg: each
+// resource, its verbs, and whether it takes strategic merge patches.
+func documentResources(reg *Registry) []document.Resource {
+	var out []document.Resource
+	for _, r := range reg.Resources() {
+		out = append(out, document.Resource{Resource: r.Resource, Verbs: r.Verbs, StrategicMergePatch: builtin(r)})
 	}
 	return out
 }

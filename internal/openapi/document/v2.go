@@ -1,4 +1,4 @@
-package apiserver
+package document
 
 import (
 	"bytes"
@@ -23,18 +23,18 @@ import (
 // field validation is off) and its apply patch-type lookup.
 
 const (
-	// mediaOpenAPIV2Proto is the protobuf form kubectl asks for.
-	mediaOpenAPIV2Proto = "application/com.github.proto-openapi.spec.v2@v1.0+protobuf"
-	// mediaOpenAPIV2ProtoDotted is the other spelling kube-openapi accepts
+	// mediaV2Proto is the protobuf form kubectl asks for.
+	mediaV2Proto = "application/com.github.proto-openapi.spec.v2@v1.0+protobuf"
+	// mediaV2ProtoDotted is the other spelling kube-openapi accepts
 	// and the Content-Type it answers with for both: client-go checks the
 	// response's Content-Type with mime.ParseMediaType, which rejects the
 	// '@' of the one it asks for.
-	mediaOpenAPIV2ProtoDotted = "application/com.github.proto-openapi.spec.v2.v1.0+protobuf"
+	mediaV2ProtoDotted = "application/com.github.proto-openapi.spec.v2.v1.0+protobuf"
 )
 
-// openAPIV2Document is the v2 document in both encodings, each with the
+// v2Document is the v2 document in both encodings, each with the
 // upper-case hex SHA-512 of its bytes as ETag.
-type openAPIV2Document struct {
+type v2Document struct {
 	json, proto         []byte
 	jsonHash, protoHash string
 }
@@ -87,26 +87,26 @@ type swResponse struct {
 	Schema      *openapi.Schema `json:"schema,omitempty"`
 }
 
-// newOpenAPIV2Document renders /openapi/v2 in JSON and protobuf.
-func newOpenAPIV2Document(reg *Registry, cfg openAPIConfig) (openAPIV2Document, error) {
-	schemas, err := newOASchemas(reg, openapi.V2)
+// newV2Document renders /openapi/v2 in JSON and protobuf.
+func newV2Document(rs *resources, cfg config) (v2Document, error) {
+	schemas, err := newSchemas(rs, openapi.V2)
 	if err != nil {
-		return openAPIV2Document{}, err
+		return v2Document{}, err
 	}
 	doc := &swDocument{
 		Swagger:     "2.0",
-		Info:        oaInfo{Title: "Kubernetes", Version: openAPIKubernetesVersion},
+		Info:        oaInfo{Title: "Kubernetes", Version: kubernetesVersion},
 		Paths:       map[string]*swPathItem{},
 		Definitions: schemas.gen.Definitions(),
 		Parameters:  map[string]*swParameter{},
 	}
-	for _, gv := range reg.GroupVersions() {
-		v3 := buildOpenAPIDocument(reg, gv, cfg, schemas)
+	for _, gv := range rs.gvs {
+		v3 := buildV3(rs, gv, cfg, schemas)
 		for path, item := range v3.Paths {
 			doc.Paths[path] = doc.convertPathItem(item)
 		}
 	}
-	var out openAPIV2Document
+	var out v2Document
 	if out.json, err = json.Marshal(doc); err != nil {
 		return out, fmt.Errorf("openapi v2: %w", err)
 	}
@@ -118,7 +118,7 @@ func newOpenAPIV2Document(reg *Registry, cfg openAPIConfig) (openAPIV2Document, 
 	if out.proto, err = deterministic.Marshal(parsed); err != nil {
 		return out, fmt.Errorf("openapi v2: protobuf: %w", err)
 	}
-	out.jsonHash, out.protoHash = openAPIHash(out.json), openAPIHash(out.proto)
+	out.jsonHash, out.protoHash = hash(out.json), hash(out.proto)
 	return out, nil
 }
 
@@ -175,17 +175,17 @@ func (d *swDocument) convertOperation(op *oaOperation) *swOperation {
 
 // ServeV2 answers GET /openapi/v2 like kube-openapi: protobuf when the
 // Accept header prefers it (as kubectl's does), with Content-Type
-// mediaOpenAPIV2ProtoDotted; JSON otherwise; 406 when it admits neither. The ETag
+// mediaV2ProtoDotted; JSON otherwise; 406 when it admits neither. The ETag
 // is the SHA-512 of the representation; If-None-Match gives 304. The
 // document changes only with the server, so it must be revalidated.
-func (o *OpenAPI) ServeV2(w http.ResponseWriter, r *http.Request) {
+func (o *Set) ServeV2(w http.ResponseWriter, r *http.Request) {
 	h := w.Header()
 	h.Add("Vary", "Accept")
 	var body []byte
 	var hash string
-	switch openAPIV2Negotiate(r.Header.Get("Accept")) {
-	case mediaOpenAPIV2Proto:
-		h.Set("Content-Type", mediaOpenAPIV2ProtoDotted)
+	switch negotiateV2(r.Header.Get("Accept")) {
+	case mediaV2Proto:
+		h.Set("Content-Type", mediaV2ProtoDotted)
 		body, hash = o.v2.proto, o.v2.protoHash
 	case "application/json":
 		h.Set("Content-Type", "application/json")
@@ -199,15 +199,15 @@ func (o *OpenAPI) ServeV2(w http.ResponseWriter, r *http.Request) {
 	http.ServeContent(w, r, "", time.Time{}, bytes.NewReader(body))
 }
 
-// openAPIV2Negotiate picks the representation of /openapi/v2 for an Accept
-// header: mediaOpenAPIV2Proto for either spelling of the protobuf type,
+// negotiateV2 picks the representation of /openapi/v2 for an Accept
+// header: mediaV2Proto for either spelling of the protobuf type,
 // "application/json" for application/json, application/* or */*, whichever
 // comes first in order of preference, or "" for neither.
-func openAPIV2Negotiate(accept string) string {
+func negotiateV2(accept string) string {
 	for _, r := range negotiation.ParseAccept(accept) {
 		switch r.MediaType() {
-		case mediaOpenAPIV2Proto, mediaOpenAPIV2ProtoDotted:
-			return mediaOpenAPIV2Proto
+		case mediaV2Proto, mediaV2ProtoDotted:
+			return mediaV2Proto
 		case "application/json", "application/*", "*/*":
 			return "application/json"
 		}

@@ -1,4 +1,17 @@
-package apiserver
+// Package document builds and serves the OpenAPI documents of a set of
+// resources: /openapi/v3 (an index, and one OpenAPI 3.0 document per
+// group/version) and /openapi/v2 (one Swagger 2.0 document for every
+// group, in JSON and protobuf), listing every path and operation served
+// with kube-apiserver's operation extensions and query parameters, as
+// kubectl's explain, apply and field validation read them
+// (docs/apiserver.md, "Discovery and OpenAPI").
+//
+// The schemas come from the parent package, which generates them from the
+// Go types the strict decoder decodes into; this package only assembles
+// and serves documents. It is apart from the generator because the
+// server-side apply type converter needs the schemas without the HTTP
+// serving.
+package document
 
 import (
 	"bytes"
@@ -16,58 +29,87 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/dnsplane/dnsplane/api"
 	"github.com/dnsplane/dnsplane/internal/negotiation"
 	"github.com/dnsplane/dnsplane/internal/openapi"
 )
 
-// OpenAPI serves the OpenAPI surface: /openapi/v3 and one document per
-// group/version, listing every path and operation the server serves with
-// kube-apiserver's operation extensions and query parameters, and in
-// components.schemas every definition the group/version's kinds reach,
-// generated from the Go types the strict decoder decodes into (package
-// internal/openapi); and /openapi/v2, one Swagger 2.0 document for all
-// groups, in JSON and protobuf (see openapi_v2.go).
-//
-// The documents are rendered once, when the OpenAPI is built; it is
-// read-only afterwards.
-type OpenAPI struct {
-	index     []byte
-	indexHash string
-	docs      map[string]openAPIDocument // by "api/v1", "apis/apps/v1"
-	v2        openAPIV2Document
+// Resource is one served resource as the documents describe it.
+type Resource struct {
+	api.Resource
+	// Verbs served on the resource; its status subresource, when it has
+	// one, serves get, update and patch.
+	Verbs []string
+	// StrategicMergePatch is true when the resource takes strategic merge
+	// patches (the built-in kinds, whose Go types carry the patch
+	// strategies), so PATCH lists that body type.
+	StrategicMergePatch bool
 }
 
-type openAPIDocument struct {
+func (r *Resource) has(verb string) bool { return slices.Contains(r.Verbs, verb) }
+
+func (r *Resource) hasStatus() bool { return r.HasSubresource("status") }
+
+// Set is the OpenAPI documents of a set of resources: the v3 index and
+// documents and the v2 document. They are rendered once, by New; a Set is
+// read-only afterwards.
+type Set struct {
+	index     []byte
+	indexHash string
+	docs      map[string]rendered // by "api/v1", "apis/apps/v1"
+	v2        v2Document
+}
+
+type rendered struct {
 	body []byte
 	hash string
 }
 
-// OpenAPIOption configures NewOpenAPI.
-type OpenAPIOption func(*openAPIConfig)
+// Option configures New.
+type Option func(*config)
 
-type openAPIConfig struct {
+type config struct {
 	omitFieldValidation bool
 }
 
-// OpenAPIOmitFieldValidation leaves the fieldValidation query parameter out
-// of every operation, for when the ServerSideFieldValidation gate is off:
+// OmitFieldValidation leaves the fieldValidation query parameter out of
+// every operation, for when the ServerSideFieldValidation gate is off:
 // kubectl then judges server-side field validation unsupported.
-func OpenAPIOmitFieldValidation() OpenAPIOption {
-	return func(c *openAPIConfig) { c.omitFieldValidation = true }
+func OmitFieldValidation() Option {
+	return func(c *config) { c.omitFieldValidation = true }
 }
 
-// openAPIKubernetesVersion is info.version of every document.
-const openAPIKubernetesVersion = "v1.32.0"
+// resources is the input of New with its group/versions.
+type resources struct {
+	list []Resource
+	gvs  []schema.GroupVersion // in order of first appearance
+}
 
-// NewOpenAPI renders the OpenAPI v3 index and documents of reg.
-func NewOpenAPI(reg *Registry, opts ...OpenAPIOption) (*OpenAPI, error) {
-	var cfg openAPIConfig
+func newResources(list []Resource) *resources {
+	rs := &resources{list: slices.Clone(list)}
+	for _, r := range rs.list {
+		if gv := r.GVK.GroupVersion(); !slices.Contains(rs.gvs, gv) {
+			rs.gvs = append(rs.gvs, gv)
+		}
+	}
+	return rs
+}
+
+// kubernetesVersion is info.version of every document.
+const kubernetesVersion = "v1.32.0"
+
+// New renders the OpenAPI documents of resources, listed in their order
+// (api.Resources': group, then plural).
+func New(list []Resource, opts ...Option) (*Set, error) {
+	var cfg config
 	for _, o := range opts {
 		o(&cfg)
 	}
-	o := &OpenAPI{docs: map[string]openAPIDocument{}}
-	schemas, err := newOASchemas(reg, openapi.V3)
+	rs := newResources(list)
+	o := &Set{docs: map[string]rendered{}}
+	schemas, err := newSchemas(rs, openapi.V3)
 	if err != nil {
 		return nil, err
 	}
@@ -77,43 +119,44 @@ func NewOpenAPI(reg *Registry, opts ...OpenAPIOption) (*OpenAPI, error) {
 	index := struct {
 		Paths map[string]indexEntry `json:"paths"`
 	}{Paths: map[string]indexEntry{}}
-	for _, gv := range reg.GroupVersions() {
-		doc := buildOpenAPIDocument(reg, gv, cfg, schemas)
+	for _, gv := range rs.gvs {
+		doc := buildV3(rs, gv, cfg, schemas)
 		body, err := json.Marshal(doc)
 		if err != nil {
-			return nil, fmt.Errorf("openapi %s: %w", gv, err)
+			return nil, fmt.Errorf("openapi v3 %s: %w", gv, err)
 		}
-		key := openAPIPath(gv)
-		d := openAPIDocument{body: body, hash: openAPIHash(body)}
+		key := groupVersionPath(gv)
+		d := rendered{body: body, hash: hash(body)}
 		o.docs[key] = d
-		index.Paths[key] = indexEntry{ServerRelativeURL: openAPIDocumentURL(key, d.hash)}
+		index.Paths[key] = indexEntry{ServerRelativeURL: documentURL(key, d.hash)}
 	}
 	body, err := json.Marshal(index)
 	if err != nil {
-		return nil, fmt.Errorf("openapi index: %w", err)
+		return nil, fmt.Errorf("openapi v3 index: %w", err)
 	}
-	o.index, o.indexHash = body, openAPIHash(body)
-	if o.v2, err = newOpenAPIV2Document(reg, cfg); err != nil {
+	o.index, o.indexHash = body, hash(body)
+	if o.v2, err = newV2Document(rs, cfg); err != nil {
 		return nil, err
 	}
 	return o, nil
 }
 
-// openAPIPath is a group/version's key in the index: api/v1, apis/<g>/<v>.
-func openAPIPath(gv schema.GroupVersion) string {
+// groupVersionPath is a group/version's key in the index: api/v1,
+// apis/<g>/<v>.
+func groupVersionPath(gv schema.GroupVersion) string {
 	if gv.Group == "" {
 		return "api/" + gv.Version
 	}
 	return "apis/" + gv.Group + "/" + gv.Version
 }
 
-// openAPIHash is the upper-case hex SHA-512 of a document, as kube-openapi
+// hash is the upper-case hex SHA-512 of a document, as kube-openapi
 // computes it for the ?hash= parameter and the ETag.
-func openAPIHash(body []byte) string {
+func hash(body []byte) string {
 	return fmt.Sprintf("%X", sha512.Sum512(body))
 }
 
-func openAPIDocumentURL(key, hash string) string {
+func documentURL(key, hash string) string {
 	u := url.URL{Path: "/openapi/v3/" + key, RawQuery: url.Values{"hash": {hash}}.Encode()}
 	return u.String()
 }
@@ -121,7 +164,7 @@ func openAPIDocumentURL(key, hash string) string {
 // ServeIndex answers GET /openapi/v3 with the index of documents. The index
 // changes whenever a document does, so it is never cached without
 // revalidation.
-func (o *OpenAPI) ServeIndex(w http.ResponseWriter, r *http.Request) {
+func (o *Set) ServeIndex(w http.ResponseWriter, r *http.Request) {
 	h := w.Header()
 	h.Set("Content-Type", "application/json")
 	h.Set("Etag", `"`+o.indexHash+`"`)
@@ -134,11 +177,11 @@ func (o *OpenAPI) ServeIndex(w http.ResponseWriter, r *http.Request) {
 // document's hash the response is immutable; a stale hash is redirected
 // (301) to the current one; without a hash it must be revalidated. The ETag
 // is the hash, and If-None-Match gives 304. Only JSON is served.
-func (o *OpenAPI) ServeGroupVersion(w http.ResponseWriter, r *http.Request, path string) {
+func (o *Set) ServeGroupVersion(w http.ResponseWriter, r *http.Request, path string) {
 	path = strings.Trim(path, "/")
 	doc, ok := o.docs[path]
 	if !ok {
-		openAPINotFound(w)
+		notFound(w)
 		return
 	}
 	h := w.Header()
@@ -153,7 +196,7 @@ func (o *OpenAPI) ServeGroupVersion(w http.ResponseWriter, r *http.Request, path
 	case hash == "":
 		h.Set("Cache-Control", "no-cache, private")
 	case hash != doc.hash:
-		http.Redirect(w, r, openAPIDocumentURL(path, doc.hash), http.StatusMovedPermanently)
+		http.Redirect(w, r, documentURL(path, doc.hash), http.StatusMovedPermanently)
 		return
 	default:
 		h.Set("Cache-Control", "public, immutable")
@@ -162,9 +205,9 @@ func (o *OpenAPI) ServeGroupVersion(w http.ResponseWriter, r *http.Request, path
 	http.ServeContent(w, r, "", time.Time{}, bytes.NewReader(doc.body))
 }
 
-// openAPINotFound writes the 404 Status kube-apiserver sends for an unknown
+// notFound writes the 404 Status kube-apiserver sends for an unknown
 // path.
-func openAPINotFound(w http.ResponseWriter) {
+func notFound(w http.ResponseWriter) {
 	body, _ := json.Marshal(metav1.Status{
 		TypeMeta: metav1.TypeMeta{Kind: "Status", APIVersion: "v1"},
 		Status:   metav1.StatusFailure,
@@ -301,11 +344,11 @@ func oaDeleteCollectionParams() []oaParameter {
 // kubectl's client-side apply reads). dnsplane's own kinds behave like
 // custom resources and take no strategic merge patch.
 func oaPatchTypes(res *Resource) []string {
-	types := []string{mediaApplyPatch, mediaJSONPatch, mediaMergePatch}
-	if builtin(res) {
-		types = append(types, mediaStrategicPatch)
+	out := []string{string(types.ApplyYAMLPatchType), string(types.JSONPatchType), string(types.MergePatchType)}
+	if res.StrategicMergePatch {
+		out = append(out, string(types.StrategicMergePatchType))
 	}
-	return types
+	return out
 }
 
 func oaBody(s *openapi.Schema, types ...string) *oaRequestBody {
@@ -370,17 +413,17 @@ func oaTag(gv schema.GroupVersion) string {
 	return string(r) + "_" + gv.Version
 }
 
-// buildOpenAPIDocument lists, for every resource of gv, the collection,
+// buildV3 lists, for every resource of gv, the collection,
 // item and status paths with one operation per served verb, and the
 // definitions they refer to.
-func buildOpenAPIDocument(reg *Registry, gv schema.GroupVersion, cfg openAPIConfig, schemas *oaSchemas) *oaDocument {
+func buildV3(rs *resources, gv schema.GroupVersion, cfg config, schemas *oaSchemas) *oaDocument {
 	doc := &oaDocument{
 		OpenAPI:    "3.0.0",
-		Info:       oaInfo{Title: "Kubernetes", Version: openAPIKubernetesVersion},
+		Info:       oaInfo{Title: "Kubernetes", Version: kubernetesVersion},
 		Paths:      map[string]*oaPathItem{},
-		Components: oaComponents{Schemas: schemas.reachable(reg, gv)},
+		Components: oaComponents{Schemas: schemas.reachable(rs, gv)},
 	}
-	prefix := "/" + openAPIPath(gv)
+	prefix := "/" + groupVersionPath(gv)
 	gvName, tag := oaGroupVersionName(gv), oaTag(gv)
 	doc.Paths[prefix+"/"] = &oaPathItem{Get: &oaOperation{
 		Tags: []string{tag}, Description: "get available resources",
@@ -393,13 +436,14 @@ func buildOpenAPIDocument(reg *Registry, gv schema.GroupVersion, cfg openAPIConf
 	patch := append(slices.Clone(write), oaForce)
 
 	namespaceParam := oaParameter{Name: "namespace", In: "path", Description: "object name and auth scope, such as for teams and projects", Required: true, Schema: oaSchema{Type: "string", UniqueItems: true}}
-	for _, res := range reg.Resources() {
-		if res.GroupVersion() != gv {
+	for i := range rs.list {
+		res := &rs.list[i]
+		if res.GVK.GroupVersion() != gv {
 			continue
 		}
 		kind := res.GVK.Kind
 		gvk := &oaGVK{Group: gv.Group, Kind: kind, Version: gv.Version}
-		has := func(verb string) bool { return slices.Contains(res.Verbs, verb) }
+		has := res.has
 		obj, list := schemas.ref(schemas.kinds[res.GVK]), schemas.ref(schemas.lists[res.GVK])
 		status, patchBody := schemas.ref(schemas.status), schemas.ref(schemas.patch)
 		op := func(operationID, action, desc string, params []oaParameter, body *oaRequestBody, resp *openapi.Schema, codes ...string) *oaOperation {
@@ -450,7 +494,7 @@ func buildOpenAPIDocument(reg *Registry, gv schema.GroupVersion, cfg openAPIConf
 		}
 		doc.Paths[collection+"/{name}"] = item
 
-		if res.Status {
+		if res.hasStatus() {
 			doc.Paths[collection+"/{name}/status"] = &oaPathItem{
 				Parameters: itemParams,
 				Get:        op(id("read", "Status"), "get", "read status of the specified "+kind, nil, nil, obj, "200"),
@@ -469,7 +513,7 @@ func buildOpenAPIDocument(reg *Registry, gv schema.GroupVersion, cfg openAPIConf
 	return doc
 }
 
-// oaSchemas are the definitions of every kind of a registry (and of their
+// oaSchemas are the definitions of every kind of the resources (and of their
 // lists and the meta types the operations use) in one OpenAPI dialect.
 type oaSchemas struct {
 	gen                          *openapi.Generator
@@ -477,29 +521,30 @@ type oaSchemas struct {
 	status, deleteOptions, patch string
 }
 
-func newOASchemas(reg *Registry, v openapi.Version) (*oaSchemas, error) {
+func newSchemas(rs *resources, v openapi.Version) (*oaSchemas, error) {
 	g := openapi.NewGenerator(v)
 	s := &oaSchemas{gen: g, kinds: map[schema.GroupVersionKind]string{}, lists: map[schema.GroupVersionKind]string{}}
-	for _, res := range reg.Resources() {
+	for _, res := range rs.list {
 		name, err := g.AddKind(res.GVK, res.New())
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("schema of %v: %w", res.GVK, err)
 		}
-		list, err := g.AddList(res.GroupVersion().WithKind(res.GVK.Kind+"List"), name)
+		listGVK := res.GVK.GroupVersion().WithKind(res.GVK.Kind + "List")
+		list, err := g.AddList(listGVK, name)
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("schema of %v: %w", listGVK, err)
 		}
 		s.kinds[res.GVK], s.lists[res.GVK] = name, list
 	}
 	var err error
 	if s.status, err = g.AddKind(metav1.SchemeGroupVersion.WithKind("Status"), &metav1.Status{}); err != nil {
-		return nil, err
+		return nil, fmt.Errorf("schema of Status: %w", err)
 	}
 	if s.deleteOptions, err = g.AddType(reflect.TypeFor[metav1.DeleteOptions]()); err != nil {
-		return nil, err
+		return nil, fmt.Errorf("schema of DeleteOptions: %w", err)
 	}
 	if s.patch, err = g.AddType(reflect.TypeFor[metav1.Patch]()); err != nil {
-		return nil, err
+		return nil, fmt.Errorf("schema of Patch: %w", err)
 	}
 	return s, nil
 }
@@ -509,10 +554,10 @@ func (s *oaSchemas) ref(name string) *openapi.Schema { return s.gen.Ref(name) }
 
 // reachable returns the definitions gv's operations refer to, directly or
 // not.
-func (s *oaSchemas) reachable(reg *Registry, gv schema.GroupVersion) openapi.Definitions {
+func (s *oaSchemas) reachable(rs *resources, gv schema.GroupVersion) openapi.Definitions {
 	roots := []string{s.status, s.deleteOptions, s.patch}
-	for _, res := range reg.Resources() {
-		if res.GroupVersion() == gv {
+	for _, res := range rs.list {
+		if res.GVK.GroupVersion() == gv {
 			roots = append(roots, s.kinds[res.GVK], s.lists[res.GVK])
 		}
 	}
