@@ -11,6 +11,10 @@
 // and serves documents. It is apart from the generator because the
 // server-side apply type converter needs the schemas without the HTTP
 // serving.
+//
+// The documents are k8s.io/kube-openapi's spec3 (OpenAPI 3.0) and spec
+// (Swagger 2.0) types, the ones client-go and kubectl decode them into, so
+// what is published is what they model.
 package document
 
 import (
@@ -30,6 +34,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+
+	"k8s.io/kube-openapi/pkg/spec3"
+	"k8s.io/kube-openapi/pkg/validation/spec"
 
 	"github.com/dnsplane/dnsplane/api"
 	"github.com/dnsplane/dnsplane/internal/negotiation"
@@ -222,81 +229,16 @@ func notFound(w http.ResponseWriter) {
 	_, _ = w.Write(body)
 }
 
-// --- document model: only what the documents use ---
-
-type oaDocument struct {
-	OpenAPI    string                 `json:"openapi"`
-	Info       oaInfo                 `json:"info"`
-	Paths      map[string]*oaPathItem `json:"paths"`
-	Components oaComponents           `json:"components"`
-}
-
-type oaInfo struct {
-	Title   string `json:"title"`
-	Version string `json:"version"`
-}
-
-type oaComponents struct {
-	Schemas openapi.Definitions `json:"schemas"`
-}
-
-type oaPathItem struct {
-	Get        *oaOperation  `json:"get,omitempty"`
-	Put        *oaOperation  `json:"put,omitempty"`
-	Post       *oaOperation  `json:"post,omitempty"`
-	Delete     *oaOperation  `json:"delete,omitempty"`
-	Patch      *oaOperation  `json:"patch,omitempty"`
-	Parameters []oaParameter `json:"parameters,omitempty"`
-}
-
-type oaOperation struct {
-	Tags        []string              `json:"tags,omitempty"`
-	Description string                `json:"description,omitempty"`
-	OperationID string                `json:"operationId"`
-	Parameters  []oaParameter         `json:"parameters,omitempty"`
-	RequestBody *oaRequestBody        `json:"requestBody,omitempty"`
-	Responses   map[string]oaResponse `json:"responses"`
-	Action      string                `json:"x-kubernetes-action,omitempty"`
-	// GVK is the single-object form kubectl's verifier reads.
-	GVK *oaGVK `json:"x-kubernetes-group-version-kind,omitempty"`
-}
-
-type oaGVK struct {
-	Group   string `json:"group"`
-	Kind    string `json:"kind"`
-	Version string `json:"version"`
-}
-
-type oaParameter struct {
-	Name        string   `json:"name"`
-	In          string   `json:"in"`
-	Description string   `json:"description,omitempty"`
-	Required    bool     `json:"required,omitempty"`
-	Schema      oaSchema `json:"schema"`
-}
-
-type oaSchema struct {
-	Type        string `json:"type"`
-	UniqueItems bool   `json:"uniqueItems,omitempty"`
-}
-
-type oaRequestBody struct {
-	Content  map[string]oaMediaType `json:"content"`
-	Required bool                   `json:"required,omitempty"`
-}
-
-type oaMediaType struct {
-	Schema *openapi.Schema `json:"schema"`
-}
-
-type oaResponse struct {
-	Description string                 `json:"description"`
-	Content     map[string]oaMediaType `json:"content,omitempty"`
-}
-
 // Query parameters, inline in every operation as kubectl's verifier wants.
-func oaQuery(name, typ, desc string) oaParameter {
-	return oaParameter{Name: name, In: "query", Description: desc, Schema: oaSchema{Type: typ, UniqueItems: true}}
+func oaQuery(name, typ, desc string) *spec3.Parameter {
+	return oaParam(name, "query", desc, false, typ)
+}
+
+func oaParam(name, in, desc string, required bool, typ string) *spec3.Parameter {
+	return &spec3.Parameter{ParameterProps: spec3.ParameterProps{
+		Name: name, In: in, Description: desc, Required: required,
+		Schema: &spec.Schema{SchemaProps: spec.SchemaProps{Type: spec.StringOrArray{typ}, UniqueItems: true}},
+	}}
 }
 
 var (
@@ -305,7 +247,7 @@ var (
 	oaFieldManager    = oaQuery("fieldManager", "string", "fieldManager is the name of the actor making the change; it must be at most 128 printable characters.")
 	oaFieldValidation = oaQuery("fieldValidation", "string", "fieldValidation tells the server what to do with unknown or duplicate fields in the request object. Ignore drops them silently; Warn (the default) drops them and returns one Warning header per field; Strict fails the request with a BadRequest error listing every such field.")
 	oaForce           = oaQuery("force", "boolean", "Force is only for apply requests: it makes the caller take ownership of conflicting fields. It must be unset for other patch types.")
-	oaListParams      = []oaParameter{
+	oaListParams      = []*spec3.Parameter{
 		oaQuery("allowWatchBookmarks", "boolean", "Ask for watch events of type BOOKMARK."),
 		oaQuery("continue", "string", "The continue token of the previous page of a paginated list."),
 		oaQuery("fieldSelector", "string", "Restrict the returned objects by their fields."),
@@ -316,7 +258,7 @@ var (
 		oaQuery("timeoutSeconds", "integer", "Timeout of the list or watch call."),
 		oaQuery("watch", "boolean", "Watch for changes and return them as a stream of events."),
 	}
-	oaDeleteParams = []oaParameter{
+	oaDeleteParams = []*spec3.Parameter{
 		oaDryRun,
 		oaQuery("gracePeriodSeconds", "integer", "The duration in seconds before the object is deleted."),
 		oaQuery("orphanDependents", "boolean", "Deprecated: use propagationPolicy."),
@@ -326,7 +268,7 @@ var (
 
 // oaDeleteCollectionParams are the delete parameters plus the list
 // parameters that select what to delete.
-func oaDeleteCollectionParams() []oaParameter {
+func oaDeleteCollectionParams() []*spec3.Parameter {
 	out := slices.Clone(oaDeleteParams)
 	for _, p := range oaListParams {
 		switch p.Name {
@@ -351,10 +293,10 @@ func oaPatchTypes(res *Resource) []string {
 	return out
 }
 
-func oaBody(s *openapi.Schema, types ...string) *oaRequestBody {
-	b := &oaRequestBody{Content: map[string]oaMediaType{}, Required: true}
+func oaBody(s *spec.Schema, types ...string) *spec3.RequestBody {
+	b := &spec3.RequestBody{RequestBodyProps: spec3.RequestBodyProps{Content: map[string]*spec3.MediaType{}, Required: true}}
 	for _, t := range types {
-		b.Content[t] = oaMediaType{Schema: s}
+		b.Content[t] = &spec3.MediaType{MediaTypeProps: spec3.MediaTypeProps{Schema: s}}
 	}
 	return b
 }
@@ -364,22 +306,20 @@ var oaResponseTypes = []string{"application/json", "application/yaml"}
 
 // oaResponses are the responses of an operation; every listed code but 401
 // returns an object of schema s (none when s is nil).
-func oaResponses(s *openapi.Schema, codes ...string) map[string]oaResponse {
-	out := map[string]oaResponse{"401": {Description: "Unauthorized"}}
+func oaResponses(s *spec.Schema, codes ...int) *spec3.Responses {
+	out := map[int]*spec3.Response{http.StatusUnauthorized: {ResponseProps: spec3.ResponseProps{Description: "Unauthorized"}}}
 	for _, c := range codes {
-		r := oaResponse{Description: oaStatusText[c]}
+		r := &spec3.Response{ResponseProps: spec3.ResponseProps{Description: http.StatusText(c)}}
 		if s != nil {
-			r.Content = map[string]oaMediaType{}
+			r.Content = map[string]*spec3.MediaType{}
 			for _, t := range oaResponseTypes {
-				r.Content[t] = oaMediaType{Schema: s}
+				r.Content[t] = &spec3.MediaType{MediaTypeProps: spec3.MediaTypeProps{Schema: s}}
 			}
 		}
 		out[c] = r
 	}
-	return out
+	return &spec3.Responses{ResponsesProps: spec3.ResponsesProps{StatusCodeResponses: out}}
 }
-
-var oaStatusText = map[string]string{"200": "OK", "201": "Created", "202": "Accepted", "401": "Unauthorized"}
 
 // oaGroupVersionName is the group/version fragment of operation IDs:
 // CoreV1, AppsV1, DiscoveryV1, OperatorDnsplaneIoV1.
@@ -416,98 +356,105 @@ func oaTag(gv schema.GroupVersion) string {
 // buildV3 lists, for every resource of gv, the collection,
 // item and status paths with one operation per served verb, and the
 // definitions they refer to.
-func buildV3(rs *resources, gv schema.GroupVersion, cfg config, schemas *oaSchemas) *oaDocument {
-	doc := &oaDocument{
-		OpenAPI:    "3.0.0",
-		Info:       oaInfo{Title: "Kubernetes", Version: kubernetesVersion},
-		Paths:      map[string]*oaPathItem{},
-		Components: oaComponents{Schemas: schemas.reachable(rs, gv)},
+func buildV3(rs *resources, gv schema.GroupVersion, cfg config, schemas *oaSchemas) *spec3.OpenAPI {
+	doc := &spec3.OpenAPI{
+		Version:    "3.0.0",
+		Info:       &spec.Info{InfoProps: spec.InfoProps{Title: "Kubernetes", Version: kubernetesVersion}},
+		Paths:      &spec3.Paths{Paths: map[string]*spec3.Path{}},
+		Components: &spec3.Components{Schemas: schemas.reachable(rs, gv)},
 	}
+	paths := doc.Paths.Paths
 	prefix := "/" + groupVersionPath(gv)
 	gvName, tag := oaGroupVersionName(gv), oaTag(gv)
-	doc.Paths[prefix+"/"] = &oaPathItem{Get: &oaOperation{
+	paths[prefix+"/"] = &spec3.Path{PathProps: spec3.PathProps{Get: &spec3.Operation{OperationProps: spec3.OperationProps{
 		Tags: []string{tag}, Description: "get available resources",
-		OperationID: "get" + gvName + "APIResources", Responses: oaResponses(nil, "200"),
-	}}
-	write := []oaParameter{oaDryRun, oaFieldManager}
+		OperationId: "get" + gvName + "APIResources", Responses: oaResponses(nil, http.StatusOK),
+	}}}}
+	write := []*spec3.Parameter{oaDryRun, oaFieldManager}
 	if !cfg.omitFieldValidation {
 		write = append(write, oaFieldValidation)
 	}
 	patch := append(slices.Clone(write), oaForce)
 
-	namespaceParam := oaParameter{Name: "namespace", In: "path", Description: "object name and auth scope, such as for teams and projects", Required: true, Schema: oaSchema{Type: "string", UniqueItems: true}}
+	namespaceParam := oaParam("namespace", "path", "object name and auth scope, such as for teams and projects", true, "string")
 	for i := range rs.list {
 		res := &rs.list[i]
 		if res.GVK.GroupVersion() != gv {
 			continue
 		}
 		kind := res.GVK.Kind
-		gvk := &oaGVK{Group: gv.Group, Kind: kind, Version: gv.Version}
+		// The single-object form kubectl's verifier reads.
+		gvk := map[string]any{"group": gv.Group, "kind": kind, "version": gv.Version}
 		has := res.has
 		obj, list := schemas.ref(schemas.kinds[res.GVK]), schemas.ref(schemas.lists[res.GVK])
 		status, patchBody := schemas.ref(schemas.status), schemas.ref(schemas.patch)
-		op := func(operationID, action, desc string, params []oaParameter, body *oaRequestBody, resp *openapi.Schema, codes ...string) *oaOperation {
-			return &oaOperation{
-				Tags: []string{tag}, Description: desc, OperationID: operationID,
-				Parameters: slices.Clone(params), RequestBody: body, Responses: oaResponses(resp, codes...),
-				Action: action, GVK: gvk,
+		op := func(operationID, action, desc string, params []*spec3.Parameter, body *spec3.RequestBody, resp *spec.Schema, codes ...int) *spec3.Operation {
+			return &spec3.Operation{
+				OperationProps: spec3.OperationProps{
+					Tags: []string{tag}, Description: desc, OperationId: operationID,
+					Parameters: slices.Clone(params), RequestBody: body, Responses: oaResponses(resp, codes...),
+				},
+				VendorExtensible: spec.VendorExtensible{Extensions: spec.Extensions{
+					"x-kubernetes-action": action, "x-kubernetes-group-version-kind": gvk,
+				}},
 			}
 		}
 		objBody, deleteBody := oaBody(obj, "*/*"), oaBody(schemas.ref(schemas.deleteOptions), "*/*")
 		patchBodies := oaBody(patchBody, oaPatchTypes(res)...)
 		scope, collection := "", prefix+"/"+res.Plural
-		scopeParams := []oaParameter{oaPretty}
+		scopeParams := []*spec3.Parameter{oaPretty}
 		if res.Namespaced {
 			scope = "Namespaced"
 			collection = prefix + "/namespaces/{namespace}/" + res.Plural
-			scopeParams = []oaParameter{namespaceParam, oaPretty}
+			scopeParams = []*spec3.Parameter{namespaceParam, oaPretty}
 		}
-		nameParam := oaParameter{Name: "name", In: "path", Description: "name of the " + kind, Required: true, Schema: oaSchema{Type: "string", UniqueItems: true}}
-		itemParams := append([]oaParameter{nameParam}, scopeParams...)
+		nameParam := oaParam("name", "path", "name of the "+kind, true, "string")
+		itemParams := append([]*spec3.Parameter{nameParam}, scopeParams...)
 		id := func(verb, suffix string) string { return verb + gvName + scope + kind + suffix }
+		const ok, created, accepted = http.StatusOK, http.StatusCreated, http.StatusAccepted
 
-		coll := &oaPathItem{Parameters: scopeParams}
+		coll := &spec3.Path{PathProps: spec3.PathProps{Parameters: scopeParams}}
 		if has("list") {
-			coll.Get = op(id("list", ""), "list", "list or watch objects of kind "+kind, oaListParams, nil, list, "200")
+			coll.Get = op(id("list", ""), "list", "list or watch objects of kind "+kind, oaListParams, nil, list, ok)
 		}
 		if has("create") {
-			coll.Post = op(id("create", ""), "post", "create a "+kind, write, objBody, obj, "200", "201", "202")
+			coll.Post = op(id("create", ""), "post", "create a "+kind, write, objBody, obj, ok, created, accepted)
 		}
 		if has("deletecollection") {
 			coll.Delete = op("delete"+gvName+"Collection"+scope+kind, "deletecollection", "delete collection of "+kind,
-				oaDeleteCollectionParams(), deleteBody, status, "200")
+				oaDeleteCollectionParams(), deleteBody, status, ok)
 		}
-		doc.Paths[collection] = coll
+		paths[collection] = coll
 
-		item := &oaPathItem{Parameters: itemParams}
+		item := &spec3.Path{PathProps: spec3.PathProps{Parameters: itemParams}}
 		if has("get") {
-			item.Get = op(id("read", ""), "get", "read the specified "+kind, nil, nil, obj, "200")
+			item.Get = op(id("read", ""), "get", "read the specified "+kind, nil, nil, obj, ok)
 		}
 		if has("update") {
-			item.Put = op(id("replace", ""), "put", "replace the specified "+kind, write, objBody, obj, "200", "201")
+			item.Put = op(id("replace", ""), "put", "replace the specified "+kind, write, objBody, obj, ok, created)
 		}
 		if has("patch") {
-			item.Patch = op(id("patch", ""), "patch", "partially update the specified "+kind, patch, patchBodies, obj, "200", "201")
+			item.Patch = op(id("patch", ""), "patch", "partially update the specified "+kind, patch, patchBodies, obj, ok, created)
 		}
 		if has("delete") {
-			item.Delete = op(id("delete", ""), "delete", "delete a "+kind, oaDeleteParams, deleteBody, status, "200", "202")
+			item.Delete = op(id("delete", ""), "delete", "delete a "+kind, oaDeleteParams, deleteBody, status, ok, accepted)
 		}
-		doc.Paths[collection+"/{name}"] = item
+		paths[collection+"/{name}"] = item
 
 		if res.hasStatus() {
-			doc.Paths[collection+"/{name}/status"] = &oaPathItem{
+			paths[collection+"/{name}/status"] = &spec3.Path{PathProps: spec3.PathProps{
 				Parameters: itemParams,
-				Get:        op(id("read", "Status"), "get", "read status of the specified "+kind, nil, nil, obj, "200"),
-				Put:        op(id("replace", "Status"), "put", "replace status of the specified "+kind, write, objBody, obj, "200", "201"),
-				Patch:      op(id("patch", "Status"), "patch", "partially update status of the specified "+kind, patch, patchBodies, obj, "200", "201"),
-			}
+				Get:        op(id("read", "Status"), "get", "read status of the specified "+kind, nil, nil, obj, ok),
+				Put:        op(id("replace", "Status"), "put", "replace status of the specified "+kind, write, objBody, obj, ok, created),
+				Patch:      op(id("patch", "Status"), "patch", "partially update status of the specified "+kind, patch, patchBodies, obj, ok, created),
+			}}
 		}
 		if res.Namespaced && has("list") {
-			doc.Paths[prefix+"/"+res.Plural] = &oaPathItem{
-				Parameters: []oaParameter{oaPretty},
+			paths[prefix+"/"+res.Plural] = &spec3.Path{PathProps: spec3.PathProps{
+				Parameters: []*spec3.Parameter{oaPretty},
 				Get: op("list"+gvName+kind+"ForAllNamespaces", "list", "list or watch objects of kind "+kind,
-					oaListParams, nil, list, "200"),
-			}
+					oaListParams, nil, list, ok),
+			}}
 		}
 	}
 	return doc
@@ -517,6 +464,7 @@ func buildV3(rs *resources, gv schema.GroupVersion, cfg config, schemas *oaSchem
 // lists and the meta types the operations use) in one OpenAPI dialect.
 type oaSchemas struct {
 	gen                          *openapi.Generator
+	specs                        map[string]*spec.Schema            // gen's definitions as kube-openapi types
 	kinds, lists                 map[schema.GroupVersionKind]string // definition names by item GVK
 	status, deleteOptions, patch string
 }
@@ -546,20 +494,27 @@ func newSchemas(rs *resources, v openapi.Version) (*oaSchemas, error) {
 	if s.patch, err = g.AddType(reflect.TypeFor[metav1.Patch]()); err != nil {
 		return nil, fmt.Errorf("schema of Patch: %w", err)
 	}
+	if s.specs, err = g.Definitions().KubeOpenAPI(); err != nil {
+		return nil, err
+	}
 	return s, nil
 }
 
 // ref refers to a definition.
-func (s *oaSchemas) ref(name string) *openapi.Schema { return s.gen.Ref(name) }
+func (s *oaSchemas) ref(name string) *spec.Schema { return spec.RefSchema(s.gen.Ref(name).Ref) }
 
 // reachable returns the definitions gv's operations refer to, directly or
 // not.
-func (s *oaSchemas) reachable(rs *resources, gv schema.GroupVersion) openapi.Definitions {
+func (s *oaSchemas) reachable(rs *resources, gv schema.GroupVersion) map[string]*spec.Schema {
 	roots := []string{s.status, s.deleteOptions, s.patch}
 	for _, res := range rs.list {
 		if res.GVK.GroupVersion() == gv {
 			roots = append(roots, s.kinds[res.GVK], s.lists[res.GVK])
 		}
 	}
-	return s.gen.Definitions().Reachable(roots...)
+	out := map[string]*spec.Schema{}
+	for name := range s.gen.Definitions().Reachable(roots...) {
+		out[name] = s.specs[name]
+	}
+	return out
 }

@@ -11,6 +11,8 @@ import (
 
 	openapi_v2 "github.com/google/gnostic-models/openapiv2"
 	"google.golang.org/protobuf/proto"
+	"k8s.io/kube-openapi/pkg/spec3"
+	"k8s.io/kube-openapi/pkg/validation/spec"
 
 	"github.com/dnsplane/dnsplane/internal/negotiation"
 	"github.com/dnsplane/dnsplane/internal/openapi"
@@ -39,71 +41,27 @@ type v2Document struct {
 	jsonHash, protoHash string
 }
 
-type swDocument struct {
-	Swagger     string                  `json:"swagger"`
-	Info        oaInfo                  `json:"info"`
-	Paths       map[string]*swPathItem  `json:"paths"`
-	Definitions openapi.Definitions     `json:"definitions"`
-	Parameters  map[string]*swParameter `json:"parameters,omitempty"`
-}
-
-type swPathItem struct {
-	Get        *swOperation   `json:"get,omitempty"`
-	Put        *swOperation   `json:"put,omitempty"`
-	Post       *swOperation   `json:"post,omitempty"`
-	Delete     *swOperation   `json:"delete,omitempty"`
-	Patch      *swOperation   `json:"patch,omitempty"`
-	Parameters []*swParameter `json:"parameters,omitempty"`
-}
-
-type swOperation struct {
-	Description string                `json:"description,omitempty"`
-	Consumes    []string              `json:"consumes,omitempty"`
-	Produces    []string              `json:"produces,omitempty"`
-	Schemes     []string              `json:"schemes,omitempty"`
-	Tags        []string              `json:"tags,omitempty"`
-	OperationID string                `json:"operationId"`
-	Parameters  []*swParameter        `json:"parameters,omitempty"`
-	Responses   map[string]swResponse `json:"responses"`
-	Action      string                `json:"x-kubernetes-action,omitempty"`
-	GVK         *oaGVK                `json:"x-kubernetes-group-version-kind,omitempty"`
-}
-
-// swParameter is a non-body parameter, a body parameter (Schema set), or a
-// reference to a global parameter (Ref set).
-type swParameter struct {
-	Ref         string          `json:"$ref,omitempty"`
-	Name        string          `json:"name,omitempty"`
-	In          string          `json:"in,omitempty"`
-	Description string          `json:"description,omitempty"`
-	Required    bool            `json:"required,omitempty"`
-	Type        string          `json:"type,omitempty"`
-	UniqueItems bool            `json:"uniqueItems,omitempty"`
-	Schema      *openapi.Schema `json:"schema,omitempty"`
-}
-
-type swResponse struct {
-	Description string          `json:"description"`
-	Schema      *openapi.Schema `json:"schema,omitempty"`
-}
-
 // newV2Document renders /openapi/v2 in JSON and protobuf.
 func newV2Document(rs *resources, cfg config) (v2Document, error) {
 	schemas, err := newSchemas(rs, openapi.V2)
 	if err != nil {
 		return v2Document{}, err
 	}
-	doc := &swDocument{
-		Swagger:     "2.0",
-		Info:        oaInfo{Title: "Kubernetes", Version: kubernetesVersion},
-		Paths:       map[string]*swPathItem{},
-		Definitions: schemas.gen.Definitions(),
-		Parameters:  map[string]*swParameter{},
+	defs := spec.Definitions{}
+	for name, s := range schemas.specs {
+		defs[name] = *s
 	}
+	doc := &spec.Swagger{SwaggerProps: spec.SwaggerProps{
+		Swagger:     "2.0",
+		Info:        &spec.Info{InfoProps: spec.InfoProps{Title: "Kubernetes", Version: kubernetesVersion}},
+		Paths:       &spec.Paths{Paths: map[string]spec.PathItem{}},
+		Definitions: defs,
+		Parameters:  map[string]spec.Parameter{},
+	}}
 	for _, gv := range rs.gvs {
 		v3 := buildV3(rs, gv, cfg, schemas)
-		for path, item := range v3.Paths {
-			doc.Paths[path] = doc.convertPathItem(item)
+		for path, item := range v3.Paths.Paths {
+			doc.Paths.Paths[path] = v2PathItem(doc, item)
 		}
 	}
 	var out v2Document
@@ -122,52 +80,59 @@ func newV2Document(rs *resources, cfg config) (v2Document, error) {
 	return out, nil
 }
 
-func (d *swDocument) convertPathItem(item *oaPathItem) *swPathItem {
-	return &swPathItem{
-		Get: d.convertOperation(item.Get), Put: d.convertOperation(item.Put), Post: d.convertOperation(item.Post),
-		Delete: d.convertOperation(item.Delete), Patch: d.convertOperation(item.Patch),
-		Parameters: d.convertParameters(item.Parameters),
-	}
+func v2PathItem(doc *spec.Swagger, item *spec3.Path) spec.PathItem {
+	return spec.PathItem{PathItemProps: spec.PathItemProps{
+		Get: v2Operation(doc, item.Get), Put: v2Operation(doc, item.Put), Post: v2Operation(doc, item.Post),
+		Delete: v2Operation(doc, item.Delete), Patch: v2Operation(doc, item.Patch),
+		Parameters: v2Parameters(doc, item.Parameters),
+	}}
 }
 
-// convertParameters turns v3 parameters into v2 ones. Query parameters
-// become references to global parameters of the same name, as
-// kube-apiserver's v2 document has them (kubectl resolves both forms).
-func (d *swDocument) convertParameters(ps []oaParameter) []*swParameter {
-	var out []*swParameter
+// v2Parameters turns v3 parameters into v2 ones. Query parameters become
+// references to global parameters of the same name, as kube-apiserver's v2
+// document has them (kubectl resolves both forms).
+func v2Parameters(doc *spec.Swagger, ps []*spec3.Parameter) []spec.Parameter {
+	var out []spec.Parameter
 	for _, p := range ps {
-		sp := &swParameter{Name: p.Name, In: p.In, Description: p.Description, Required: p.Required, Type: p.Schema.Type, UniqueItems: p.Schema.UniqueItems}
+		sp := spec.Parameter{
+			ParamProps:        spec.ParamProps{Name: p.Name, In: p.In, Description: p.Description, Required: p.Required},
+			SimpleSchema:      spec.SimpleSchema{Type: p.Schema.Type[0]},
+			CommonValidations: spec.CommonValidations{UniqueItems: p.Schema.UniqueItems},
+		}
 		if p.In == "query" {
-			d.Parameters[p.Name] = sp
-			sp = &swParameter{Ref: "#/parameters/" + p.Name}
+			doc.Parameters[p.Name] = sp
+			sp = spec.Parameter{Refable: spec.Refable{Ref: spec.MustCreateRef("#/parameters/" + p.Name)}}
 		}
 		out = append(out, sp)
 	}
 	return out
 }
 
-func (d *swDocument) convertOperation(op *oaOperation) *swOperation {
+func v2Operation(doc *spec.Swagger, op *spec3.Operation) *spec.Operation {
 	if op == nil {
 		return nil
 	}
-	out := &swOperation{
-		Description: op.Description, Schemes: []string{"https"}, Tags: op.Tags, OperationID: op.OperationID,
-		Parameters: d.convertParameters(op.Parameters), Responses: map[string]swResponse{},
-		Action: op.Action, GVK: op.GVK,
+	out := &spec.Operation{
+		OperationProps: spec.OperationProps{
+			Description: op.Description, Schemes: []string{"https"}, Tags: op.Tags, ID: op.OperationId,
+			Parameters: v2Parameters(doc, op.Parameters),
+			Responses:  &spec.Responses{ResponsesProps: spec.ResponsesProps{StatusCodeResponses: map[int]spec.Response{}}},
+		},
+		VendorExtensible: op.VendorExtensible,
 	}
 	if b := op.RequestBody; b != nil {
 		out.Consumes = slices.Sorted(maps.Keys(b.Content))
-		body := &swParameter{Name: "body", In: "body", Required: b.Required, Schema: b.Content[out.Consumes[0]].Schema}
-		out.Parameters = append([]*swParameter{body}, out.Parameters...)
+		body := spec.Parameter{ParamProps: spec.ParamProps{Name: "body", In: "body", Required: b.Required, Schema: b.Content[out.Consumes[0]].Schema}}
+		out.Parameters = append([]spec.Parameter{body}, out.Parameters...)
 	}
 	produces := map[string]bool{}
-	for code, r := range op.Responses {
-		sr := swResponse{Description: r.Description}
+	for code, r := range op.Responses.StatusCodeResponses {
+		sr := spec.Response{ResponseProps: spec.ResponseProps{Description: r.Description}}
 		for t, m := range r.Content {
 			produces[t] = true
 			sr.Schema = m.Schema
 		}
-		out.Responses[code] = sr
+		out.Responses.StatusCodeResponses[code] = sr
 	}
 	out.Produces = slices.Sorted(maps.Keys(produces))
 	return out
