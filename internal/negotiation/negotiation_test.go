@@ -135,3 +135,26 @@ func TestContentType(t *testing.T) {
 		}
 	}
 }
+
+// FuzzParseAccept: any header parses without panicking into ranges with a
+// type and subtype and a q in (0, 1], most preferred first.
+func FuzzParseAccept(f *testing.F) {
+	for _, s := range []string{
+		"", "*/*", `application/json;as=Table;v=v1;g=meta.k8s.io;q=0.5, text/plain;x="a,b\"c"`,
+		"application/com.github.proto-openapi.spec.v2@v1.0+protobuf", ",;=/", `a/b;q="1"`,
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, header string) {
+		rs := ParseAccept(header)
+		for i, r := range rs {
+			if r.Type == "" || r.Subtype == "" || r.Q <= 0 || r.Q > 1 || r.Params == nil {
+				t.Fatalf("ParseAccept(%q)[%d] = %+v", header, i, r)
+			}
+			if i > 0 && rs[i-1].Q < r.Q {
+				t.Fatalf("ParseAccept(%q): %v before %v", header, rs[i-1].Q, r.Q)
+			}
+		}
+		_ = ContentType(header)
+	})
+}
