@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"mime"
 	"net/http"
 	"strings"
 
@@ -16,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/serializer/protobuf"
 	"k8s.io/client-go/kubernetes/scheme"
 
+	"github.com/dnsplane/dnsplane/internal/negotiation"
 	"github.com/dnsplane/dnsplane/internal/strictdecode"
 )
 
@@ -36,17 +36,9 @@ func readBody(r *http.Request) ([]byte, error) {
 }
 
 // mediaType returns the media type of the request's Content-Type, without
-// parameters; "" when absent.
+// parameters; "" when absent (negotiation.ContentType).
 func mediaType(r *http.Request) string {
-	ct := r.Header.Get("Content-Type")
-	if ct == "" {
-		return ""
-	}
-	mt, _, err := mime.ParseMediaType(ct)
-	if err != nil {
-		return strings.ToLower(strings.TrimSpace(ct))
-	}
-	return mt
+	return negotiation.ContentType(r.Header.Get("Content-Type"))
 }
 
 func errUnsupportedMediaType(accepted ...string) *apierrors.StatusError {

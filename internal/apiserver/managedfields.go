@@ -12,7 +12,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/managedfields"
-	"k8s.io/kube-openapi/pkg/validation/spec"
 	sjson "sigs.k8s.io/json"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 	smdschema "sigs.k8s.io/structured-merge-diff/v6/schema"
@@ -46,17 +45,18 @@ type fieldManagerKey struct {
 }
 
 func newFieldManagers(reg *Registry) (*fieldManagers, error) {
-	oa, err := newOASchemas(reg, openapi.V2)
-	if err != nil {
-		return nil, err
+	// The kinds' Swagger 2.0 definitions, as /openapi/v2 publishes them
+	// (package openapi/document adds the lists and meta types the
+	// operations use, which no kind refers to).
+	gen := openapi.NewGenerator(openapi.V2)
+	for _, res := range reg.Resources() {
+		if _, err := gen.AddKind(res.GVK, res.New()); err != nil {
+			return nil, fmt.Errorf("schema of %v for server-side apply: %w", res.GVK, err)
+		}
 	}
-	data, err := json.Marshal(oa.gen.Definitions())
+	specs, err := gen.Definitions().KubeOpenAPI()
 	if err != nil {
-		return nil, fmt.Errorf("encoding schemas for server-side apply: %w", err)
-	}
-	var specs map[string]*spec.Schema
-	if err := json.Unmarshal(data, &specs); err != nil {
-		return nil, fmt.Errorf("decoding schemas for server-side apply: %w", err)
+		return nil, fmt.Errorf("schemas for server-side apply: %w", err)
 	}
 	tc, err := managedfields.NewTypeConverter(specs, false)
 	if err != nil {

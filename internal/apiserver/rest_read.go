@@ -13,6 +13,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/dnsplane/dnsplane/internal/printers"
 	"github.com/dnsplane/dnsplane/internal/storage"
 )
 
@@ -40,12 +41,12 @@ func (s *Server) get(w http.ResponseWriter, r *http.Request, res *Resource, info
 // writeObjects answers with one object (list == nil) or a list, as JSON or,
 // when the client asks for it, as a meta.k8s.io Table.
 func (s *Server) writeObjects(w http.ResponseWriter, r *http.Request, res *Resource, code int, obj any, list []any, lm metav1.ListMeta) error {
-	if _, ok := WantsTable(r.Header.Get("Accept")); ok {
+	if _, ok := printers.WantsTable(r.Header.Get("Accept")); ok {
 		objs := list
 		if list == nil {
 			objs = []any{obj}
 		}
-		t, err := Table(res, objs, r.URL.Query().Get("includeObject"), lm, s.now())
+		t, err := printers.Table(res.Resource, objs, r.URL.Query().Get("includeObject"), lm, s.now())
 		if err != nil {
 			return err
 		}
@@ -298,7 +299,7 @@ type watchStream struct {
 
 func newWatchStream(w http.ResponseWriter, r *http.Request, res *Resource, now func() time.Time) *watchStream {
 	f, _ := w.(http.Flusher)
-	_, table := WantsTable(r.Header.Get("Accept"))
+	_, table := printers.WantsTable(r.Header.Get("Accept"))
 	return &watchStream{w: w, r: r, res: res, enc: json.NewEncoder(w), flusher: f, table: table, first: true, now: now}
 }
 
@@ -322,7 +323,7 @@ func (ws *watchStream) flush() {
 func (ws *watchStream) send(typ string, obj any) error {
 	out := obj
 	if ws.table && typ != "BOOKMARK" && typ != "ERROR" {
-		t, err := Table(ws.res, []any{obj}, ws.r.URL.Query().Get("includeObject"), metav1.ListMeta{}, ws.now())
+		t, err := printers.Table(ws.res.Resource, []any{obj}, ws.r.URL.Query().Get("includeObject"), metav1.ListMeta{}, ws.now())
 		if err != nil {
 			return err
 		}

@@ -14,7 +14,9 @@ import (
 	"k8s.io/component-base/featuregate"
 
 	"github.com/dnsplane/dnsplane/internal/authn"
+	"github.com/dnsplane/dnsplane/internal/discovery"
 	"github.com/dnsplane/dnsplane/internal/features"
+	"github.com/dnsplane/dnsplane/internal/openapi/document"
 	"github.com/dnsplane/dnsplane/internal/registry"
 	"github.com/dnsplane/dnsplane/internal/registry/core/service"
 	"github.com/dnsplane/dnsplane/internal/storage"
@@ -73,8 +75,8 @@ type Server struct {
 	store     objectStore
 	gates     featuregate.FeatureGate
 	now       func() time.Time
-	discovery *Discovery
-	openapi   *OpenAPI
+	discovery *discovery.Discovery
+	openapi   *document.Set
 	fields    *fieldManagers
 	metrics   *requestMetrics
 	gatherer  prometheus.Gatherer
@@ -119,12 +121,12 @@ func New(cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	var oaOpts []OpenAPIOption
+	var oaOpts []document.Option
 	if !cfg.Gates.Enabled(features.ServerSideFieldValidation) {
 		// Not advertised, kubectl falls back to client-side validation.
-		oaOpts = append(oaOpts, OpenAPIOmitFieldValidation())
+		oaOpts = append(oaOpts, document.OmitFieldValidation())
 	}
-	oa, err := NewOpenAPI(reg, oaOpts...)
+	oa, err := document.New(documentResources(reg), oaOpts...)
 	if err != nil {
 		return nil, fmt.Errorf("building OpenAPI documents: %w", err)
 	}
@@ -155,7 +157,7 @@ func New(cfg Config) (*Server, error) {
 	*s = Server{
 		cfg: cfg, log: cfg.Logger, reg: reg, store: cfg.Store,
 		gates: cfg.Gates, now: cfg.Now,
-		discovery: NewDiscovery(reg), openapi: oa, fields: fields, metrics: m, gatherer: gatherer,
+		discovery: discovery.New(discoveryResources(reg)), openapi: oa, fields: fields, metrics: m, gatherer: gatherer,
 		registerer: registerer, limits: limits,
 		readOnly: newInflightPool(limits.MaxRequestsInflight, im, readOnlyKind),
 		mutating: newInflightPool(limits.MaxMutatingRequestsInflight, im, mutatingKind),
@@ -257,6 +259,26 @@ func (s *Server) serveGroupVersion(w http.ResponseWriter, r *http.Request, gv sc
 		}
 	}
 	writeError(w, s.log, errNotFoundPath())
+}
+
+// discoveryResources is what discovery announces of reg: each resource and
+// its verbs.
+func discoveryResources(reg *Registry) []discovery.Resource {
+	var out []discovery.Resource
+	for _, r := range reg.Resources() {
+		out = append(out, discovery.Resource{Resource: r.Resource, Verbs: r.Verbs})
+	}
+	return out
+}
+
+// documentResources is what the OpenAPI documents describe of reg: each
+// resource, its verbs, and whether it takes strategic merge patches.
+func documentResources(reg *Registry) []document.Resource {
+	var out []document.Resource
+	for _, r := range reg.Resources() {
+		out = append(out, document.Resource{Resource: r.Resource, Verbs: r.Verbs, StrategicMergePatch: builtin(r)})
+	}
+	return out
 }
 
 // versionInfo is what /version reports; kubectl prints it and client-go

@@ -1,5 +1,12 @@
 package openapi
 
+import (
+	"encoding/json"
+	"fmt"
+
+	"k8s.io/kube-openapi/pkg/validation/spec"
+)
+
 // Schema is one OpenAPI schema object, shaped so that encoding/json writes
 // the Swagger 2.0 and OpenAPI 3.0 form directly (with the Generator's
 // Version deciding what differs). Only what the generator emits is here.
@@ -104,4 +111,20 @@ func (d Definitions) Resolve(s *Schema) *Schema {
 		s = d[name]
 	}
 	return s
+}
+
+// KubeOpenAPI returns the definitions as kube-openapi's schema type, which
+// the published documents (package openapi/document) and server-side
+// apply's type converter (k8s.io/apimachinery managedfields) take. The
+// conversion goes through JSON: Schema is shaped to encode as that JSON.
+func (d Definitions) KubeOpenAPI() (map[string]*spec.Schema, error) {
+	data, err := json.Marshal(d)
+	if err != nil {
+		return nil, fmt.Errorf("encoding OpenAPI definitions: %w", err)
+	}
+	var out map[string]*spec.Schema
+	if err := json.Unmarshal(data, &out); err != nil {
+		return nil, fmt.Errorf("decoding OpenAPI definitions as kube-openapi schemas: %w", err)
+	}
+	return out, nil
 }

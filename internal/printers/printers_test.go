@@ -1,4 +1,4 @@
-package apiserver
+package printers
 
 import (
 	"encoding/json"
@@ -17,9 +17,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/dnsplane/dnsplane/api"
 	dpappsv1 "github.com/dnsplane/dnsplane/api/apps/v1"
 	dpbatchv1 "github.com/dnsplane/dnsplane/api/batch/v1"
-	"github.com/dnsplane/dnsplane/api"
 	dpcorev1 "github.com/dnsplane/dnsplane/api/core/v1"
 	dpoperatorv1 "github.com/dnsplane/dnsplane/api/operator/v1"
 )
@@ -39,13 +39,15 @@ func tblMeta(name string, age time.Duration) metav1.ObjectMeta {
 
 func tblPtr[T any](v T) *T { return &v }
 
-func tblResource(t *testing.T, group, plural string) *Resource {
+func tblResource(t *testing.T, group, plural string) api.Resource {
 	t.Helper()
-	res, ok := NewRegistry().Lookup(schema.GroupVersionResource{Group: group, Version: "v1", Resource: plural})
-	if !ok {
-		t.Fatalf("no resource %s.%s", plural, group)
+	for _, res := range api.Resources() {
+		if res.GVK.Group == group && res.Plural == plural {
+			return res
+		}
 	}
-	return res
+	t.Fatalf("no resource %s.%s", plural, group)
+	return api.Resource{}
 }
 
 // tblCase is one object and the cells of its row.
@@ -56,7 +58,7 @@ type tblCase struct {
 }
 
 // checkRows prints each case's object and compares the cells exactly.
-func checkRows(t *testing.T, res *Resource, cases []tblCase) {
+func checkRows(t *testing.T, res api.Resource, cases []tblCase) {
 	t.Helper()
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -131,16 +133,15 @@ func TestTableColumns(t *testing.T) {
 		"leases":                 "NAME HOLDER AGE",
 		"dnses":                  "NAME CLUSTER-IP CLUSTER-DOMAIN AVAILABLE AGE",
 	}
-	reg := NewRegistry()
-	for _, res := range reg.Resources() {
+	for _, res := range api.Resources() {
 		w, ok := want[res.Plural]
 		if !ok {
 			t.Errorf("no expectation for %s", res.Plural)
 			continue
 		}
-		p := tablePrinterFor(res.GVK.GroupKind())
+		p := printerFor(res.GVK.GroupKind())
 		var got []string
-		for _, c := range p.columns {
+		for _, c := range p.Columns() {
 			name := strings.ReplaceAll(strings.ToUpper(c.Name), " ", "_")
 			if c.Priority == 1 {
 				name = "+" + name
@@ -159,12 +160,36 @@ func TestTableColumns(t *testing.T) {
 	}
 }
 
+// TestEveryResourceHasPrinter: every served kind has a printer of its own,
+// not the NAME/AGE default, and every printer prints a served kind.
+func TestEveryResourceHasPrinter(t *testing.T) {
+	served := map[schema.GroupKind]bool{}
+	defaultColumns := defaultPrinter().Columns()
+	for _, res := range api.Resources() {
+		gk := res.GVK.GroupKind()
+		served[gk] = true
+		p, ok := For(gk)
+		if !ok {
+			t.Errorf("%v: no printer", gk)
+			continue
+		}
+		if reflect.DeepEqual(p.Columns(), defaultColumns) {
+			t.Errorf("%v: the printer has only the default columns", gk)
+		}
+	}
+	for gk := range byKind {
+		if !served[gk] {
+			t.Errorf("printer for %v, which api.Resources does not serve", gk)
+		}
+	}
+}
+
 // TestTableEveryResource prints an empty object of every resource: each row
 // has one cell per column, of a JSON-friendly type.
 func TestTableEveryResource(t *testing.T) {
-	for _, res := range NewRegistry().Resources() {
+	for _, res := range api.Resources() {
 		obj := res.New()
-		tableObjectMeta(obj).Name = "x"
+		objectMeta(obj).Name = "x"
 		table, err := Table(res, []any{obj}, "", metav1.ListMeta{}, tblNow)
 		if err != nil {
 			t.Errorf("%s: %v", res.Plural, err)
@@ -620,7 +645,7 @@ func TestTableDNS(t *testing.T) {
 }
 
 func TestTableDefaultPrinter(t *testing.T) {
-	res := &Resource{Resource: api.Resource{GVK: schema.GroupVersionKind{Group: "example.com", Version: "v1", Kind: "Widget"}, Plural: "widgets"}}
+	res := api.Resource{GVK: schema.GroupVersionKind{Group: "example.com", Version: "v1", Kind: "Widget"}, Plural: "widgets"}
 	obj := &metav1.PartialObjectMetadata{ObjectMeta: tblMeta("w", 5*time.Minute)}
 	table, err := Table(res, []any{obj}, "", metav1.ListMeta{}, tblNow)
 	if err != nil {
@@ -737,7 +762,7 @@ func TestTableWithTypeMeta(t *testing.T) {
 		{`{"kind":"Deployment","apiVersion":"apps/v1"}`, `{"kind":"Deployment","apiVersion":"apps/v1"}`},
 	}
 	for _, tc := range tests {
-		if got := string(tableWithTypeMeta([]byte(tc.in), gvk)); got != tc.want {
+		if got := string(withTypeMeta([]byte(tc.in), gvk)); got != tc.want {
 			t.Errorf("%s: got %s, want %s", tc.in, got, tc.want)
 		}
 	}

@@ -1,21 +1,84 @@
-package apiserver
+package document
 
 import (
 	"crypto/sha512"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
+	"net/http/httptest"
 	"slices"
 	"sort"
 	"strings"
 	"testing"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/client-go/discovery"
+	cgdiscovery "k8s.io/client-go/discovery"
 	"k8s.io/client-go/openapi3"
 	"k8s.io/client-go/rest"
 	"k8s.io/kube-openapi/pkg/spec3"
+
+	"github.com/dnsplane/dnsplane/api"
 )
+
+// allVerbs are the verbs the API server serves on every resource.
+var allVerbs = []string{"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+
+// served is every row of api.Resources as the API server serves it: every
+// verb, and strategic merge patch on the built-in kinds.
+func served() []Resource {
+	var out []Resource
+	for _, r := range api.Resources() {
+		out = append(out, Resource{Resource: r, Verbs: allVerbs, StrategicMergePatch: r.GVK.Group != "operator.dnsplane.io"})
+	}
+	return out
+}
+
+// apiDocsServer serves the OpenAPI v3 handlers of every served resource
+// over HTTP.
+type apiDocsServer struct{ *httptest.Server }
+
+func newAPIDocsServer(t *testing.T, opts ...Option) *apiDocsServer {
+	t.Helper()
+	oa, err := New(served(), opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /openapi/v3", oa.ServeIndex)
+	mux.HandleFunc("GET /openapi/v3/{path...}", func(w http.ResponseWriter, r *http.Request) {
+		oa.ServeGroupVersion(w, r, r.PathValue("path"))
+	})
+	s := &apiDocsServer{Server: httptest.NewServer(mux)}
+	t.Cleanup(s.Close)
+	return s
+}
+
+// getDoc GETs path with an Accept header and returns the response and body.
+func getDoc(t *testing.T, url, accept string, header ...string) (*http.Response, []byte) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodGet, url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if accept != "" {
+		req.Header.Set("Accept", accept)
+	}
+	for i := 0; i+1 < len(header); i += 2 {
+		req.Header.Set(header[i], header[i+1])
+	}
+	client := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	resp, err := client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp, body
+}
 
 // oaIndex fetches and decodes /openapi/v3.
 func oaIndex(t *testing.T, srv *apiDocsServer) map[string]string {
@@ -146,7 +209,6 @@ func oaDocs(t *testing.T, srv *apiDocsServer) map[string]map[string]any {
 func TestOpenAPIDocuments(t *testing.T) {
 	srv := newAPIDocsServer(t)
 	docs := oaDocs(t, srv)
-	reg := NewRegistry()
 	verbs := []string{"get", "put", "post", "delete", "patch"}
 	wantParams := map[string][]string{
 		"post":  {"dryRun", "fieldManager", "fieldValidation"},
@@ -164,8 +226,8 @@ func TestOpenAPIDocuments(t *testing.T) {
 		if !ok || len(schemas) == 0 {
 			t.Errorf("%s: no components.schemas", key)
 		}
-		for _, res := range reg.Resources() {
-			if openAPIPath(res.GroupVersion()) != key {
+		for _, res := range served() {
+			if groupVersionPath(res.GVK.GroupVersion()) != key {
 				continue
 			}
 			found := false
@@ -250,15 +312,15 @@ func TestOpenAPIDocuments(t *testing.T) {
 	}
 
 	// Every resource has its collection, item and status paths.
-	for _, res := range reg.Resources() {
-		key := openAPIPath(res.GroupVersion())
+	for _, res := range served() {
+		key := groupVersionPath(res.GVK.GroupVersion())
 		collection := "/" + key + "/" + res.Plural
 		if res.Namespaced {
 			collection = "/" + key + "/namespaces/{namespace}/" + res.Plural
 		}
 		paths := docs[key]["paths"].(map[string]any)
 		want := map[string][]string{collection: {"get", "post", "delete"}, collection + "/{name}": {"get", "put", "patch", "delete"}}
-		if res.Status {
+		if res.hasStatus() {
 			want[collection+"/{name}/status"] = []string{"get", "put", "patch"}
 		}
 		if res.Namespaced {
@@ -363,21 +425,21 @@ func kubectlSupportsQueryParamV3(doc *spec3.OpenAPI, gvk schema.GroupVersionKind
 func TestOpenAPIClientGo(t *testing.T) {
 	for _, tc := range []struct {
 		name string
-		opts []OpenAPIOption
+		opts []Option
 		want bool
 	}{
 		{"fieldValidation advertised", nil, true},
-		{"fieldValidation omitted", []OpenAPIOption{OpenAPIOmitFieldValidation()}, false},
+		{"fieldValidation omitted", []Option{OmitFieldValidation()}, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			srv := newAPIDocsServer(t, tc.opts...)
-			dc := discovery.NewDiscoveryClientForConfigOrDie(&rest.Config{Host: srv.URL})
+			dc := cgdiscovery.NewDiscoveryClientForConfigOrDie(&rest.Config{Host: srv.URL})
 			root := openapi3.NewRoot(dc.OpenAPIV3())
 			gvs, err := root.GroupVersions()
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !slices.Equal(gvs, sortedGroupVersions(NewRegistry().GroupVersions())) {
+			if !slices.Equal(gvs, sortedGroupVersions(newResources(served()).gvs)) {
 				t.Errorf("group versions %v", gvs)
 			}
 			for _, gv := range gvs {
@@ -392,13 +454,13 @@ func TestOpenAPIClientGo(t *testing.T) {
 					t.Errorf("%v: %v", gv, err)
 				}
 			}
-			for _, res := range NewRegistry().Resources() {
-				doc, err := root.GVSpec(res.GroupVersion())
+			for _, res := range served() {
+				doc, err := root.GVSpec(res.GVK.GroupVersion())
 				if err != nil {
 					t.Fatal(err)
 				}
 				wantMatches := 1
-				if res.Status {
+				if res.hasStatus() {
 					wantMatches = 2
 				}
 				ok, n := kubectlSupportsQueryParamV3(doc, res.GVK, "fieldValidation")

@@ -1,4 +1,4 @@
-package apiserver
+package discovery
 
 import (
 	"encoding/json"
@@ -13,37 +13,57 @@ import (
 	apidiscoveryv2 "k8s.io/api/apidiscovery/v2"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/client-go/discovery"
+	cgdiscovery "k8s.io/client-go/discovery"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/restmapper"
+
+	"github.com/dnsplane/dnsplane/api"
 )
 
 // kubectlDiscoveryAccept is the Accept header kubectl 1.32 sends to /api
 // and /apis.
 const kubectlDiscoveryAccept = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList,application/json"
 
-// apiDocsServer serves the discovery and OpenAPI handlers of one registry
-// over HTTP and records the paths requested.
-type apiDocsServer struct {
+// allVerbs are the verbs the API server serves on every resource.
+var allVerbs = []string{"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+
+// served is every row of api.Resources with every verb, as the API server
+// serves them.
+func served() []Resource {
+	var out []Resource
+	for _, r := range api.Resources() {
+		out = append(out, Resource{Resource: r, Verbs: allVerbs})
+	}
+	return out
+}
+
+// lookup finds a served resource by group, version and plural.
+func lookup(gvr schema.GroupVersionResource) (Resource, bool) {
+	for _, r := range served() {
+		if r.GVK.GroupVersion().WithResource(r.Plural) == gvr {
+			return r, true
+		}
+	}
+	return Resource{}, false
+}
+
+// docsServer serves the discovery handlers of every served resource over
+// HTTP and records the paths requested.
+type docsServer struct {
 	*httptest.Server
 	mu    sync.Mutex
 	paths []string
 }
 
-func (s *apiDocsServer) requested() []string {
+func (s *docsServer) requested() []string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return slices.Clone(s.paths)
 }
 
-func newAPIDocsServer(t *testing.T, opts ...OpenAPIOption) *apiDocsServer {
+func newDocsServer(t *testing.T) *docsServer {
 	t.Helper()
-	reg := NewRegistry()
-	d := NewDiscovery(reg)
-	oa, err := NewOpenAPI(reg, opts...)
-	if err != nil {
-		t.Fatal(err)
-	}
+	d := New(served())
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /api", d.ServeAPI)
 	mux.HandleFunc("GET /apis", d.ServeAPIs)
@@ -56,11 +76,7 @@ func newAPIDocsServer(t *testing.T, opts ...OpenAPIOption) *apiDocsServer {
 	mux.HandleFunc("GET /apis/{g}/{v}", func(w http.ResponseWriter, r *http.Request) {
 		d.ServeGroupVersion(w, r, schema.GroupVersion{Group: r.PathValue("g"), Version: r.PathValue("v")})
 	})
-	mux.HandleFunc("GET /openapi/v3", oa.ServeIndex)
-	mux.HandleFunc("GET /openapi/v3/{path...}", func(w http.ResponseWriter, r *http.Request) {
-		oa.ServeGroupVersion(w, r, r.PathValue("path"))
-	})
-	s := &apiDocsServer{}
+	s := &docsServer{}
 	s.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		s.mu.Lock()
 		s.paths = append(s.paths, r.URL.Path)
@@ -98,7 +114,7 @@ func getDoc(t *testing.T, url, accept string, header ...string) (*http.Response,
 }
 
 func TestDiscoveryLegacyDocuments(t *testing.T) {
-	srv := newAPIDocsServer(t)
+	srv := newDocsServer(t)
 	host := strings.TrimPrefix(srv.URL, "http://")
 
 	t.Run("/api", func(t *testing.T) {
@@ -229,15 +245,15 @@ func TestDiscoveryLegacyDocuments(t *testing.T) {
 }
 
 func TestDiscoveryNegotiation(t *testing.T) {
-	srv := newAPIDocsServer(t)
+	srv := newDocsServer(t)
 	tests := []struct {
 		name, accept, want string
 	}{
-		{"kubectl", kubectlDiscoveryAccept, ContentTypeAggregatedDiscoveryV2},
-		{"client-go nopeer", "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList;profile=nopeer," + kubectlDiscoveryAccept, ContentTypeAggregatedDiscoveryV2},
-		{"params in any order", "application/json; as=APIGroupDiscoveryList; v=v2; g=apidiscovery.k8s.io", ContentTypeAggregatedDiscoveryV2},
-		{"v2beta1 only", "application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList", ContentTypeAggregatedDiscoveryV2Beta1},
-		{"v2beta1 preferred by q", "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList;q=0.5,application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList", ContentTypeAggregatedDiscoveryV2Beta1},
+		{"kubectl", kubectlDiscoveryAccept, ContentTypeAggregatedV2},
+		{"client-go nopeer", "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList;profile=nopeer," + kubectlDiscoveryAccept, ContentTypeAggregatedV2},
+		{"params in any order", "application/json; as=APIGroupDiscoveryList; v=v2; g=apidiscovery.k8s.io", ContentTypeAggregatedV2},
+		{"v2beta1 only", "application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList", ContentTypeAggregatedV2Beta1},
+		{"v2beta1 preferred by q", "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList;q=0.5,application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList", ContentTypeAggregatedV2Beta1},
 		{"plain JSON preferred by q", "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList;q=0.9,application/json", "application/json"},
 		{"plain JSON first", "application/json," + kubectlDiscoveryAccept, "application/json"},
 		{"q=0 excludes v2", "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList;q=0,*/*", "application/json"},
@@ -259,11 +275,11 @@ func TestDiscoveryNegotiation(t *testing.T) {
 					t.Fatal(err)
 				}
 				switch tc.want {
-				case ContentTypeAggregatedDiscoveryV2:
+				case ContentTypeAggregatedV2:
 					if tm.APIVersion != "apidiscovery.k8s.io/v2" || tm.Kind != "APIGroupDiscoveryList" {
 						t.Errorf("type meta %+v", tm)
 					}
-				case ContentTypeAggregatedDiscoveryV2Beta1:
+				case ContentTypeAggregatedV2Beta1:
 					if tm.APIVersion != "apidiscovery.k8s.io/v2beta1" || tm.Kind != "APIGroupDiscoveryList" {
 						t.Errorf("type meta %+v", tm)
 					}
@@ -281,8 +297,7 @@ func TestDiscoveryNegotiation(t *testing.T) {
 }
 
 func TestDiscoveryAggregatedDocuments(t *testing.T) {
-	srv := newAPIDocsServer(t)
-	reg := NewRegistry()
+	srv := newDocsServer(t)
 	seen := map[schema.GroupVersionKind]bool{}
 	for _, path := range []string{"/api", "/apis"} {
 		_, body := getDoc(t, srv.URL+path, kubectlDiscoveryAccept)
@@ -304,7 +319,7 @@ func TestDiscoveryAggregatedDocuments(t *testing.T) {
 					continue
 				}
 				gvk := schema.GroupVersionKind{Group: r.ResponseKind.Group, Version: r.ResponseKind.Version, Kind: r.ResponseKind.Kind}
-				res, ok := reg.Lookup(schema.GroupVersionResource{Group: g.Name, Version: "v1", Resource: r.Resource})
+				res, ok := lookup(schema.GroupVersionResource{Group: g.Name, Version: "v1", Resource: r.Resource})
 				if !ok || res.GVK != gvk {
 					t.Errorf("%s/%s: responseKind %v", g.Name, r.Resource, gvk)
 					continue
@@ -325,13 +340,13 @@ func TestDiscoveryAggregatedDocuments(t *testing.T) {
 						t.Errorf("%s/%s: %+v", r.Resource, s.Subresource, s)
 					}
 				}
-				if want := res.Status; want != slices.Equal(subs, []string{"status"}) {
-					t.Errorf("%s subresources %v, status %v", r.Resource, subs, res.Status)
+				if want := hasStatus(res); want != slices.Equal(subs, []string{"status"}) {
+					t.Errorf("%s subresources %v, status %v", r.Resource, subs, want)
 				}
 			}
 		}
 	}
-	for _, res := range reg.Resources() {
+	for _, res := range served() {
 		if !seen[res.GVK] {
 			t.Errorf("%v missing from aggregated discovery", res.GVK)
 		}
@@ -347,8 +362,8 @@ func TestDiscoveryClientGo(t *testing.T) {
 			name = "legacy"
 		}
 		t.Run(name, func(t *testing.T) {
-			srv := newAPIDocsServer(t)
-			dc := discovery.NewDiscoveryClientForConfigOrDie(&rest.Config{Host: srv.URL})
+			srv := newDocsServer(t)
+			dc := cgdiscovery.NewDiscoveryClientForConfigOrDie(&rest.Config{Host: srv.URL})
 			dc.UseLegacyDiscovery = legacy
 			groups, lists, err := dc.ServerGroupsAndResources()
 			if err != nil {
@@ -376,8 +391,8 @@ func TestDiscoveryClientGo(t *testing.T) {
 					got[gv.WithResource(r.Name)] = r
 				}
 			}
-			for _, res := range NewRegistry().Resources() {
-				gvr := res.GroupVersion().WithResource(res.Plural)
+			for _, res := range served() {
+				gvr := res.GVK.GroupVersion().WithResource(res.Plural)
 				r, ok := got[gvr]
 				if !ok {
 					t.Errorf("%v missing", gvr)
@@ -387,7 +402,7 @@ func TestDiscoveryClientGo(t *testing.T) {
 					!slices.Equal(r.ShortNames, res.ShortNames) || !slices.Equal(r.Verbs, res.Verbs) || !slices.Equal(r.Categories, res.Categories) {
 					t.Errorf("%v = %+v", gvr, r)
 				}
-				if _, ok := got[res.GroupVersion().WithResource(res.Plural+"/status")]; ok != res.Status {
+				if _, ok := got[res.GVK.GroupVersion().WithResource(res.Plural+"/status")]; ok != hasStatus(res) {
 					t.Errorf("%v/status listed = %v", gvr, ok)
 				}
 			}
@@ -421,17 +436,5 @@ func TestDiscoveryClientGo(t *testing.T) {
 				t.Errorf("category all = %v, %v", all, ok)
 			}
 		})
-	}
-}
-
-func TestParseAcceptList(t *testing.T) {
-	got := parseAcceptList(`text/plain;q=0.1, application/json;as=Table;v=v1;g=meta.k8s.io, application/yaml;q=0, application/x;foo="a,b";q=0.5, bad/`)
-	var types []string
-	for _, e := range got {
-		types = append(types, e.typ+"/"+e.subtype+"@"+e.params["as"]+e.params["foo"])
-	}
-	want := []string{"application/json@Table", "application/x@a,b", "text/plain@"}
-	if !slices.Equal(types, want) {
-		t.Errorf("got %v, want %v", types, want)
 	}
 }

@@ -1,9 +1,16 @@
-package apiserver
+// Package printers renders objects as the meta.k8s.io Table kube-apiserver
+// returns to kubectl get (Accept: application/json;as=Table;v=v1;g=meta.k8s.io):
+// per kind, the columns kube-apiserver's printers define
+// (k8s.io/kubernetes pkg/printers/internalversion) and the cells of an
+// object's row. Every kind of api.Resources has its own printer;
+// TestEveryResourceHasPrinter keeps it so.
+package printers
 
 import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -11,6 +18,9 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/duration"
+
+	"github.com/dnsplane/dnsplane/api"
+	"github.com/dnsplane/dnsplane/internal/negotiation"
 )
 
 // WantsTable reports whether the Accept header asks for a meta.k8s.io Table
@@ -18,19 +28,11 @@ import (
 // to plain JSON, and which Table version. kubectl get sends
 // "application/json;as=Table;v=v1;g=meta.k8s.io,application/json;as=Table;v=v1beta1;g=meta.k8s.io,application/json".
 func WantsTable(accept string) (version string, ok bool) {
-	for _, c := range parseAcceptList(accept) {
-		if c.jsonGVK(metav1.GroupName, "Table") {
-			switch v := c.params["v"]; v {
-			case "v1", "v1beta1":
-				return v, true
-			}
-			continue // a Table version we do not serve
-		}
-		if c.plainJSON() {
-			return "", false
-		}
-	}
-	return "", false
+	r, ok := negotiation.PreferredKind(accept, func(r negotiation.Range) bool {
+		v := r.Params["v"]
+		return r.JSONAs(metav1.GroupName, "Table") && (v == "v1" || v == "v1beta1")
+	})
+	return r.Params["v"], ok
 }
 
 // Values of the includeObject query parameter of Table requests.
@@ -41,41 +43,37 @@ const (
 )
 
 // Table builds the meta.k8s.io/v1 Table kube-apiserver returns for objects
-// of one resource. objs are pointers to the Go types api.New returns for
-// res.GVK. includeObject is the ?includeObject= value: "" or "Metadata" puts
-// a PartialObjectMetadata in each row (kube's default), "Object" the whole
+// of one resource. objs are pointers to the Go type res.New returns.
+// includeObject is the ?includeObject= value: "" or "Metadata" puts a
+// PartialObjectMetadata in each row (kube's default), "Object" the whole
 // object, "None" nothing; anything else is a 400. listMeta carries the
 // resourceVersion and continue token of a list. now is the clock the AGE
-// columns count from.
+// columns count from. Errors are *apierrors.StatusError, ready to send.
 //
 // The Table is always meta.k8s.io/v1; a v1beta1 response differs only in
 // the top-level apiVersion, which the caller may set.
 //
 // As kube-apiserver does, every cell is filled, including the priority 1
 // (-o wide) columns; kubectl hides those itself.
-func Table(res *Resource, objs []any, includeObject string, listMeta metav1.ListMeta, now time.Time) (*metav1.Table, error) {
+func Table(res api.Resource, objs []any, includeObject string, listMeta metav1.ListMeta, now time.Time) (*metav1.Table, error) {
 	switch includeObject {
 	case "", includeObjectMetadata, includeObjectObject, includeObjectNone:
 	default:
 		return nil, apierrors.NewBadRequest(fmt.Sprintf("unrecognized includeObject value: %q", includeObject))
 	}
-	p := tablePrinterFor(res.GVK.GroupKind())
+	p := printerFor(res.GVK.GroupKind())
 	t := &metav1.Table{
 		TypeMeta:          metav1.TypeMeta{Kind: "Table", APIVersion: metav1.SchemeGroupVersion.String()},
 		ListMeta:          listMeta,
-		ColumnDefinitions: p.columns,
+		ColumnDefinitions: p.Columns(),
 		Rows:              make([]metav1.TableRow, 0, len(objs)),
 	}
 	for _, obj := range objs {
-		cells, err := p.cells(obj, now)
+		row, err := p.Row(obj, now)
 		if err != nil {
 			return nil, apierrors.NewInternalError(fmt.Errorf("printing %s: %w", res.GroupResource(), err))
 		}
-		row := metav1.TableRow{Cells: cells}
-		if p.conditions != nil {
-			row.Conditions = p.conditions(obj)
-		}
-		if row.Object, err = tableRowObject(res.GVK, obj, includeObject); err != nil {
+		if row.Object, err = rowObject(res.GVK, obj, includeObject); err != nil {
 			return nil, apierrors.NewInternalError(err)
 		}
 		t.Rows = append(t.Rows, row)
@@ -84,7 +82,7 @@ func Table(res *Resource, objs []any, includeObject string, listMeta metav1.List
 }
 
 // rowObject renders row.object for the includeObject mode.
-func tableRowObject(gvk schema.GroupVersionKind, obj any, includeObject string) (runtime.RawExtension, error) {
+func rowObject(gvk schema.GroupVersionKind, obj any, includeObject string) (runtime.RawExtension, error) {
 	switch includeObject {
 	case includeObjectNone:
 		return runtime.RawExtension{}, nil
@@ -93,9 +91,9 @@ func tableRowObject(gvk schema.GroupVersionKind, obj any, includeObject string) 
 		if err != nil {
 			return runtime.RawExtension{}, err
 		}
-		return runtime.RawExtension{Raw: tableWithTypeMeta(raw, gvk)}, nil
+		return runtime.RawExtension{Raw: withTypeMeta(raw, gvk)}, nil
 	default:
-		om := tableObjectMeta(obj)
+		om := objectMeta(obj)
 		if om == nil {
 			return runtime.RawExtension{}, fmt.Errorf("%T has no metadata", obj)
 		}
@@ -110,7 +108,7 @@ func tableRowObject(gvk schema.GroupVersionKind, obj any, includeObject string) 
 
 // withTypeMeta adds kind and apiVersion to an encoded object that lacks
 // them, without decoding it (and so without reordering its fields).
-func tableWithTypeMeta(raw []byte, gvk schema.GroupVersionKind) []byte {
+func withTypeMeta(raw []byte, gvk schema.GroupVersionKind) []byte {
 	var tm metav1.TypeMeta
 	if err := json.Unmarshal(raw, &tm); err != nil || (tm.Kind != "" && tm.APIVersion != "") {
 		return raw
@@ -145,8 +143,8 @@ func tableWithTypeMeta(raw []byte, gvk schema.GroupVersionKind) []byte {
 	return b.Bytes()
 }
 
-// objectMetaOf returns the ObjectMeta every served type embeds.
-func tableObjectMeta(obj any) *metav1.ObjectMeta {
+// objectMeta returns the ObjectMeta every served type embeds.
+func objectMeta(obj any) *metav1.ObjectMeta {
 	if a, ok := obj.(metav1.ObjectMetaAccessor); ok {
 		if om, ok := a.GetObjectMeta().(*metav1.ObjectMeta); ok {
 			return om
@@ -155,32 +153,58 @@ func tableObjectMeta(obj any) *metav1.ObjectMeta {
 	return nil
 }
 
-// tablePrinter prints one resource: its column definitions and a function
-// from an object to the cells of its row, in column order.
-type tablePrinter struct {
+// Printer prints one kind: its column definitions and, for an object, the
+// cells of its row in column order.
+type Printer struct {
 	columns    []metav1.TableColumnDefinition
 	cells      func(obj any, now time.Time) ([]any, error)
 	conditions func(obj any) []metav1.TableRowCondition
 }
 
+// Columns returns the column definitions, the -o wide ones (priority 1)
+// included.
+func (p Printer) Columns() []metav1.TableColumnDefinition { return slices.Clone(p.columns) }
+
+// Row prints obj, a pointer to the kind's Go type: its cells and, for
+// kinds that have them, its conditions. now is the clock the AGE columns
+// count from. A value of another type is an error.
+func (p Printer) Row(obj any, now time.Time) (metav1.TableRow, error) {
+	cells, err := p.cells(obj, now)
+	if err != nil {
+		return metav1.TableRow{}, err
+	}
+	row := metav1.TableRow{Cells: cells}
+	if p.conditions != nil {
+		row.Conditions = p.conditions(obj)
+	}
+	return row, nil
+}
+
+// For returns the printer of a group/kind; false when the kind has none of
+// its own and Table prints NAME and AGE only.
+func For(gk schema.GroupKind) (Printer, bool) {
+	p, ok := byKind[gk]
+	return p, ok
+}
+
 // printerFor returns the printer of a group/kind, or the NAME/AGE printer.
-func tablePrinterFor(gk schema.GroupKind) tablePrinter {
-	if p, ok := printersByKind[gk]; ok {
+func printerFor(gk schema.GroupKind) Printer {
+	if p, ok := For(gk); ok {
 		return p
 	}
-	return defaultTablePrinter()
+	return defaultPrinter()
 }
 
 // Column helpers. Descriptions are the upstream field documentation, read
 // from the k8s.io/api types.
-var printObjectMetaDoc = metav1.ObjectMeta{}.SwaggerDoc()
+var objectMetaDoc = metav1.ObjectMeta{}.SwaggerDoc()
 
 func colName() metav1.TableColumnDefinition {
-	return metav1.TableColumnDefinition{Name: "Name", Type: "string", Format: "name", Description: printObjectMetaDoc["name"]}
+	return metav1.TableColumnDefinition{Name: "Name", Type: "string", Format: "name", Description: objectMetaDoc["name"]}
 }
 
 func colAge() metav1.TableColumnDefinition {
-	return metav1.TableColumnDefinition{Name: "Age", Type: "string", Description: printObjectMetaDoc["creationTimestamp"]}
+	return metav1.TableColumnDefinition{Name: "Age", Type: "string", Description: objectMetaDoc["creationTimestamp"]}
 }
 
 func colPlain(name, typ, desc string) metav1.TableColumnDefinition {
@@ -197,7 +221,7 @@ const (
 	printImagesDesc     = "Images referenced by each container in the template."
 )
 
-// since is the AGE of a timestamp: how long before now, or <unknown>.
+// cellAge is the AGE of a timestamp: how long before now, or <unknown>.
 func cellAge(t metav1.Time, now time.Time) string {
 	if t.IsZero() {
 		return "<unknown>"
@@ -205,7 +229,7 @@ func cellAge(t metav1.Time, now time.Time) string {
 	return duration.HumanDuration(now.Sub(t.Time))
 }
 
-// sinceMicro is since for a MicroTime.
+// cellAgeMicro is cellAge for a MicroTime.
 func cellAgeMicro(t metav1.MicroTime, now time.Time) string {
 	if t.IsZero() {
 		return "<unknown>"
@@ -213,9 +237,9 @@ func cellAgeMicro(t metav1.MicroTime, now time.Time) string {
 	return duration.HumanDuration(now.Sub(t.Time))
 }
 
-// printerOf adapts a typed cell function to a tablePrinter.
-func newTablePrinter[T any](columns []metav1.TableColumnDefinition, cells func(o *T, now time.Time) []any) tablePrinter {
-	return tablePrinter{
+// newPrinter adapts a typed cell function to a Printer.
+func newPrinter[T any](columns []metav1.TableColumnDefinition, cells func(o *T, now time.Time) []any) Printer {
+	return Printer{
 		columns: columns,
 		cells: func(obj any, now time.Time) ([]any, error) {
 			o, ok := obj.(*T)
@@ -228,11 +252,11 @@ func newTablePrinter[T any](columns []metav1.TableColumnDefinition, cells func(o
 }
 
 // defaultPrinter prints NAME and AGE from the metadata of any object.
-func defaultTablePrinter() tablePrinter {
-	return tablePrinter{
+func defaultPrinter() Printer {
+	return Printer{
 		columns: []metav1.TableColumnDefinition{colName(), colAge()},
 		cells: func(obj any, now time.Time) ([]any, error) {
-			om := tableObjectMeta(obj)
+			om := objectMeta(obj)
 			if om == nil {
 				return nil, fmt.Errorf("%T has no metadata", obj)
 			}

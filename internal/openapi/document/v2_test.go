@@ -1,4 +1,4 @@
-package apiserver
+package document
 
 import (
 	"encoding/json"
@@ -11,16 +11,18 @@ import (
 	"google.golang.org/protobuf/proto"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/strategicpatch"
-	"k8s.io/client-go/discovery"
+	cgdiscovery "k8s.io/client-go/discovery"
 	"k8s.io/client-go/openapi3"
 	"k8s.io/client-go/rest"
 	kproto "k8s.io/kube-openapi/pkg/util/proto"
 	"sigs.k8s.io/yaml"
+
+	"github.com/dnsplane/dnsplane/internal/openapi"
 )
 
-func newOpenAPIV2Server(t *testing.T, opts ...OpenAPIOption) *httptest.Server {
+func newOpenAPIV2Server(t *testing.T, opts ...Option) *httptest.Server {
 	t.Helper()
-	oa, err := NewOpenAPI(NewRegistry(), opts...)
+	oa, err := New(served(), opts...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -38,8 +40,8 @@ func newOpenAPIV2Server(t *testing.T, opts ...OpenAPIOption) *httptest.Server {
 func TestOpenAPIV2Serving(t *testing.T) {
 	srv := newOpenAPIV2Server(t)
 	_, jsonBody := getDoc(t, srv.URL+"/openapi/v2", "application/json")
-	_, pbBody := getDoc(t, srv.URL+"/openapi/v2", mediaOpenAPIV2Proto)
-	jsonTag, pbTag := `"`+openAPIHash(jsonBody)+`"`, `"`+openAPIHash(pbBody)+`"`
+	_, pbBody := getDoc(t, srv.URL+"/openapi/v2", mediaV2Proto)
+	jsonTag, pbTag := `"`+hash(jsonBody)+`"`, `"`+hash(pbBody)+`"`
 	for _, tc := range []struct {
 		name, accept string
 		header       []string
@@ -50,14 +52,14 @@ func TestOpenAPIV2Serving(t *testing.T) {
 		{"json", "application/json", nil, 200, "application/json", jsonTag},
 		{"no Accept", "", nil, 200, "application/json", jsonTag},
 		{"any", "*/*", nil, 200, "application/json", jsonTag},
-		{"protobuf as kubectl asks", mediaOpenAPIV2Proto, nil, 200, mediaOpenAPIV2ProtoDotted, pbTag},
-		{"dotted protobuf", mediaOpenAPIV2ProtoDotted, nil, 200, mediaOpenAPIV2ProtoDotted, pbTag},
-		{"protobuf preferred by q", "application/json;q=0.5, " + mediaOpenAPIV2Proto, nil, 200, mediaOpenAPIV2ProtoDotted, pbTag},
-		{"json preferred by q", "application/json, " + mediaOpenAPIV2Proto + ";q=0.9", nil, 200, "application/json", jsonTag},
+		{"protobuf as kubectl asks", mediaV2Proto, nil, 200, mediaV2ProtoDotted, pbTag},
+		{"dotted protobuf", mediaV2ProtoDotted, nil, 200, mediaV2ProtoDotted, pbTag},
+		{"protobuf preferred by q", "application/json;q=0.5, " + mediaV2Proto, nil, 200, mediaV2ProtoDotted, pbTag},
+		{"json preferred by q", "application/json, " + mediaV2Proto + ";q=0.9", nil, 200, "application/json", jsonTag},
 		{"not acceptable", "text/html", nil, 406, "", ""},
 		{"revalidate json", "application/json", []string{"If-None-Match", jsonTag}, 304, "", jsonTag},
-		{"revalidate protobuf", mediaOpenAPIV2Proto, []string{"If-None-Match", pbTag}, 304, "", pbTag},
-		{"json etag does not match protobuf", mediaOpenAPIV2Proto, []string{"If-None-Match", jsonTag}, 200, mediaOpenAPIV2ProtoDotted, pbTag},
+		{"revalidate protobuf", mediaV2Proto, []string{"If-None-Match", pbTag}, 304, "", pbTag},
+		{"json etag does not match protobuf", mediaV2Proto, []string{"If-None-Match", jsonTag}, 200, mediaV2ProtoDotted, pbTag},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			resp, _ := getDoc(t, srv.URL+"/openapi/v2", tc.accept, tc.header...)
@@ -140,15 +142,15 @@ func kubectlSupportsQueryParamV2(doc *openapi_v2.Document, gvk schema.GroupVersi
 func TestOpenAPIV2Clients(t *testing.T) {
 	for _, tc := range []struct {
 		name string
-		opts []OpenAPIOption
+		opts []Option
 		want bool
 	}{
 		{"fieldValidation advertised", nil, true},
-		{"fieldValidation omitted", []OpenAPIOption{OpenAPIOmitFieldValidation()}, false},
+		{"fieldValidation omitted", []Option{OmitFieldValidation()}, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			srv := newOpenAPIV2Server(t, tc.opts...)
-			dc := discovery.NewDiscoveryClientForConfigOrDie(&rest.Config{Host: srv.URL})
+			dc := cgdiscovery.NewDiscoveryClientForConfigOrDie(&rest.Config{Host: srv.URL})
 			doc, err := dc.OpenAPISchema() // protobuf, as kubectl reads it
 			if err != nil {
 				t.Fatal(err)
@@ -157,12 +159,11 @@ func TestOpenAPIV2Clients(t *testing.T) {
 			if err != nil {
 				t.Fatalf("kubectl's client-side validation rejects the document: %v", err)
 			}
-			reg := NewRegistry()
-			schemas, err := newOASchemas(reg, 0)
+			schemas, err := newSchemas(newResources(served()), openapi.V2)
 			if err != nil {
 				t.Fatal(err)
 			}
-			for _, res := range reg.Resources() {
+			for _, res := range served() {
 				name := schemas.kinds[res.GVK]
 				kind, ok := models.LookupModel(name).(*kproto.Kind)
 				if !ok {
@@ -204,7 +205,7 @@ func TestOpenAPIV2Clients(t *testing.T) {
 // kubectl does from the v3 components: the containers list merges by name.
 func TestOpenAPIV3StrategicPatch(t *testing.T) {
 	srv := newOpenAPIV2Server(t)
-	dc := discovery.NewDiscoveryClientForConfigOrDie(&rest.Config{Host: srv.URL})
+	dc := cgdiscovery.NewDiscoveryClientForConfigOrDie(&rest.Config{Host: srv.URL})
 	root := openapi3.NewRoot(dc.OpenAPIV3())
 	doc, err := root.GVSpec(schema.GroupVersion{Group: "apps", Version: "v1"})
 	if err != nil {
@@ -233,5 +234,29 @@ func TestOpenAPIV3StrategicPatch(t *testing.T) {
 	want := `{"spec":{"template":{"spec":{"$setElementOrder/containers":[{"name":"a"},{"name":"b"}],"containers":[{"image":"a:2","name":"a"}]}}}}`
 	if string(patch) != want {
 		t.Errorf("patch %s\nwant  %s", patch, want)
+	}
+}
+
+func TestNegotiateV2(t *testing.T) {
+	for accept, want := range map[string]string{
+		"":                 "application/json",
+		"*/*":              "application/json",
+		"application/*":    "application/json",
+		"application/json": "application/json",
+		mediaV2Proto:       mediaV2Proto,
+		mediaV2ProtoDotted: mediaV2Proto,
+		"application/json;q=0.5, " + mediaV2Proto:  mediaV2Proto,
+		mediaV2Proto + ";q=0.5, application/json":  "application/json",
+		mediaV2Proto + ";q=0, */*":                 "application/json",
+		"text/html, " + mediaV2Proto + ";q=0.1":    mediaV2Proto,
+		"text/html":                                "",
+		"*/json":                                   "",
+		"application/yaml, application/json;q=0":   "",
+		"application/json;foo, " + mediaV2Proto:    mediaV2Proto, // a malformed range is dropped
+		"application/json;q=0;foo, text/html, x/y": "",
+	} {
+		if got := negotiateV2(accept); got != want {
+			t.Errorf("negotiateV2(%q) = %q, want %q", accept, got, want)
+		}
 	}
 }

@@ -1,47 +1,78 @@
-package apiserver
+// Package discovery serves the Kubernetes discovery documents of a set of
+// resources: /api, /apis, /api/v1, /apis/<group> and
+// /apis/<group>/<version> (legacy discovery), and aggregated discovery
+// v2 and v2beta1 on /api and /apis when the client asks for it, as kubectl
+// and client-go do (docs/apiserver.md, "Discovery and OpenAPI").
+package discovery
 
 import (
 	"encoding/json"
-	"mime"
 	"net/http"
+	"slices"
 	"sort"
 	"strconv"
-	"strings"
 
 	apidiscoveryv2 "k8s.io/api/apidiscovery/v2"
 	apidiscoveryv2beta1 "k8s.io/api/apidiscovery/v2beta1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/dnsplane/dnsplane/api"
+	"github.com/dnsplane/dnsplane/internal/negotiation"
 )
 
-// Discovery serves /api, /apis, /api/v1, /apis/<group> and
-// /apis/<group>/<version> for a Registry. It keeps no state besides the
-// registry, which is read-only once built.
-type Discovery struct{ reg *Registry }
+// Resource is one served resource as discovery announces it.
+type Resource struct {
+	api.Resource
+	// Verbs served on the resource; its status subresource, when it has
+	// one, serves get, patch and update.
+	Verbs []string
+}
 
-// NewDiscovery returns the discovery handlers for reg.
-func NewDiscovery(reg *Registry) *Discovery { return &Discovery{reg: reg} }
+// Discovery serves the discovery documents of a set of resources. It is
+// read-only once built.
+type Discovery struct {
+	resources []Resource
+	gvs       []schema.GroupVersion // in order of first appearance
+}
+
+// New returns the discovery handlers for resources, which are listed in
+// their order (api.Resources': group, then plural). The core group comes
+// first when it is first there.
+func New(resources []Resource) *Discovery {
+	d := &Discovery{resources: slices.Clone(resources)}
+	for _, r := range d.resources {
+		if gv := r.GVK.GroupVersion(); !slices.Contains(d.gvs, gv) {
+			d.gvs = append(d.gvs, gv)
+		}
+	}
+	return d
+}
 
 // Media types of aggregated discovery. Clients may list the parameters in
 // any order; the response always uses this order.
 const (
-	aggregatedDiscoveryKind = "APIGroupDiscoveryList"
-	// ContentTypeAggregatedDiscoveryV2 is the Content-Type of an aggregated
+	aggregatedKind = "APIGroupDiscoveryList"
+	// ContentTypeAggregatedV2 is the Content-Type of an aggregated
 	// discovery v2 response.
-	ContentTypeAggregatedDiscoveryV2 = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList"
-	// ContentTypeAggregatedDiscoveryV2Beta1 is the Content-Type of an
-	// aggregated discovery v2beta1 response.
-	ContentTypeAggregatedDiscoveryV2Beta1 = "application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList"
+	ContentTypeAggregatedV2 = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList"
+	// ContentTypeAggregatedV2Beta1 is the Content-Type of an aggregated
+	// discovery v2beta1 response.
+	ContentTypeAggregatedV2Beta1 = "application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList"
 )
 
-// subresourceVerbs are the verbs of every status subresource.
-var subresourceVerbs = []string{"get", "patch", "update"}
+// statusVerbs are the verbs of every status subresource.
+var statusVerbs = []string{"get", "patch", "update"}
+
+// hasStatus reports whether r has a status subresource, the only
+// subresource served.
+func hasStatus(r Resource) bool { return r.HasSubresource("status") }
 
 // ServeAPI answers GET /api: APIVersions, or the core group as an
 // APIGroupDiscoveryList when the client asks for aggregated discovery.
 func (d *Discovery) ServeAPI(w http.ResponseWriter, r *http.Request) {
 	w.Header().Add("Vary", "Accept")
-	if version, ok := wantsAggregatedDiscovery(r.Header.Get("Accept")); ok {
+	if version, ok := wantsAggregated(r.Header.Get("Accept")); ok {
 		d.writeAggregated(w, version, true)
 		return
 	}
@@ -52,19 +83,19 @@ func (d *Discovery) ServeAPI(w http.ResponseWriter, r *http.Request) {
 			{ClientCIDR: "0.0.0.0/0", ServerAddress: r.Host},
 		},
 	}
-	for _, gv := range d.reg.GroupVersions() {
+	for _, gv := range d.gvs {
 		if gv.Group == "" {
 			body.Versions = append(body.Versions, gv.Version)
 		}
 	}
-	discWriteJSON(w, http.StatusOK, "application/json", body)
+	writeJSON(w, http.StatusOK, "application/json", body)
 }
 
 // ServeAPIs answers GET /apis: an APIGroupList of every non-core group, or
 // an APIGroupDiscoveryList when the client asks for aggregated discovery.
 func (d *Discovery) ServeAPIs(w http.ResponseWriter, r *http.Request) {
 	w.Header().Add("Vary", "Accept")
-	if version, ok := wantsAggregatedDiscovery(r.Header.Get("Accept")); ok {
+	if version, ok := wantsAggregated(r.Header.Get("Accept")); ok {
 		d.writeAggregated(w, version, false)
 		return
 	}
@@ -73,18 +104,18 @@ func (d *Discovery) ServeAPIs(w http.ResponseWriter, r *http.Request) {
 		g, _ := d.apiGroup(group)
 		list.Groups = append(list.Groups, g)
 	}
-	discWriteJSON(w, http.StatusOK, "application/json", list)
+	writeJSON(w, http.StatusOK, "application/json", list)
 }
 
 // ServeGroup answers GET /apis/<group> with the group's APIGroup, or 404.
 func (d *Discovery) ServeGroup(w http.ResponseWriter, r *http.Request, group string) {
 	g, ok := d.apiGroup(group)
 	if group == "" || !ok {
-		discNotFound(w)
+		notFound(w)
 		return
 	}
 	g.TypeMeta = metav1.TypeMeta{Kind: "APIGroup", APIVersion: "v1"}
-	discWriteJSON(w, http.StatusOK, "application/json", g)
+	writeJSON(w, http.StatusOK, "application/json", g)
 }
 
 // ServeGroupVersion answers GET /api/v1 and GET /apis/<group>/<version> with
@@ -92,17 +123,17 @@ func (d *Discovery) ServeGroup(w http.ResponseWriter, r *http.Request, group str
 func (d *Discovery) ServeGroupVersion(w http.ResponseWriter, r *http.Request, gv schema.GroupVersion) {
 	list, ok := d.resourceList(gv)
 	if !ok {
-		discNotFound(w)
+		notFound(w)
 		return
 	}
-	discWriteJSON(w, http.StatusOK, "application/json", list)
+	writeJSON(w, http.StatusOK, "application/json", list)
 }
 
-// groups returns the served non-core groups in registry order.
+// groups returns the served non-core groups in the resources' order.
 func (d *Discovery) groups() []string {
 	var out []string
 	seen := map[string]bool{}
-	for _, gv := range d.reg.GroupVersions() {
+	for _, gv := range d.gvs {
 		if gv.Group != "" && !seen[gv.Group] {
 			seen[gv.Group] = true
 			out = append(out, gv.Group)
@@ -112,10 +143,10 @@ func (d *Discovery) groups() []string {
 }
 
 // versions returns the served versions of group, preferred first: v1 when
-// served, otherwise registry order.
+// served, otherwise the resources' order.
 func (d *Discovery) versions(group string) []string {
 	var out []string
-	for _, gv := range d.reg.GroupVersions() {
+	for _, gv := range d.gvs {
 		if gv.Group == group {
 			out = append(out, gv.Version)
 		}
@@ -141,11 +172,11 @@ func (d *Discovery) apiGroup(group string) (metav1.APIGroup, bool) {
 	return g, true
 }
 
-// resourcesOf returns the registry's resources in gv, ordered by plural.
-func (d *Discovery) resourcesOf(gv schema.GroupVersion) []*Resource {
-	var out []*Resource
-	for _, r := range d.reg.Resources() {
-		if r.GroupVersion() == gv {
+// resourcesOf returns the resources in gv, ordered by plural.
+func (d *Discovery) resourcesOf(gv schema.GroupVersion) []Resource {
+	var out []Resource
+	for _, r := range d.resources {
+		if r.GVK.GroupVersion() == gv {
 			out = append(out, r)
 		}
 	}
@@ -171,16 +202,16 @@ func (d *Discovery) resourceList(gv schema.GroupVersion) (metav1.APIResourceList
 			SingularName: r.Singular,
 			Namespaced:   r.Namespaced,
 			Kind:         r.GVK.Kind,
-			Verbs:        discCopy(r.Verbs),
-			ShortNames:   discCopy(r.ShortNames),
-			Categories:   discCopy(r.Categories),
+			Verbs:        slices.Clone(r.Verbs),
+			ShortNames:   slices.Clone(r.ShortNames),
+			Categories:   slices.Clone(r.Categories),
 		})
-		if r.Status {
+		if hasStatus(r) {
 			list.APIResources = append(list.APIResources, metav1.APIResource{
 				Name:       r.Plural + "/status",
 				Namespaced: r.Namespaced,
 				Kind:       r.GVK.Kind,
-				Verbs:      discCopy(subresourceVerbs),
+				Verbs:      slices.Clone(statusVerbs),
 			})
 		}
 	}
@@ -215,7 +246,7 @@ func (d *Discovery) aggregated(legacy bool) apidiscoveryv2.APIGroupDiscoveryList
 	return list
 }
 
-func aggregatedResource(r *Resource) apidiscoveryv2.APIResourceDiscovery {
+func aggregatedResource(r Resource) apidiscoveryv2.APIResourceDiscovery {
 	kind := metav1.GroupVersionKind{Group: r.GVK.Group, Version: r.GVK.Version, Kind: r.GVK.Kind}
 	scope := apidiscoveryv2.ScopeCluster
 	if r.Namespaced {
@@ -226,16 +257,16 @@ func aggregatedResource(r *Resource) apidiscoveryv2.APIResourceDiscovery {
 		ResponseKind:     &kind,
 		Scope:            scope,
 		SingularResource: r.Singular,
-		Verbs:            discCopy(r.Verbs),
-		ShortNames:       discCopy(r.ShortNames),
-		Categories:       discCopy(r.Categories),
+		Verbs:            slices.Clone(r.Verbs),
+		ShortNames:       slices.Clone(r.ShortNames),
+		Categories:       slices.Clone(r.Categories),
 	}
-	if r.Status {
+	if hasStatus(r) {
 		sk := kind
 		out.Subresources = append(out.Subresources, apidiscoveryv2.APISubresourceDiscovery{
 			Subresource:  "status",
 			ResponseKind: &sk,
-			Verbs:        discCopy(subresourceVerbs),
+			Verbs:        slices.Clone(statusVerbs),
 		})
 	}
 	return out
@@ -246,145 +277,37 @@ func aggregatedResource(r *Resource) apidiscoveryv2.APIResourceDiscovery {
 // Content-Type differ.
 func (d *Discovery) writeAggregated(w http.ResponseWriter, version string, legacy bool) {
 	list := d.aggregated(legacy)
-	contentType := ContentTypeAggregatedDiscoveryV2
+	contentType := ContentTypeAggregatedV2
 	gv := apidiscoveryv2.SchemeGroupVersion
 	if version == apidiscoveryv2beta1.SchemeGroupVersion.Version {
-		contentType = ContentTypeAggregatedDiscoveryV2Beta1
+		contentType = ContentTypeAggregatedV2Beta1
 		gv = apidiscoveryv2beta1.SchemeGroupVersion
 	}
-	list.TypeMeta = metav1.TypeMeta{Kind: aggregatedDiscoveryKind, APIVersion: gv.String()}
-	discWriteJSON(w, http.StatusOK, contentType, list)
+	list.TypeMeta = metav1.TypeMeta{Kind: aggregatedKind, APIVersion: gv.String()}
+	writeJSON(w, http.StatusOK, contentType, list)
 }
 
-// wantsAggregatedDiscovery negotiates the Accept header of /api and /apis.
+// wantsAggregated negotiates the Accept header of /api and /apis.
 // It returns the aggregated discovery version ("v2" or "v2beta1") when the
 // most preferred acceptable media range is aggregated discovery, and false
 // when plain JSON (or nothing we know) wins.
-func wantsAggregatedDiscovery(accept string) (string, bool) {
-	for _, c := range parseAcceptList(accept) {
-		if c.jsonGVK("apidiscovery.k8s.io", aggregatedDiscoveryKind) {
-			switch c.params["v"] {
-			case "v2", "v2beta1":
-				// profile=nopeer asks to leave out peer servers; there are none.
-				if p, ok := c.params["profile"]; ok && p != "nopeer" {
-					continue
-				}
-				return c.params["v"], true
-			}
-			continue
-		}
-		if c.plainJSON() {
-			return "", false
-		}
-	}
-	return "", false
-}
-
-// acceptEntry is one media range of an Accept header.
-type acceptEntry struct {
-	typ, subtype string
-	params       map[string]string // lower-case keys, without q
-	q            float64
-	index        int
-}
-
-// matchesJSON reports whether the range accepts application/json.
-func (a acceptEntry) matchesJSON() bool {
-	return (a.typ == "application" || a.typ == "*") && (a.subtype == "json" || a.subtype == "*")
-}
-
-// plainJSON reports whether the range accepts application/json without
-// asking for a particular kind.
-func (a acceptEntry) plainJSON() bool {
-	if !a.matchesJSON() {
-		return false
-	}
-	for k := range a.params {
-		if k != "charset" {
+func wantsAggregated(accept string) (string, bool) {
+	r, ok := negotiation.PreferredKind(accept, func(r negotiation.Range) bool {
+		if !r.JSONAs("apidiscovery.k8s.io", aggregatedKind) {
 			return false
 		}
-	}
-	return true
+		// profile=nopeer asks to leave out peer servers; there are none.
+		if p, ok := r.Params["profile"]; ok && p != "nopeer" {
+			return false
+		}
+		v := r.Params["v"]
+		return v == "v2" || v == "v2beta1"
+	})
+	return r.Params["v"], ok
 }
 
-// jsonGVK reports whether the range is application/json naming group g and
-// kind as (any version).
-func (a acceptEntry) jsonGVK(g, as string) bool {
-	return a.typ == "application" && a.subtype == "json" && a.params["g"] == g && a.params["as"] == as
-}
-
-// parseAcceptList parses an Accept header into its acceptable media ranges,
-// most preferred first (by q, then by position). Ranges with q=0 and
-// malformed ranges are dropped. An empty header accepts everything.
-func parseAcceptList(header string) []acceptEntry {
-	if strings.TrimSpace(header) == "" {
-		return []acceptEntry{{typ: "*", subtype: "*", params: map[string]string{}, q: 1}}
-	}
-	var out []acceptEntry
-	for i, part := range splitAcceptHeader(header) {
-		part = strings.TrimSpace(part)
-		if part == "" {
-			continue
-		}
-		mt, params, err := mime.ParseMediaType(part)
-		if err != nil {
-			continue
-		}
-		typ, sub, ok := strings.Cut(mt, "/")
-		if !ok || typ == "" || sub == "" {
-			continue
-		}
-		e := acceptEntry{typ: typ, subtype: sub, params: map[string]string{}, q: 1, index: i}
-		for k, v := range params {
-			if k == "q" {
-				q, err := strconv.ParseFloat(v, 64)
-				if err != nil || q < 0 || q > 1 {
-					q = 0
-				}
-				e.q = q
-				continue
-			}
-			e.params[k] = v
-		}
-		if e.q > 0 {
-			out = append(out, e)
-		}
-	}
-	sort.SliceStable(out, func(i, j int) bool { return out[i].q > out[j].q })
-	return out
-}
-
-// splitAcceptHeader splits on commas outside quoted strings.
-func splitAcceptHeader(s string) []string {
-	var parts []string
-	start, quoted := 0, false
-	for i := 0; i < len(s); i++ {
-		switch s[i] {
-		case '\\':
-			if quoted {
-				i++
-			}
-		case '"':
-			quoted = !quoted
-		case ',':
-			if !quoted {
-				parts = append(parts, s[start:i])
-				start = i + 1
-			}
-		}
-	}
-	return append(parts, s[start:])
-}
-
-func discCopy(in []string) []string {
-	if in == nil {
-		return nil
-	}
-	return append([]string(nil), in...)
-}
-
-// discWriteJSON writes v as JSON with the given status and Content-Type.
-func discWriteJSON(w http.ResponseWriter, code int, contentType string, v any) {
+// writeJSON writes v as JSON with the given status and Content-Type.
+func writeJSON(w http.ResponseWriter, code int, contentType string, v any) {
 	body, err := json.Marshal(v)
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusInternalServerError)
@@ -396,9 +319,9 @@ func discWriteJSON(w http.ResponseWriter, code int, contentType string, v any) {
 	_, _ = w.Write(body)
 }
 
-// discNotFound writes the 404 Status kube-apiserver sends for an unknown
+// notFound writes the 404 Status kube-apiserver sends for an unknown
 // path.
-func discNotFound(w http.ResponseWriter) {
+func notFound(w http.ResponseWriter) {
 	status := metav1.Status{
 		TypeMeta: metav1.TypeMeta{Kind: "Status", APIVersion: "v1"},
 		Status:   metav1.StatusFailure,
@@ -407,5 +330,5 @@ func discNotFound(w http.ResponseWriter) {
 		Details:  &metav1.StatusDetails{},
 		Code:     http.StatusNotFound,
 	}
-	discWriteJSON(w, http.StatusNotFound, "application/json", status)
+	writeJSON(w, http.StatusNotFound, "application/json", status)
 }

@@ -1,4 +1,4 @@
-package apiserver
+package printers
 
 import (
 	"fmt"
@@ -24,15 +24,15 @@ import (
 	dpoperatorv1 "github.com/dnsplane/dnsplane/api/operator/v1"
 )
 
-// printersByKind holds the kind-specific printers; it is read-only after
+// byKind holds the kind-specific printers; it is read-only after
 // package initialisation.
-var printersByKind = buildTablePrinters()
+var byKind = buildPrinters()
 
-func buildTablePrinters() map[schema.GroupKind]tablePrinter {
+func buildPrinters() map[schema.GroupKind]Printer {
 	core := func(kind string) schema.GroupKind { return schema.GroupKind{Kind: kind} }
 	apps := func(kind string) schema.GroupKind { return schema.GroupKind{Group: "apps", Kind: kind} }
 	batch := func(kind string) schema.GroupKind { return schema.GroupKind{Group: "batch", Kind: kind} }
-	return map[schema.GroupKind]tablePrinter{
+	return map[schema.GroupKind]Printer{
 		core("Pod"):                   podPrinter(),
 		core("PodTemplate"):           podTemplatePrinter(),
 		core("ReplicationController"): replicationControllerPrinter(),
@@ -58,8 +58,8 @@ func buildTablePrinters() map[schema.GroupKind]tablePrinter {
 
 // --- pods ---
 
-func podPrinter() tablePrinter {
-	p := newTablePrinter(
+func podPrinter() Printer {
+	p := newPrinter(
 		[]metav1.TableColumnDefinition{
 			colName(),
 			colPlain("Ready", "string", "The aggregate readiness state of this pod for accepting traffic."),
@@ -241,8 +241,8 @@ func podCells(pod *dpcorev1.Pod, now time.Time) []any {
 
 // --- pod templates and their carriers ---
 
-func podTemplatePrinter() tablePrinter {
-	return newTablePrinter(
+func podTemplatePrinter() Printer {
+	return newPrinter(
 		[]metav1.TableColumnDefinition{
 			colName(),
 			colPlain("Containers", "string", printContainersDesc),
@@ -256,9 +256,9 @@ func podTemplatePrinter() tablePrinter {
 	)
 }
 
-func replicationControllerPrinter() tablePrinter {
+func replicationControllerPrinter() Printer {
 	spec, status := corev1.ReplicationControllerSpec{}.SwaggerDoc(), corev1.ReplicationControllerStatus{}.SwaggerDoc()
-	return newTablePrinter(
+	return newPrinter(
 		[]metav1.TableColumnDefinition{
 			colName(),
 			colPlain("Desired", "integer", spec["replicas"]),
@@ -281,9 +281,9 @@ func replicationControllerPrinter() tablePrinter {
 	)
 }
 
-func deploymentPrinter() tablePrinter {
+func deploymentPrinter() Printer {
 	status := appsv1.DeploymentStatus{}.SwaggerDoc()
-	return newTablePrinter(
+	return newPrinter(
 		[]metav1.TableColumnDefinition{
 			colName(),
 			colPlain("Ready", "string", "Number of the pod with ready state"),
@@ -307,9 +307,9 @@ func deploymentPrinter() tablePrinter {
 	)
 }
 
-func replicaSetPrinter() tablePrinter {
+func replicaSetPrinter() Printer {
 	spec, status := appsv1.ReplicaSetSpec{}.SwaggerDoc(), appsv1.ReplicaSetStatus{}.SwaggerDoc()
-	return newTablePrinter(
+	return newPrinter(
 		[]metav1.TableColumnDefinition{
 			colName(),
 			colPlain("Desired", "integer", spec["replicas"]),
@@ -328,8 +328,8 @@ func replicaSetPrinter() tablePrinter {
 	)
 }
 
-func statefulSetPrinter() tablePrinter {
-	return newTablePrinter(
+func statefulSetPrinter() Printer {
+	return newPrinter(
 		[]metav1.TableColumnDefinition{
 			colName(),
 			colPlain("Ready", "string", "Number of the pod with ready state"),
@@ -345,9 +345,9 @@ func statefulSetPrinter() tablePrinter {
 	)
 }
 
-func daemonSetPrinter() tablePrinter {
+func daemonSetPrinter() Printer {
 	status := appsv1.DaemonSetStatus{}.SwaggerDoc()
-	return newTablePrinter(
+	return newPrinter(
 		[]metav1.TableColumnDefinition{
 			colName(),
 			colPlain("Desired", "integer", status["desiredNumberScheduled"]),
@@ -371,8 +371,8 @@ func daemonSetPrinter() tablePrinter {
 	)
 }
 
-func jobPrinter() tablePrinter {
-	return newTablePrinter(
+func jobPrinter() Printer {
+	return newPrinter(
 		[]metav1.TableColumnDefinition{
 			colName(),
 			colPlain("Status", "string", "Status of the job."),
@@ -436,9 +436,9 @@ func printJobStatus(o *dpbatchv1.Job) string {
 	return "Running"
 }
 
-func cronJobPrinter() tablePrinter {
+func cronJobPrinter() Printer {
 	spec, status := batchv1.CronJobSpec{}.SwaggerDoc(), batchv1.CronJobStatus{}.SwaggerDoc()
-	return newTablePrinter(
+	return newPrinter(
 		[]metav1.TableColumnDefinition{
 			colName(),
 			colPlain("Schedule", "string", spec["schedule"]),
@@ -474,9 +474,9 @@ func cronJobPrinter() tablePrinter {
 
 // --- services and endpoints ---
 
-func servicePrinter() tablePrinter {
+func servicePrinter() Printer {
 	spec := corev1.ServiceSpec{}.SwaggerDoc()
-	return newTablePrinter(
+	return newPrinter(
 		[]metav1.TableColumnDefinition{
 			colName(),
 			colPlain("Type", "string", spec["type"]),
@@ -552,8 +552,8 @@ func printServiceExternalIP(o *corev1.Service, typ corev1.ServiceType) string {
 }
 
 //nolint:staticcheck // Endpoints is deprecated in favour of EndpointSlice, but kube-apiserver still serves it, and so do we.
-func endpointsPrinter() tablePrinter {
-	return newTablePrinter(
+func endpointsPrinter() Printer {
+	return newPrinter(
 		[]metav1.TableColumnDefinition{
 			colName(),
 			colPlain("Endpoints", "string", corev1.Endpoints{}.SwaggerDoc()["subsets"]),
@@ -590,9 +590,9 @@ func printEndpoints(subsets []corev1.EndpointSubset) string {
 	return list.String("")
 }
 
-func endpointSlicePrinter() tablePrinter {
+func endpointSlicePrinter() Printer {
 	doc := discoveryv1.EndpointSlice{}.SwaggerDoc()
-	return newTablePrinter(
+	return newPrinter(
 		[]metav1.TableColumnDefinition{
 			colName(),
 			colPlain("AddressType", "string", doc["addressType"]),
@@ -652,9 +652,9 @@ func (l *printLimitedList) String(empty string) string {
 
 // --- cluster objects ---
 
-func nodePrinter() tablePrinter {
+func nodePrinter() Printer {
 	info, status := corev1.NodeSystemInfo{}.SwaggerDoc(), corev1.NodeStatus{}.SwaggerDoc()
-	return newTablePrinter(
+	return newPrinter(
 		[]metav1.TableColumnDefinition{
 			colName(),
 			colPlain("Status", "string", "The status of the node"),
@@ -720,8 +720,8 @@ func printNodeAddress(o *corev1.Node, t corev1.NodeAddressType) string {
 	return "<none>"
 }
 
-func namespacePrinter() tablePrinter {
-	return newTablePrinter(
+func namespacePrinter() Printer {
+	return newPrinter(
 		[]metav1.TableColumnDefinition{colName(), colPlain("Status", "string", "The status of the namespace"), colAge()},
 		func(o *corev1.Namespace, now time.Time) []any {
 			phase := string(o.Status.Phase)
@@ -733,9 +733,9 @@ func namespacePrinter() tablePrinter {
 	)
 }
 
-func eventPrinter() tablePrinter {
+func eventPrinter() Printer {
 	doc := corev1.Event{}.SwaggerDoc()
-	return newTablePrinter(
+	return newPrinter(
 		[]metav1.TableColumnDefinition{
 			colPlain("Last Seen", "string", doc["lastTimestamp"]),
 			colPlain("Type", "string", doc["type"]),
@@ -746,7 +746,7 @@ func eventPrinter() tablePrinter {
 			colPlain("Message", "string", doc["message"]),
 			colWide("First Seen", "string", doc["firstTimestamp"]),
 			colWide("Count", "string", doc["count"]),
-			{Name: "Name", Type: "string", Format: "name", Priority: 1, Description: printObjectMetaDoc["name"]},
+			{Name: "Name", Type: "string", Format: "name", Priority: 1, Description: objectMetaDoc["name"]},
 		},
 		func(o *corev1.Event, now time.Time) []any {
 			first := cellAge(o.FirstTimestamp, now)
@@ -779,8 +779,8 @@ func eventPrinter() tablePrinter {
 	)
 }
 
-func configMapPrinter() tablePrinter {
-	return newTablePrinter(
+func configMapPrinter() Printer {
+	return newPrinter(
 		[]metav1.TableColumnDefinition{colName(), colPlain("Data", "string", corev1.ConfigMap{}.SwaggerDoc()["data"]), colAge()},
 		func(o *corev1.ConfigMap, now time.Time) []any {
 			return []any{o.Name, int64(len(o.Data) + len(o.BinaryData)), cellAge(o.CreationTimestamp, now)}
@@ -788,9 +788,9 @@ func configMapPrinter() tablePrinter {
 	)
 }
 
-func secretPrinter() tablePrinter {
+func secretPrinter() Printer {
 	doc := corev1.Secret{}.SwaggerDoc()
-	return newTablePrinter(
+	return newPrinter(
 		[]metav1.TableColumnDefinition{colName(), colPlain("Type", "string", doc["type"]), colPlain("Data", "string", doc["data"]), colAge()},
 		func(o *corev1.Secret, now time.Time) []any {
 			typ := o.Type
@@ -802,8 +802,8 @@ func secretPrinter() tablePrinter {
 	)
 }
 
-func serviceAccountPrinter() tablePrinter {
-	return newTablePrinter(
+func serviceAccountPrinter() Printer {
+	return newPrinter(
 		[]metav1.TableColumnDefinition{colName(), colPlain("Secrets", "string", corev1.ServiceAccount{}.SwaggerDoc()["secrets"]), colAge()},
 		func(o *corev1.ServiceAccount, now time.Time) []any {
 			return []any{o.Name, int64(len(o.Secrets)), cellAge(o.CreationTimestamp, now)}
@@ -811,8 +811,8 @@ func serviceAccountPrinter() tablePrinter {
 	)
 }
 
-func leasePrinter() tablePrinter {
-	return newTablePrinter(
+func leasePrinter() Printer {
+	return newPrinter(
 		[]metav1.TableColumnDefinition{colName(), colPlain("Holder", "string", coordinationv1.LeaseSpec{}.SwaggerDoc()["holderIdentity"]), colAge()},
 		func(o *coordinationv1.Lease, now time.Time) []any {
 			holder := ""
@@ -825,8 +825,8 @@ func leasePrinter() tablePrinter {
 }
 
 // dnsPrinter prints operator.dnsplane.io DNS objects.
-func dnsPrinter() tablePrinter {
-	return newTablePrinter(
+func dnsPrinter() Printer {
+	return newPrinter(
 		[]metav1.TableColumnDefinition{
 			colName(),
 			colPlain("Cluster-IP", "string", "The service IP of cluster DNS."),
