@@ -34,6 +34,11 @@ type Resource struct {
 	// status subresource the main resource ignores status changes and
 	// /status ignores the rest.
 	Subresources []string
+	// Custom is true for dnsplane's own kinds, served as kube-apiserver
+	// serves a CustomResourceDefinition's (the DNS operator also runs
+	// against real clusters, where DNS is a CRD): JSON only, and no
+	// strategic merge patch, which needs Go struct tags CRDs do not have.
+	Custom bool
 	// New returns a pointer to a new, empty object of the kind's Go type.
 	New func() any
 }
@@ -70,6 +75,11 @@ func group(grp, kind, plural string, namespaced bool, short []string, subresourc
 	return r
 }
 
+func custom(r Resource) Resource {
+	r.Custom = true
+	return r
+}
+
 // resources is read-only after package initialisation; Resources hands out
 // copies. Ordered by group, then plural, as discovery lists them.
 var resources = sorted([]Resource{
@@ -98,7 +108,7 @@ var resources = sorted([]Resource{
 	group("coordination.k8s.io", "Lease", "leases", true, nil, nil, nil, func() any { return &coordinationv1.Lease{} }),
 
 	// dnsplane's own API.
-	group(dpoperatorv1.GroupName, "DNS", "dnses", false, nil, []string{status}, nil, func() any { return &dpoperatorv1.DNS{} }),
+	custom(group(dpoperatorv1.GroupName, "DNS", "dnses", false, nil, []string{status}, nil, func() any { return &dpoperatorv1.DNS{} })),
 })
 
 func sorted(rs []Resource) []Resource {

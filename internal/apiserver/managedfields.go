@@ -72,7 +72,7 @@ func newFieldManagers(reg *Registry) (*fieldManagers, error) {
 		}
 		fms.roots[res.GVK] = typeRoot{schema: tv.Schema(), ref: tv.TypeRef()}
 		subs := []string{""}
-		if res.Status {
+		if res.HasStatus() {
 			subs = append(subs, "status")
 		}
 		for _, sub := range subs {
@@ -108,7 +108,7 @@ func resetFields(res *Resource, subresource string) map[fieldpath.APIVersion]fie
 			fieldpath.MakePathOrDie("metadata", "labels"),
 			fieldpath.MakePathOrDie("metadata", "annotations"),
 		)
-	case res.Status:
+	case res.HasStatus():
 		set = fieldpath.NewSet(fieldpath.MakePathOrDie("status"))
 	default:
 		return nil

@@ -33,7 +33,7 @@ const (
 // builtin reports whether a resource is a Kubernetes built-in kind, the only
 // kinds strategic merge patch applies to (their Go types carry the patch
 // strategies); dnsplane's own kinds behave like custom resources.
-func builtin(res *Resource) bool { return res.GVK.Group != "operator.dnsplane.io" }
+func builtin(res *Resource) bool { return !res.Custom }
 
 func (s *Server) patch(w http.ResponseWriter, r *http.Request, res *Resource, info requestInfo) error {
 	dryRun, err := isDryRun(r)

@@ -119,7 +119,7 @@ func storedSizeFloor(res *Resource, subresource string, obj any, docBytes, limit
 		return 0, err
 	}
 	n -= mf
-	if res.Status && status.IsValid() {
+	if res.HasStatus() && status.IsValid() {
 		// The main resource keeps the stored status.
 		st, err := size(status.Interface())
 		if err != nil {
@@ -159,7 +159,7 @@ func (s *Server) appliedSizeFloor(res *Resource, subresource string, typed any, 
 	switch {
 	case subresource == "status" && status.IsValid():
 		kept = status.Interface()
-	case res.Status && status.IsValid():
+	case res.HasStatus() && status.IsValid():
 		rest.ResetStatus(typed)
 	}
 	data, err := json.Marshal(kept)
@@ -190,7 +190,7 @@ func (s *Server) appliedSizeFloor(res *Resource, subresource string, typed any, 
 			if k == "status" {
 				fields += managedEntryBytes(k) + managedFieldsBytes(root.schema, sf.Type, v)
 			}
-		case k == "status" && res.Status:
+		case k == "status" && res.HasStatus():
 			// Reset: the main resource never takes the status.
 		case k == "metadata":
 			// Of the metadata only labels and annotations are managed

@@ -13,14 +13,15 @@ import (
 // Resource is one row of api.Resources as the server serves it.
 type Resource struct {
 	api.Resource
-	// Status is true when the resource has a status subresource: the main
-	// resource then ignores status changes and /status ignores the rest.
-	Status bool
 	// Verbs served; every resource serves the full set today.
 	Verbs []string
 	// Strategy holds the kind's rules (internal/registry).
 	Strategy rest.Strategy
 }
+
+// HasStatus reports a status subresource: the main resource then ignores
+// status changes and /status ignores the rest.
+func (r *Resource) HasStatus() bool { return r.HasSubresource("status") }
 
 // GroupVersion of the resource.
 func (r *Resource) GroupVersion() schema.GroupVersion { return r.GVK.GroupVersion() }
@@ -53,7 +54,7 @@ func newRegistry(strategies map[schema.GroupKind]rest.Strategy) (*Registry, erro
 		if !ok {
 			return nil, fmt.Errorf("apiserver: no strategy for %s", r.GVK.GroupKind())
 		}
-		res := &Resource{Resource: r, Status: r.HasSubresource("status"), Verbs: allVerbs, Strategy: st}
+		res := &Resource{Resource: r, Verbs: allVerbs, Strategy: st}
 		reg.byPath[r.GroupVersionResource()] = res
 		reg.list = append(reg.list, res)
 	}

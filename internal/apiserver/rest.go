@@ -20,7 +20,7 @@ func (s *Server) serveResource(w http.ResponseWriter, r *http.Request, info requ
 		writeError(w, s.log, errNotFoundPath())
 		return
 	}
-	if info.Subresource != "" && (info.Subresource != "status" || !res.Status) {
+	if info.Subresource != "" && (info.Subresource != "status" || !res.HasStatus()) {
 		writeError(w, s.log, errNotFoundPath())
 		return
 	}
