@@ -1,0 +1,83 @@
+// Package arch checks the dependency rule of docs/architecture.md
+// ("Assembly and the dependency rule") with `go list`, so that a change
+// that breaks it fails a test instead of waiting for review.
+package arch
+
+import (
+	"bytes"
+	"encoding/json"
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+const module = "github.com/dnsplane/dnsplane/"
+
+// deps returns, for each package matching pattern, the module's packages
+// it imports directly or indirectly.
+func deps(t *testing.T, pattern string) map[string][]string {
+	t.Helper()
+	out, err := exec.Command("go", "list", "-json=ImportPath,Deps", module+pattern).Output()
+	if err != nil {
+		t.Fatalf("go list %s: %v", pattern, err)
+	}
+	res := map[string][]string{}
+	dec := json.NewDecoder(bytes.NewReader(out))
+	for dec.More() {
+		var p struct {
+			ImportPath string
+			Deps       []string
+		}
+		if err := dec.Decode(&p); err != nil {
+			t.Fatal(err)
+		}
+		for _, d := range p.Deps {
+			if strings.HasPrefix(d, module) || strings.HasPrefix(d, "github.com/coredns/coredns/plugin/") {
+				res[p.ImportPath] = append(res[p.ImportPath], d)
+			}
+		}
+	}
+	return res
+}
+
+// TestDependencyRule: dependencies point one way, cmd → controlplane →
+// apiserver and the roles → registry, printers, discovery, corefile, … →
+// validation, resolvconf → api.
+func TestDependencyRule(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs go list over the module")
+	}
+	tests := []struct {
+		pattern   string
+		forbidden []string // package path prefixes, relative to the module unless absolute
+		why       string
+	}{
+		{"api/...", []string{"internal/", "cmd/", "plugin/"}, "the public types depend on nothing of ours"},
+		{"internal/registry/...", []string{"internal/apiserver", "internal/controlplane", "internal/coredns"}, "strategies are used by the server and by offline tools"},
+		{"internal/printers/...", []string{"internal/apiserver", "internal/controlplane"}, "printers take api.Resource"},
+		{"internal/discovery/...", []string{"internal/apiserver", "internal/controlplane"}, "discovery takes its resource list"},
+		{"internal/negotiation/...", []string{"internal/"}, "a leaf"},
+		{"internal/openapi/...", []string{"internal/apiserver", "internal/controlplane"}, "documents take their resource list"},
+		{"internal/validation/...", []string{"internal/apiserver", "internal/registry", "internal/controlplane"}, "the pod DNS domain is pure functions"},
+		{"internal/resolvconf/...", []string{"internal/apiserver", "internal/registry", "internal/controlplane"}, "the pod DNS domain is pure functions"},
+		{"internal/corefile/...", []string{"internal/coredns", "internal/apiserver", "github.com/coredns/coredns/plugin/"}, "rendering a Corefile links no CoreDNS plugin"},
+		{"internal/apiserver/...", []string{"internal/controlplane", "internal/coredns", "cmd/"}, "the API server does not know the roles beside it"},
+		{"plugin/...", []string{"internal/"}, "our plugins are for anyone building CoreDNS"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.pattern, func(t *testing.T) {
+			for pkg, ds := range deps(t, tt.pattern) {
+				for _, d := range ds {
+					for _, f := range tt.forbidden {
+						if !strings.Contains(f, ".") {
+							f = module + f
+						}
+						if strings.HasPrefix(d, f) && !strings.HasPrefix(d, pkg) {
+							t.Errorf("%s imports %s: %s", strings.TrimPrefix(pkg, module), strings.TrimPrefix(d, module), tt.why)
+						}
+					}
+				}
+			}
+		})
+	}
+}
