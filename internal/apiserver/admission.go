@@ -3,7 +3,10 @@ package apiserver
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"reflect"
+
+	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/dnsplane/dnsplane/internal/registry/rest"
 )
@@ -61,17 +64,17 @@ func specChanged(obj, old any) bool {
 	return errA != nil || errB != nil || string(ja) != string(jb)
 }
 
-// cloneObject deep-copies one of our objects through JSON.
+// cloneObject deep-copies one of our objects. Every kind in api.Resources
+// is a runtime.Object (upstream's, or dnsplane's with the generated
+// DeepCopyObject; api's TestEveryKindIsARuntimeObject), so a failed
+// assertion is a programming error. It replaces a JSON round trip: a
+// /status write no longer encodes and decodes the whole stored object.
 func cloneObject(obj any) any {
-	data, err := json.Marshal(obj)
-	if err != nil {
-		panic("apiserver: cloning object: " + err.Error())
+	o, ok := obj.(runtime.Object)
+	if !ok {
+		panic(fmt.Sprintf("apiserver: cloning %T: not a runtime.Object", obj))
 	}
-	out := reflect.New(reflect.TypeOf(obj).Elem()).Interface()
-	if err := json.Unmarshal(data, out); err != nil {
-		panic("apiserver: cloning object: " + err.Error())
-	}
-	return out
+	return o.DeepCopyObject()
 }
 
 // reserve takes what an object holds outside its own key (Service cluster

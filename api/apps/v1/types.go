@@ -1,6 +1,3 @@
-// Package v1 holds dnsplane's apps/v1 workload types: the upstream
-// k8s.io/api/apps/v1 types whose pod template is dnsplane's, so the template
-// may carry spec.dnsParams. See package api/core/v1 for how shadowing works.
 package v1
 
 import (
@@ -17,11 +14,23 @@ type DeploymentSpec struct {
 }
 
 // Deployment is an apps/v1 Deployment.
+//
+// +genclient
+// +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
 type Deployment struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`
 	Spec              DeploymentSpec          `json:"spec,omitempty"`
 	Status            appsv1.DeploymentStatus `json:"status,omitempty"`
+}
+
+// DeploymentList is a list of Deployments.
+//
+// +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
+type DeploymentList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []Deployment `json:"items"`
 }
 
 // ReplicaSetSpec shadows the upstream template with ours.
@@ -31,11 +40,23 @@ type ReplicaSetSpec struct {
 }
 
 // ReplicaSet is an apps/v1 ReplicaSet.
+//
+// +genclient
+// +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
 type ReplicaSet struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`
 	Spec              ReplicaSetSpec          `json:"spec,omitempty"`
 	Status            appsv1.ReplicaSetStatus `json:"status,omitempty"`
+}
+
+// ReplicaSetList is a list of ReplicaSets.
+//
+// +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
+type ReplicaSetList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []ReplicaSet `json:"items"`
 }
 
 // StatefulSetSpec shadows the upstream template with ours.
@@ -45,11 +66,23 @@ type StatefulSetSpec struct {
 }
 
 // StatefulSet is an apps/v1 StatefulSet.
+//
+// +genclient
+// +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
 type StatefulSet struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`
 	Spec              StatefulSetSpec          `json:"spec,omitempty"`
 	Status            appsv1.StatefulSetStatus `json:"status,omitempty"`
+}
+
+// StatefulSetList is a list of StatefulSets.
+//
+// +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
+type StatefulSetList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []StatefulSet `json:"items"`
 }
 
 // DaemonSetSpec shadows the upstream template with ours.
@@ -59,9 +92,21 @@ type DaemonSetSpec struct {
 }
 
 // DaemonSet is an apps/v1 DaemonSet.
+//
+// +genclient
+// +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
 type DaemonSet struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`
 	Spec              DaemonSetSpec          `json:"spec,omitempty"`
 	Status            appsv1.DaemonSetStatus `json:"status,omitempty"`
+}
+
+// DaemonSetList is a list of DaemonSets.
+//
+// +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
+type DaemonSetList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []DaemonSet `json:"items"`
 }

@@ -1,6 +1,3 @@
-// Package v1 holds dnsplane's batch/v1 types: the upstream k8s.io/api/batch/v1
-// types whose pod template is dnsplane's, so the template may carry
-// spec.dnsParams. See package api/core/v1 for how shadowing works.
 package v1
 
 import (
@@ -17,11 +14,23 @@ type JobSpec struct {
 }
 
 // Job is a batch/v1 Job.
+//
+// +genclient
+// +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
 type Job struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`
 	Spec              JobSpec           `json:"spec,omitempty"`
 	Status            batchv1.JobStatus `json:"status,omitempty"`
+}
+
+// JobList is a list of Jobs.
+//
+// +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
+type JobList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []Job `json:"items"`
 }
 
 // JobTemplateSpec is the upstream JobTemplateSpec with our JobSpec.
@@ -37,9 +46,21 @@ type CronJobSpec struct {
 }
 
 // CronJob is a batch/v1 CronJob.
+//
+// +genclient
+// +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
 type CronJob struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`
 	Spec              CronJobSpec           `json:"spec,omitempty"`
 	Status            batchv1.CronJobStatus `json:"status,omitempty"`
+}
+
+// CronJobList is a list of CronJobs.
+//
+// +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
+type CronJobList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []CronJob `json:"items"`
 }

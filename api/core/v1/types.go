@@ -1,12 +1,3 @@
-// Package v1 holds dnsplane's core/v1 types: the upstream k8s.io/api/core/v1
-// types with the pod DNS additions of dnsplane (dnsPolicy Custom and
-// ClusterFirstWithAutopath, spec.dnsParams).
-//
-// Every upstream field is kept by embedding the upstream struct inline, so a
-// manifest that decodes into k8s.io/api decodes into these types unchanged.
-// Where a carrier holds a pod template, the template field is redeclared at
-// the outer level; encoding/json resolves the name to the shallower field, so
-// the embedded upstream field of the same name is never used.
 package v1
 
 import (
@@ -82,11 +73,23 @@ type PodSpec struct {
 }
 
 // Pod is a core/v1 Pod whose spec may carry dnsParams.
+//
+// +genclient
+// +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
 type Pod struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`
 	Spec              PodSpec          `json:"spec,omitempty"`
 	Status            corev1.PodStatus `json:"status,omitempty"`
+}
+
+// PodList is a list of Pods, as a list request returns them.
+//
+// +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
+type PodList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []Pod `json:"items"`
 }
 
 // PodTemplateSpec is the upstream PodTemplateSpec with our PodSpec.
@@ -96,10 +99,23 @@ type PodTemplateSpec struct {
 }
 
 // PodTemplate is a core/v1 PodTemplate.
+//
+// +genclient
+// +genclient:noStatus
+// +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
 type PodTemplate struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`
 	Template          PodTemplateSpec `json:"template,omitempty"`
+}
+
+// PodTemplateList is a list of PodTemplates.
+//
+// +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
+type PodTemplateList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []PodTemplate `json:"items"`
 }
 
 // ReplicationControllerSpec shadows the upstream template with ours.
@@ -109,9 +125,21 @@ type ReplicationControllerSpec struct {
 }
 
 // ReplicationController is a core/v1 ReplicationController.
+//
+// +genclient
+// +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
 type ReplicationController struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`
 	Spec              ReplicationControllerSpec          `json:"spec,omitempty"`
 	Status            corev1.ReplicationControllerStatus `json:"status,omitempty"`
+}
+
+// ReplicationControllerList is a list of ReplicationControllers.
+//
+// +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
+type ReplicationControllerList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []ReplicationController `json:"items"`
 }

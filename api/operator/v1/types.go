@@ -1,24 +1,28 @@
-// Package v1 holds the operator.dnsplane.io/v1 API: the cluster-scoped DNS
-// resource (singleton "default") that the DNS operator turns into a CoreDNS
-// Corefile. This first version carries the forwarding contract of the
-// OpenShift enhancement "Configurable DNS Plugins" (openshift/enhancements,
-// enhancements/dns/plugins.md): spec.pluginConfig.forwardPlugins. The
-// operator completes it.
 package v1
 
 import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
-// GroupName is the API group of the DNS resource.
-const GroupName = "operator.dnsplane.io"
-
 // DNS configures cluster DNS.
+//
+// +genclient
+// +genclient:nonNamespaced
+// +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
 type DNS struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`
 	Spec              DNSSpec   `json:"spec,omitempty"`
 	Status            DNSStatus `json:"status,omitempty"`
+}
+
+// DNSList is a list of DNS objects.
+//
+// +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
+type DNSList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []DNS `json:"items"`
 }
 
 // DNSSpec is the desired cluster DNS configuration.
