@@ -201,8 +201,8 @@ type Upstream struct {
 	// +optional
 	Address string `json:"address,omitempty"`
 
-	// Port of a Network upstream, 1 to 65535; defaults to 53. Not allowed
-	// for SystemResolvConf.
+	// Port of a Network upstream, 1 to 65535; unset means 53, or 853 when
+	// the transport is TLS. Not allowed for SystemResolvConf.
 	// +optional
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:validation:Maximum=65535
@@ -295,9 +295,9 @@ const (
 type ManagementState string
 
 const (
-	// Managed: the operator reconciles the cluster DNS from the spec.
+	// Managed means the operator reconciles the cluster DNS from the spec.
 	Managed ManagementState = "Managed"
-	// Unmanaged: the operator reports status and changes nothing.
+	// Unmanaged means the operator reports status and changes nothing.
 	Unmanaged ManagementState = "Unmanaged"
 )
 
