@@ -48,6 +48,23 @@ func TestValidateSourceFindings(t *testing.T) {
 			want:       []string{"x:1:1: metadata.name: Required value: name or generateName is required"}},
 		{name: "generateName stands in for the name", in: "apiVersion: v1\nkind: ConfigMap\nmetadata: {generateName: cfg-}\n",
 			wantStatus: []Status{Valid}},
+		// The DNS operator resource: its strategy's rules, with positions.
+		{name: "valid DNS", in: "apiVersion: operator.dnsplane.io/v1\nkind: DNS\nmetadata: {name: default}\nspec:\n  pluginConfig:\n    forwardPlugins:\n    - {domain: foo.com, nameServers: [1.2.3.4, \"5.6.7.8:5353\"], policy: RoundRobin}\n",
+			wantStatus: []Status{Valid}},
+		{name: "DNS rules", in: "apiVersion: operator.dnsplane.io/v1\nkind: DNS\nmetadata: {name: dns}\nspec:\n  pluginConfig:\n    forwardPlugins:\n    - domain: svc.cluster.local\n      nameServers:\n      - 1.2.3.4\n      - 1.2.3.4:99999\n      policy: Fastest\n",
+			wantStatus: []Status{Invalid},
+			want: []string{
+				`x:3:12: metadata.name: Invalid value: "dns": must be "default": the DNS resource is a singleton`,
+				`x:7:7: spec.pluginConfig.forwardPlugins[0].domain: Invalid value: "svc.cluster.local": must not be a subdomain of the cluster domain "cluster.local": the cluster DNS answers those names itself`,
+				`x:10:9: spec.pluginConfig.forwardPlugins[0].nameServers[1]: Invalid value: "1.2.3.4:99999": port must be between 1 and 65535, inclusive`,
+				`x:11:7: spec.pluginConfig.forwardPlugins[0].policy: Unsupported value: "Fastest": supported values: "Random", "RoundRobin", "Sequential"`,
+			}},
+		{name: "DNS unknown field", in: "apiVersion: operator.dnsplane.io/v1\nkind: DNS\nmetadata: {name: default}\nspec:\n  pluginConfig:\n    forwardPlugins:\n    - domain: foo.com\n      nameservers: [1.2.3.4]\n",
+			wantStatus: []Status{Invalid},
+			want: []string{
+				`x:7:7: spec.pluginConfig.forwardPlugins[0].nameServers: Required value: at least 1 nameserver is required`,
+				`x:8:7: spec.pluginConfig.forwardPlugins[0].nameservers: unknown field "spec.pluginConfig.forwardPlugins[0].nameservers"`,
+			}},
 		{name: "two documents", in: "apiVersion: v1\nkind: Namespace\nmetadata: {name: a}\n---\napiVersion: example.com/v1\nkind: Widget\n",
 			wantStatus: []Status{Valid, Skipped}},
 	}
