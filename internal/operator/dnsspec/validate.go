@@ -56,10 +56,10 @@ func ValidateSpecUpdate(spec, old *operatorv1.DNSSpec, clusterDomain string, pat
 		errs = append(errs, ValidateCache(spec.Cache, path.Child("cache"))...)
 	}
 	if old == nil || spec.LogLevel != old.LogLevel {
-		errs = append(errs, validateEnum(spec.LogLevel, logLevels, path.Child("logLevel"))...)
+		errs = append(errs, ValidateLogLevel(spec.LogLevel, path.Child("logLevel"))...)
 	}
 	if old == nil || spec.ManagementState != old.ManagementState {
-		errs = append(errs, validateEnum(spec.ManagementState, managementStates, path.Child("managementState"))...)
+		errs = append(errs, ValidateManagementState(spec.ManagementState, path.Child("managementState"))...)
 	}
 	return errs
 }
@@ -289,6 +289,17 @@ func ValidateCache(c *operatorv1.DNSCache, path *field.Path) field.ErrorList {
 		}
 	}
 	return errs
+}
+
+// ValidateLogLevel checks a log level at path; empty is the default.
+func ValidateLogLevel(l operatorv1.DNSLogLevel, path *field.Path) field.ErrorList {
+	return validateEnum(l, logLevels, path)
+}
+
+// ValidateManagementState checks a management state at path; empty is the
+// default.
+func ValidateManagementState(m operatorv1.ManagementState, path *field.Path) field.ErrorList {
+	return validateEnum(m, managementStates, path)
 }
 
 // validateEnum checks that v is empty (the default applies) or one of
