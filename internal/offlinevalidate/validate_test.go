@@ -125,3 +125,23 @@ spec:
 		t.Errorf("ConfigMap: err = %v", err)
 	}
 }
+
+// TestDNS: the DNS of `dnsplane corefile`, defaulted as stored, with the
+// cluster domain the Validator is given.
+func TestDNS(t *testing.T) {
+	const dns = "apiVersion: operator.dnsplane.io/v1\nkind: DNS\nmetadata: {name: default}\nspec:\n  pluginConfig:\n    forwardPlugins:\n    - {domain: corp.example, nameServers: [192.0.2.1]}\n"
+	got, findings, err := Validator{}.DNS(context.Background(), stringSource("x", dns))
+	if err != nil || len(findings) != 0 {
+		t.Fatalf("DNS: %v %v", err, findings)
+	}
+	if fp := got.Spec.PluginConfig.ForwardPlugins[0]; fp.Policy != "Random" || got.Spec.UpstreamResolvers.Policy != "Sequential" {
+		t.Errorf("not defaulted: %+v", got.Spec)
+	}
+	_, findings, err = Validator{ClusterDomain: "corp.example"}.DNS(context.Background(), stringSource("x", dns))
+	if !errors.Is(err, ErrInvalid) || len(findings) != 1 || findings[0].Field != "spec.pluginConfig.forwardPlugins[0].domain" {
+		t.Errorf("with cluster domain corp.example: %v %v", err, findings)
+	}
+	if _, _, err := (Validator{}).DNS(context.Background(), stringSource("x", "apiVersion: v1\nkind: Namespace\nmetadata: {name: a}\n")); err == nil || errors.Is(err, ErrInvalid) {
+		t.Errorf("a Namespace: %v", err)
+	}
+}
