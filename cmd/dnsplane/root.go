@@ -26,6 +26,7 @@ field validation, and cluster DNS on CoreDNS.`,
 		newNodeCacheCommand(),
 		newValidateCommand(),
 		newResolvconfCommand(),
+		newCorefileCommand(),
 		newVersionCommand(),
 		newEtcdMemberCommand(),
 	)

@@ -43,6 +43,12 @@ func (l *instances) add(i *caddy.Instance) {
 	l.set[i] = struct{}{}
 }
 
+func (l *instances) count() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return len(l.set)
+}
+
 func (l *instances) remove(i *caddy.Instance) {
 	l.mu.Lock()
 	defer l.mu.Unlock()

@@ -128,8 +128,10 @@ func restart(old *Server, corefile string, logger *slog.Logger) (*Server, error)
 	// Restart stopped old's instance and ran its shutdown callbacks; only
 	// mark it as stopped.
 	old.once.Do(func() { close(old.done) })
-	live.remove(old.inst)
+	// Add before removing, so that DryLoad never counts no instance while
+	// one serves.
 	live.add(inst)
+	live.remove(old.inst)
 	s := &Server{inst: inst, logger: logger, done: make(chan struct{})}
 	for _, a := range s.Addrs() {
 		logger.Info("serving DNS", "addr", a.String(), "network", a.Network())

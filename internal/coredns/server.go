@@ -45,11 +45,15 @@ func Start(ctx context.Context, corefile string, logger *slog.Logger) (*Server, 
 	dnsserver.Directives = Directives()
 	caddy.Quiet, dnsserver.Quiet = true, true
 	inst, err := caddy.Start(caddy.CaddyfileInput{Contents: []byte(corefile), Filepath: "Corefile", ServerTypeName: "dns"})
+	if err == nil {
+		// Under startMu, so that DryLoad never sees a started instance
+		// missing from live.
+		live.add(inst)
+	}
 	startMu.Unlock()
 	if err != nil {
 		return nil, fmt.Errorf("loading Corefile: %w", err)
 	}
-	live.add(inst)
 	s := &Server{inst: inst, logger: logger, done: make(chan struct{})}
 	for _, a := range s.Addrs() {
 		logger.Info("serving DNS", "addr", a.String(), "network", a.Network())

@@ -5,15 +5,21 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
+	"slices"
 	"strconv"
 	"strings"
 )
 
-// ClusterDNSOptions describe the cluster DNS `dnsplane up` runs: the
-// kubernetes plugin for the cluster domain and reverse zones, searchexpand
-// for autopath names, and forward for everything else.
+// ClusterDNSOptions describe a cluster DNS: the kubernetes plugin for the
+// cluster domain and reverse zones, searchexpand for autopath names, and
+// forward for everything else, optionally with stub domains forwarded to
+// nameservers of their own. `dnsplane up` runs one; the DNS operator
+// renders the Corefile of its DaemonSet with the same options
+// (internal/operator/render), so the two have the same shape.
 type ClusterDNSOptions struct {
-	// Listen is the ADDR:PORT the cluster DNS serves on (UDP and TCP).
+	// Listen is the ADDR:PORT the cluster DNS serves on (UDP and TCP), or
+	// :PORT for every address of the host (no bind plugin), as the pods
+	// of a DaemonSet do.
 	Listen string
 	// ClusterDomain defaults to cluster.local.
 	ClusterDomain string
@@ -22,26 +28,95 @@ type ClusterDNSOptions struct {
 	// Kubeconfig is the kubeconfig the kubernetes plugin reads the API
 	// with (its current context).
 	Kubeconfig string
-	// Upstreams are ADDR[:PORT] resolvers for names outside the cluster.
+	// Endpoint is the URL of an API server the kubernetes plugin reads
+	// without credentials (kubectl proxy), instead of a kubeconfig.
+	Endpoint string
+	// InCluster makes the kubernetes plugin use the service account of
+	// the pod it runs in, as a cluster DNS DaemonSet's pods do. Exactly
+	// one of Kubeconfig, Endpoint and InCluster is set.
+	InCluster bool
+	// Upstreams are ADDR[:PORT] resolvers for names outside the cluster,
+	// or ResolvConf for the nameservers of the host's /etc/resolv.conf.
 	Upstreams []string
+	// Forward configures forwarding to Upstreams.
+	Forward ForwardOptions
+	// Stubs are domains forwarded to nameservers of their own, each in a
+	// server block of its own ahead of the cluster block, with the same
+	// errors, log, metrics and cache. CoreDNS gives a query to the block
+	// with the longest zone that is a suffix of its name.
+	Stubs []StubDomain
 	// Trusted are the prefixes the search list option is accepted from;
 	// empty accepts it from any client, and TrustNone alone from none.
 	// NodeCacheTrusted gives what `dnsplane up` uses.
 	Trusted []string
 	// CacheTTL is the cache's maximum TTL in seconds; 0 means 30.
 	CacheTTL int
+	// DenialTTL is the maximum TTL of cached negative answers (NXDOMAIN,
+	// NODATA) in seconds; 0 means CacheTTL.
+	DenialTTL int
 	// Health, Ready and Metrics are ADDR:PORT for the health, ready and
-	// prometheus endpoints; empty leaves the endpoint out.
+	// prometheus endpoints; empty leaves the endpoint out. Metrics are
+	// exported by every server block, so each stub domain has its own.
 	Health, Ready, Metrics string
 	// Log adds the log plugin (every query logged).
 	Log bool
+	// LogClasses adds the log plugin for answers of these classes only
+	// (success, denial, error, all), in every server block.
+	LogClasses []string
+	// Reload adds the reload plugin, which reloads the Corefile when its
+	// file changes (a mounted ConfigMap). dnsplane's own runtime applies
+	// changes itself (internal/coredns), so the plugin is for stock
+	// CoreDNS reading a file.
+	Reload bool
+	// Loop adds the loop plugin, which stops CoreDNS when its queries come
+	// back to it. Only for a process that runs nothing else: see
+	// ClusterDNS.
+	Loop bool
+}
+
+// ResolvConf as an upstream forwards to the nameservers of the host's
+// /etc/resolv.conf, which CoreDNS's forward plugin reads at start.
+const ResolvConf = "/etc/resolv.conf"
+
+// ForwardOptions configure a forward plugin beyond its upstreams.
+type ForwardOptions struct {
+	// Policy is random, round_robin or sequential; empty leaves
+	// CoreDNS's default (random).
+	Policy string
+	// TLS forwards over DNS over TLS: each upstream gets tls:// and port
+	// 853 when it names none. ResolvConf cannot be used with it.
+	TLS bool
+	// TLSServerName is the name the upstreams' certificates are checked
+	// against; required with TLS.
+	TLSServerName string
+	// TLSCAFile is the PEM file of the certificate authorities that sign
+	// the upstreams' certificates; empty trusts the system's.
+	TLSCAFile string
+	// ForceTCP sends every query over TCP (force_tcp). Otherwise queries
+	// go over UDP, whatever the client used, and a truncated answer is
+	// retried over TCP (prefer_udp): seed 003's transport rule, and the
+	// node cache reaches the cluster DNS over TCP, which the upstreams
+	// should not all see (TCP handshakes to cloud resolvers are slow and
+	// throttled, kubernetes#111975). Over TLS neither applies.
+	ForceTCP bool
+}
+
+// StubDomain is a domain forwarded to nameservers of its own.
+type StubDomain struct {
+	// Domain is the zone, such as example.com.
+	Domain string
+	// Upstreams are its ADDR[:PORT] nameservers.
+	Upstreams []string
+	// Forward configures forwarding to Upstreams.
+	Forward ForwardOptions
 }
 
 // ClusterDNS renders the cluster DNS Corefile for o.
 //
-// The loop plugin is left out on purpose: it exits the process when it
-// detects a forwarding loop, and in `dnsplane up` that process is also the
-// API server. Callers check their upstreams instead.
+// `dnsplane up` leaves the loop plugin out on purpose (Loop false): it
+// exits the process when it detects a forwarding loop, and in `dnsplane
+// up` that process is also the API server. Callers check their upstreams
+// instead.
 func ClusterDNS(o ClusterDNSOptions) (string, error) {
 	c, err := clusterDNSModel(o)
 	if err != nil {
@@ -56,17 +131,18 @@ func clusterDNSModel(o ClusterDNSOptions) (Corefile, error) {
 	if err != nil {
 		return Corefile{}, err
 	}
-	listen, err := netip.ParseAddrPort(o.Listen)
+	port, bind, err := parseListen(o.Listen)
 	if err != nil {
-		return Corefile{}, fmt.Errorf("listen address %q: want ADDR:PORT", o.Listen)
+		return Corefile{}, err
 	}
-	if o.Kubeconfig == "" {
-		return Corefile{}, errors.New("no kubeconfig")
+	kube, err := kubernetesConnection(o)
+	if err != nil {
+		return Corefile{}, err
 	}
-	if err := CheckToken(o.Kubeconfig); err != nil {
-		return Corefile{}, fmt.Errorf("kubeconfig path %w", err)
+	if len(o.Upstreams) == 0 {
+		return Corefile{}, errors.New("no upstream resolver")
 	}
-	upstreams, err := upstreamAddrs(o.Upstreams)
+	forward, err := forwardPlugin(o.Upstreams, o.Forward)
 	if err != nil {
 		return Corefile{}, err
 	}
@@ -92,12 +168,54 @@ func clusterDNSModel(o ClusterDNSOptions) (Corefile, error) {
 	if err := checkEndpoints(o.Health, o.Ready, o.Metrics); err != nil {
 		return Corefile{}, err
 	}
-
-	ps := []Plugin{{Name: "errors"}}
-	if o.Log {
-		ps = append(ps, Plugin{Name: "log"})
+	logPlugin, err := logPlugin(o.Log, o.LogClasses)
+	if err != nil {
+		return Corefile{}, err
 	}
-	ps = append(ps, Plugin{Name: "bind", Args: []string{listen.Addr().String()}})
+	if o.DenialTTL < 0 {
+		return Corefile{}, fmt.Errorf("denial TTL %d: want 0 or more seconds", o.DenialTTL)
+	}
+	cache := cachePlugin(ttl, o.DenialTTL)
+
+	// head are the plugins every server block starts with.
+	head := func() []Plugin {
+		ps := []Plugin{{Name: "errors"}}
+		if logPlugin != nil {
+			ps = append(ps, *logPlugin)
+		}
+		if bind != "" {
+			ps = append(ps, Plugin{Name: "bind", Args: []string{bind}})
+		}
+		return ps
+	}
+
+	var c Corefile
+	seen := map[string]bool{}
+	for _, stub := range o.Stubs {
+		zone := strings.ToLower(strings.Trim(stub.Domain, "."))
+		if err := CheckToken(zone); err != nil {
+			return Corefile{}, fmt.Errorf("stub domain %w", err)
+		}
+		if zone == cd || seen[zone] {
+			// CoreDNS refuses a zone defined twice on one port.
+			return Corefile{}, fmt.Errorf("stub domain %q: defined twice", stub.Domain)
+		}
+		seen[zone] = true
+		if len(stub.Upstreams) == 0 {
+			return Corefile{}, fmt.Errorf("stub domain %q: no upstream", stub.Domain)
+		}
+		fwd, err := forwardPlugin(stub.Upstreams, stub.Forward)
+		if err != nil {
+			return Corefile{}, fmt.Errorf("stub domain %q: %w", stub.Domain, err)
+		}
+		ps := head()
+		if o.Metrics != "" {
+			ps = append(ps, Plugin{Name: "prometheus", Args: []string{o.Metrics}})
+		}
+		c.Servers = append(c.Servers, Server{Zones: []string{zone + ":" + port}, Plugins: append(ps, fwd, cache)})
+	}
+
+	ps := head()
 	if o.Health != "" {
 		// lameduck keeps answering while a stopping replica leaves the
 		// Service's endpoints (coredns#5409).
@@ -114,22 +232,156 @@ func clusterDNSModel(o ClusterDNSOptions) (Corefile, error) {
 		expand.Block = append(expand.Block, Directive{Name: "trusted", Args: trusted})
 	}
 	ps = append(ps, expand,
-		Plugin{Name: "kubernetes", Args: []string{cd, "in-addr.arpa", "ip6.arpa"}, Block: []Directive{
-			{Name: "kubeconfig", Args: []string{o.Kubeconfig}},
-			{Name: "pods", Args: []string{"insecure"}},
-			{Name: "fallthrough", Args: []string{"in-addr.arpa", "ip6.arpa"}},
-		}},
-		// The node cache reaches the cluster DNS over TCP, and forward
-		// would otherwise use the client's protocol upstream too: TCP
-		// handshakes to cloud resolvers are slow and throttled
-		// (kubernetes#111975).
-		Plugin{Name: "forward", Args: append([]string{"."}, upstreams...), Block: []Directive{{Name: "prefer_udp"}}},
-		Plugin{Name: "cache", Args: []string{strconv.Itoa(ttl)}},
+		Plugin{Name: "kubernetes", Args: []string{cd, "in-addr.arpa", "ip6.arpa"}, Block: append(kube,
+			Directive{Name: "pods", Args: []string{"insecure"}},
+			Directive{Name: "fallthrough", Args: []string{"in-addr.arpa", "ip6.arpa"}},
+		)},
+		forward,
+		cache,
 	)
-	return Corefile{Servers: []Server{{
-		Zones:   []string{".:" + strconv.Itoa(int(listen.Port()))},
-		Plugins: ps,
-	}}}, nil
+	if o.Reload {
+		ps = append(ps, Plugin{Name: "reload"})
+	}
+	if o.Loop {
+		ps = append(ps, Plugin{Name: "loop"})
+	}
+	c.Servers = append(c.Servers, Server{Zones: []string{".:" + port}, Plugins: ps})
+	return c, nil
+}
+
+// parseListen splits a listen address into the port of the zone keys and
+// the address to bind ("" for every address).
+func parseListen(listen string) (port, bind string, err error) {
+	if p, ok := strings.CutPrefix(listen, ":"); ok {
+		if n, err := strconv.ParseUint(p, 10, 16); err == nil {
+			return strconv.FormatUint(n, 10), "", nil
+		}
+	} else if ap, err := netip.ParseAddrPort(listen); err == nil {
+		return strconv.Itoa(int(ap.Port())), ap.Addr().String(), nil
+	}
+	return "", "", fmt.Errorf("listen address %q: want ADDR:PORT or :PORT", listen)
+}
+
+// kubernetesConnection is how the kubernetes plugin reaches the API: the
+// property lines of its block.
+func kubernetesConnection(o ClusterDNSOptions) ([]Directive, error) {
+	set := 0
+	for _, b := range []bool{o.Kubeconfig != "", o.Endpoint != "", o.InCluster} {
+		if b {
+			set++
+		}
+	}
+	switch {
+	case set == 0:
+		return nil, errors.New("no kubeconfig, endpoint or in-cluster configuration for the kubernetes plugin")
+	case set > 1:
+		return nil, errors.New("more than one of kubeconfig, endpoint and in-cluster configuration for the kubernetes plugin")
+	case o.Kubeconfig != "":
+		if err := CheckToken(o.Kubeconfig); err != nil {
+			return nil, fmt.Errorf("kubeconfig path %w", err)
+		}
+		return []Directive{{Name: "kubeconfig", Args: []string{o.Kubeconfig}}}, nil
+	case o.Endpoint != "":
+		if err := CheckToken(o.Endpoint); err != nil {
+			return nil, fmt.Errorf("endpoint %w", err)
+		}
+		return []Directive{{Name: "endpoint", Args: []string{o.Endpoint}}}, nil
+	}
+	return nil, nil // in-cluster: the plugin's default
+}
+
+// forwardPolicies are the forward plugin's policy names.
+var forwardPolicies = []string{"random", "round_robin", "sequential"}
+
+// forwardPlugin builds `forward . TO...` for upstreams with o's options.
+func forwardPlugin(upstreams []string, o ForwardOptions) (Plugin, error) {
+	to := []string{"."}
+	for _, u := range upstreams {
+		if u == ResolvConf {
+			if o.TLS {
+				return Plugin{}, fmt.Errorf("upstream %s cannot be used over TLS", ResolvConf)
+			}
+			to = append(to, u)
+			continue
+		}
+		port := uint16(53)
+		if o.TLS {
+			port = 853
+		}
+		a, err := upstreamAddr(u, port)
+		if err != nil {
+			return Plugin{}, err
+		}
+		if o.TLS {
+			a = "tls://" + a
+		}
+		to = append(to, a)
+	}
+	var block []Directive
+	if o.TLS {
+		if o.TLSServerName == "" {
+			return Plugin{}, errors.New("TLS without a server name")
+		}
+		if err := CheckToken(o.TLSServerName); err != nil {
+			return Plugin{}, fmt.Errorf("TLS server name %w", err)
+		}
+		block = append(block, Directive{Name: "tls_servername", Args: []string{o.TLSServerName}})
+		tls := Directive{Name: "tls"}
+		if o.TLSCAFile != "" {
+			if err := CheckToken(o.TLSCAFile); err != nil {
+				return Plugin{}, fmt.Errorf("TLS CA file %w", err)
+			}
+			tls.Args = []string{o.TLSCAFile}
+		}
+		block = append(block, tls)
+	} else if o.TLSServerName != "" || o.TLSCAFile != "" {
+		return Plugin{}, errors.New("TLS server name or CA file without TLS")
+	}
+	if o.Policy != "" {
+		if !slices.Contains(forwardPolicies, o.Policy) {
+			return Plugin{}, fmt.Errorf("forward policy %q: want one of %s", o.Policy, strings.Join(forwardPolicies, ", "))
+		}
+		block = append(block, Directive{Name: "policy", Args: []string{o.Policy}})
+	}
+	switch {
+	case o.ForceTCP:
+		block = append(block, Directive{Name: "force_tcp"})
+	case !o.TLS:
+		block = append(block, Directive{Name: "prefer_udp"})
+	}
+	return Plugin{Name: "forward", Args: to, Block: block}, nil
+}
+
+// logClasses are the log plugin's answer classes.
+var logClasses = []string{"success", "denial", "error", "all"}
+
+// logPlugin is the log plugin for every query (all) or for answers of
+// some classes only; nil when neither is asked for.
+func logPlugin(all bool, classes []string) (*Plugin, error) {
+	if len(classes) == 0 {
+		if all {
+			return &Plugin{Name: "log"}, nil
+		}
+		return nil, nil
+	}
+	for _, c := range classes {
+		if !slices.Contains(logClasses, c) {
+			return nil, fmt.Errorf("log class %q: want one of %s", c, strings.Join(logClasses, ", "))
+		}
+	}
+	return &Plugin{Name: "log", Args: []string{"."}, Block: []Directive{{Name: "class", Args: classes}}}, nil
+}
+
+// cachePlugin caches answers for at most ttl seconds, and negative
+// answers for at most denial seconds when that is set and differs.
+func cachePlugin(ttl, denial int) Plugin {
+	p := Plugin{Name: "cache", Args: []string{strconv.Itoa(ttl)}}
+	if denial != 0 && denial != ttl {
+		// 9984 is the cache plugin's default denial capacity; the
+		// property needs it to set the TTL after it.
+		p.Block = []Directive{{Name: "denial", Args: []string{"9984", strconv.Itoa(denial)}}}
+	}
+	return p
 }
 
 // common applies the defaults both Corefiles share and checks the cluster
@@ -151,7 +403,7 @@ func common(clusterDomain string, code uint16, ttl int) (string, uint16, int, er
 	return cd, code, ttl, nil
 }
 
-// upstreamAddrs normalises the upstream resolvers both Corefiles forward to.
+// upstreamAddrs normalises the node cache's upstream resolvers.
 func upstreamAddrs(upstreams []string) ([]string, error) {
 	if len(upstreams) == 0 {
 		return nil, errors.New("no upstream resolver")

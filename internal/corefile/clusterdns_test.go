@@ -85,8 +85,142 @@ func TestClusterDNSCorefile(t *testing.T) {
     cache 30
 }
 `},
+		// The DaemonSet shape the DNS operator renders: every address,
+		// in-cluster API access, stub domains, TLS, policies, classes.
+		{name: "operator shape", mod: func(o *ClusterDNSOptions) {
+			o.Listen, o.Kubeconfig, o.InCluster = ":5353", "", true
+			o.Upstreams = []string{ResolvConf, "2001:DB8::53"}
+			o.Forward = ForwardOptions{Policy: "sequential"}
+			o.Stubs = []StubDomain{
+				{Domain: "foo.com", Upstreams: []string{"192.0.2.1", "[2001:db8::1]:5353"}, Forward: ForwardOptions{Policy: "round_robin"}},
+				{Domain: "Bar.COM.", Upstreams: []string{"192.0.2.2"}, Forward: ForwardOptions{TLS: true, TLSServerName: "dns.bar.com", TLSCAFile: "/etc/ca/bar/ca-bundle.crt", ForceTCP: true}},
+				{Domain: "baz.com", Upstreams: []string{"192.0.2.3:8853"}, Forward: ForwardOptions{TLS: true, TLSServerName: "dns.baz.com"}},
+			}
+			o.CacheTTL, o.DenialTTL = 900, 30
+			o.LogClasses = []string{"denial", "error"}
+			o.Health, o.Ready, o.Metrics = ":8080", ":8181", ":9153"
+			o.Reload, o.Loop = true, true
+		}, want: `foo.com:5353 {
+    errors
+    log . {
+        class denial error
+    }
+    prometheus :9153
+    forward . 192.0.2.1:53 [2001:db8::1]:5353 {
+        policy round_robin
+        prefer_udp
+    }
+    cache 900 {
+        denial 9984 30
+    }
+}
+
+bar.com:5353 {
+    errors
+    log . {
+        class denial error
+    }
+    prometheus :9153
+    forward . tls://192.0.2.2:853 {
+        tls_servername dns.bar.com
+        tls /etc/ca/bar/ca-bundle.crt
+        force_tcp
+    }
+    cache 900 {
+        denial 9984 30
+    }
+}
+
+baz.com:5353 {
+    errors
+    log . {
+        class denial error
+    }
+    prometheus :9153
+    forward . tls://192.0.2.3:8853 {
+        tls_servername dns.baz.com
+        tls
+    }
+    cache 900 {
+        denial 9984 30
+    }
+}
+
+.:5353 {
+    errors
+    log . {
+        class denial error
+    }
+    health :8080 {
+        lameduck 5s
+    }
+    ready :8181
+    prometheus :9153
+    searchexpand cluster.local {
+        code 65534
+    }
+    kubernetes cluster.local in-addr.arpa ip6.arpa {
+        pods insecure
+        fallthrough in-addr.arpa ip6.arpa
+    }
+    forward . /etc/resolv.conf [2001:db8::53]:53 {
+        policy sequential
+        prefer_udp
+    }
+    cache 900 {
+        denial 9984 30
+    }
+    reload
+    loop
+}
+`},
+		{name: "endpoint", mod: func(o *ClusterDNSOptions) {
+			o.Kubeconfig, o.Endpoint = "", "https://127.0.0.1:6443"
+			o.Upstreams = []string{"192.0.2.53"}
+			o.CacheTTL, o.DenialTTL = 30, 30
+			o.Forward.ForceTCP = true
+		}, want: `.:10053 {
+    errors
+    bind 127.0.0.1
+    searchexpand cluster.local {
+        code 65534
+    }
+    kubernetes cluster.local in-addr.arpa ip6.arpa {
+        endpoint https://127.0.0.1:6443
+        pods insecure
+        fallthrough in-addr.arpa ip6.arpa
+    }
+    forward . 192.0.2.53:53 {
+        force_tcp
+    }
+    cache 30
+}
+`},
+		{name: "kubeconfig and in-cluster", mod: func(o *ClusterDNSOptions) { o.InCluster = true }, wantErr: "more than one of kubeconfig, endpoint and in-cluster"},
+		{name: "listen port only, bad", mod: func(o *ClusterDNSOptions) { o.Listen = ":dns" }, wantErr: `listen address ":dns": want ADDR:PORT or :PORT`},
+		{name: "resolv.conf over TLS", mod: func(o *ClusterDNSOptions) {
+			o.Upstreams = []string{ResolvConf}
+			o.Forward = ForwardOptions{TLS: true, TLSServerName: "dns.example"}
+		}, wantErr: "upstream /etc/resolv.conf cannot be used over TLS"},
+		{name: "TLS without server name", mod: func(o *ClusterDNSOptions) { o.Forward = ForwardOptions{TLS: true} }, wantErr: "TLS without a server name"},
+		{name: "server name without TLS", mod: func(o *ClusterDNSOptions) { o.Forward = ForwardOptions{TLSServerName: "x"} }, wantErr: "without TLS"},
+		{name: "bad policy", mod: func(o *ClusterDNSOptions) { o.Forward.Policy = "Random" }, wantErr: `forward policy "Random": want one of random, round_robin, sequential`},
+		{name: "bad log class", mod: func(o *ClusterDNSOptions) { o.LogClasses = []string{"errors"} }, wantErr: `log class "errors"`},
+		{name: "stub twice", mod: func(o *ClusterDNSOptions) {
+			o.Stubs = []StubDomain{{Domain: "foo.com", Upstreams: []string{"192.0.2.1"}}, {Domain: "FOO.com", Upstreams: []string{"192.0.2.2"}}}
+		}, wantErr: `stub domain "FOO.com": defined twice`},
+		{name: "stub for the cluster domain", mod: func(o *ClusterDNSOptions) {
+			o.Stubs = []StubDomain{{Domain: "cluster.local", Upstreams: []string{"192.0.2.1"}}}
+		}, wantErr: `stub domain "cluster.local": defined twice`},
+		{name: "stub without upstreams", mod: func(o *ClusterDNSOptions) { o.Stubs = []StubDomain{{Domain: "foo.com"}} }, wantErr: `stub domain "foo.com": no upstream`},
+		{name: "stub bad upstream", mod: func(o *ClusterDNSOptions) {
+			o.Stubs = []StubDomain{{Domain: "foo.com", Upstreams: []string{"ns.foo.com"}}}
+		}, wantErr: `stub domain "foo.com": upstream "ns.foo.com": want ADDR[:PORT]`},
+		{name: "stub zone with a space", mod: func(o *ClusterDNSOptions) {
+			o.Stubs = []StubDomain{{Domain: "foo com", Upstreams: []string{"192.0.2.1"}}}
+		}, wantErr: "stub domain"},
 		{name: "trusted none with a prefix", mod: func(o *ClusterDNSOptions) { o.Trusted = []string{"10.0.0.0/8", TrustNone} }, wantErr: `trusted "none" cannot be combined with prefixes`},
-		{name: "listen without port", mod: func(o *ClusterDNSOptions) { o.Listen = "127.0.0.1" }, wantErr: `listen address "127.0.0.1": want ADDR:PORT`},
+		{name: "listen without port", mod: func(o *ClusterDNSOptions) { o.Listen = "127.0.0.1" }, wantErr: `listen address "127.0.0.1": want ADDR:PORT or :PORT`},
 		{name: "no kubeconfig", mod: func(o *ClusterDNSOptions) { o.Kubeconfig = "" }, wantErr: "no kubeconfig"},
 		{name: "kubeconfig with a space", mod: func(o *ClusterDNSOptions) { o.Kubeconfig = "/my dir/kubeconfig" }, wantErr: "contains whitespace or a Corefile metacharacter"},
 		{name: "kubeconfig closing the block", mod: func(o *ClusterDNSOptions) { o.Kubeconfig = "/x}\nforward" }, wantErr: "Corefile metacharacter"},

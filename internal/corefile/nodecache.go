@@ -157,6 +157,12 @@ func nodeCacheModel(o NodeCacheOptions) (Corefile, error) {
 // UpstreamAddr normalises an upstream resolver given as ADDR or ADDR:PORT
 // to ADDR:PORT (port 53 by default).
 func UpstreamAddr(s string) (string, error) {
+	return upstreamAddr(s, 53)
+}
+
+// upstreamAddr normalises ADDR or ADDR:PORT to ADDR:PORT, with port when
+// s names none. IPv6 addresses come out bracketed and in canonical form.
+func upstreamAddr(s string, port uint16) (string, error) {
 	if ap, err := netip.ParseAddrPort(s); err == nil {
 		return ap.String(), nil
 	}
@@ -164,5 +170,5 @@ func UpstreamAddr(s string) (string, error) {
 	if err != nil || a.Zone() != "" {
 		return "", fmt.Errorf("upstream %q: want ADDR[:PORT]", s)
 	}
-	return netip.AddrPortFrom(a, 53).String(), nil
+	return netip.AddrPortFrom(a, port).String(), nil
 }

@@ -67,12 +67,15 @@ type Object struct {
 // Validator checks manifests with a fixed set of feature gates.
 type Validator struct {
 	Options validation.Options
+	// ClusterDomain is the cluster domain the DNS rules protect; empty
+	// means cluster.local.
+	ClusterDomain string
 }
 
 // strategies are the server's, without what only a server has (cluster
 // IPs, the namespace cascade).
 func (v Validator) strategies() map[schema.GroupKind]rest.Strategy {
-	return registry.Strategies(registry.Config{DNS: v.Options})
+	return registry.Strategies(registry.Config{DNS: v.Options, ClusterDomain: v.ClusterDomain})
 }
 
 // ValidateSource checks every object of one source. A source that cannot be

@@ -48,6 +48,23 @@ func TestValidateSourceFindings(t *testing.T) {
 			want:       []string{"x:1:1: metadata.name: Required value: name or generateName is required"}},
 		{name: "generateName stands in for the name", in: "apiVersion: v1\nkind: ConfigMap\nmetadata: {generateName: cfg-}\n",
 			wantStatus: []Status{Valid}},
+		// The DNS operator resource: its strategy's rules, with positions.
+		{name: "valid DNS", in: "apiVersion: operator.dnsplane.io/v1\nkind: DNS\nmetadata: {name: default}\nspec:\n  pluginConfig:\n    forwardPlugins:\n    - {domain: foo.com, nameServers: [1.2.3.4, \"5.6.7.8:5353\"], policy: RoundRobin}\n",
+			wantStatus: []Status{Valid}},
+		{name: "DNS rules", in: "apiVersion: operator.dnsplane.io/v1\nkind: DNS\nmetadata: {name: dns}\nspec:\n  pluginConfig:\n    forwardPlugins:\n    - domain: svc.cluster.local\n      nameServers:\n      - 1.2.3.4\n      - 1.2.3.4:99999\n      policy: Fastest\n",
+			wantStatus: []Status{Invalid},
+			want: []string{
+				`x:3:12: metadata.name: Invalid value: "dns": must be "default": the DNS resource is a singleton`,
+				`x:7:7: spec.pluginConfig.forwardPlugins[0].domain: Invalid value: "svc.cluster.local": must not be a subdomain of the cluster domain "cluster.local": the cluster DNS answers those names itself`,
+				`x:10:9: spec.pluginConfig.forwardPlugins[0].nameServers[1]: Invalid value: "1.2.3.4:99999": port must be between 1 and 65535, inclusive`,
+				`x:11:7: spec.pluginConfig.forwardPlugins[0].policy: Unsupported value: "Fastest": supported values: "Random", "RoundRobin", "Sequential"`,
+			}},
+		{name: "DNS unknown field", in: "apiVersion: operator.dnsplane.io/v1\nkind: DNS\nmetadata: {name: default}\nspec:\n  pluginConfig:\n    forwardPlugins:\n    - domain: foo.com\n      nameservers: [1.2.3.4]\n",
+			wantStatus: []Status{Invalid},
+			want: []string{
+				`x:7:7: spec.pluginConfig.forwardPlugins[0].nameServers: Required value: at least 1 nameserver is required`,
+				`x:8:7: spec.pluginConfig.forwardPlugins[0].nameservers: unknown field "spec.pluginConfig.forwardPlugins[0].nameservers"`,
+			}},
 		{name: "two documents", in: "apiVersion: v1\nkind: Namespace\nmetadata: {name: a}\n---\napiVersion: example.com/v1\nkind: Widget\n",
 			wantStatus: []Status{Valid, Skipped}},
 	}
@@ -106,5 +123,25 @@ spec:
 	if _, _, err := (Validator{}).Pod(context.Background(), stringSource("cm.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n")); err == nil ||
 		!strings.Contains(err.Error(), "a ConfigMap has no pod spec") {
 		t.Errorf("ConfigMap: err = %v", err)
+	}
+}
+
+// TestDNS: the DNS of `dnsplane corefile`, defaulted as stored, with the
+// cluster domain the Validator is given.
+func TestDNS(t *testing.T) {
+	const dns = "apiVersion: operator.dnsplane.io/v1\nkind: DNS\nmetadata: {name: default}\nspec:\n  pluginConfig:\n    forwardPlugins:\n    - {domain: corp.example, nameServers: [192.0.2.1]}\n"
+	got, findings, err := Validator{}.DNS(context.Background(), stringSource("x", dns))
+	if err != nil || len(findings) != 0 {
+		t.Fatalf("DNS: %v %v", err, findings)
+	}
+	if fp := got.Spec.PluginConfig.ForwardPlugins[0]; fp.Policy != "Random" || got.Spec.UpstreamResolvers.Policy != "Sequential" {
+		t.Errorf("not defaulted: %+v", got.Spec)
+	}
+	_, findings, err = Validator{ClusterDomain: "corp.example"}.DNS(context.Background(), stringSource("x", dns))
+	if !errors.Is(err, ErrInvalid) || len(findings) != 1 || findings[0].Field != "spec.pluginConfig.forwardPlugins[0].domain" {
+		t.Errorf("with cluster domain corp.example: %v %v", err, findings)
+	}
+	if _, _, err := (Validator{}).DNS(context.Background(), stringSource("x", "apiVersion: v1\nkind: Namespace\nmetadata: {name: a}\n")); err == nil || errors.Is(err, ErrInvalid) {
+		t.Errorf("a Namespace: %v", err)
 	}
 }

@@ -54,7 +54,7 @@ func (s *sampler) sample(sc *Schema, path string, depth int, stack []string) any
 		if v, ok := sampleStrings[sc.Format]; ok {
 			return v
 		}
-		return "1" // a valid Quantity too
+		return "1m" // a valid Quantity (1 milli) and a valid metav1.Duration (1 minute)
 	case "integer":
 		return 1
 	case "number":

@@ -16,6 +16,7 @@ import (
 	"github.com/dnsplane/dnsplane/internal/registry/core/pod"
 	"github.com/dnsplane/dnsplane/internal/registry/core/secret"
 	"github.com/dnsplane/dnsplane/internal/registry/core/service"
+	"github.com/dnsplane/dnsplane/internal/registry/operator/dns"
 	"github.com/dnsplane/dnsplane/internal/registry/rest"
 	"github.com/dnsplane/dnsplane/internal/registry/workload"
 	"github.com/dnsplane/dnsplane/internal/validation"
@@ -32,6 +33,9 @@ type Config struct {
 	NamespaceContents namespace.ContentsDeleter
 	// Logger reports what a strategy cannot return as an error.
 	Logger *slog.Logger
+	// ClusterDomain is the cluster DNS's cluster domain, which no DNS
+	// forward plugin may take over; empty means cluster.local.
+	ClusterDomain string
 }
 
 // Strategies returns the strategy of every kind api.Resources lists.
@@ -57,6 +61,7 @@ func Strategies(cfg Config) map[schema.GroupKind]rest.Strategy {
 		core("Service"):   service.New(cfg.ServiceIPs, cfg.Logger),
 		core("Node"):      node.New(),
 		core("Secret"):    secret.Strategy{},
+		{Group: dpoperatorv1.GroupName, Kind: "DNS"}: dns.New(cfg.ClusterDomain),
 
 		// Kinds with no rules of their own beyond metadata and the status
 		// subresource split.
@@ -66,6 +71,5 @@ func Strategies(cfg Config) map[schema.GroupKind]rest.Strategy {
 		core("ServiceAccount"): rest.Default{},
 		{Group: "discovery.k8s.io", Kind: "EndpointSlice"}: rest.Default{},
 		{Group: "coordination.k8s.io", Kind: "Lease"}:      rest.Default{},
-		{Group: dpoperatorv1.GroupName, Kind: "DNS"}:       rest.Default{Status: true},
 	}
 }

@@ -423,8 +423,11 @@ func TestKubectl(t *testing.T) {
 		wantTable(t, mustKubectl(t, kc, "", "-n", ns, "get", "deploy"),
 			[]string{"NAME", "READY", "UP-TO-DATE", "AVAILABLE", "AGE"}, []string{"web", "0/1", "0", "0"})
 
-		// Cluster-scoped kinds: unique names on the shared server, deleted after.
-		dns, node := ns+"-dns", ns+"-node"
+		// Cluster-scoped kinds: unique names on the shared server, deleted
+		// after; except DNS, a singleton whose only valid name is default.
+		dns, node := "default", ns+"-node"
+		wantKubectl(t, kc, "apiVersion: operator.dnsplane.io/v1\nkind: DNS\nmetadata:\n  name: "+ns+"-dns\n",
+			run{exit: 1, stderr: `The DNS "` + ns + `-dns" is invalid: metadata.name: Invalid value: "` + ns + `-dns": must be "default": the DNS resource is a singleton` + "\n"}, "create", "-f", "-")
 		wantKubectl(t, kc, "apiVersion: operator.dnsplane.io/v1\nkind: DNS\nmetadata:\n  name: "+dns+"\n",
 			ok("dns.operator.dnsplane.io/"+dns+" created"), "create", "-f", "-")
 		wantTable(t, mustKubectl(t, kc, "", "get", "dns", dns),

@@ -1,0 +1,253 @@
+// Package render turns a DNS resource's spec into the Corefile of the
+// cluster DNS: one server block per forward plugin, then the "." block
+// with the cluster domain, autopath expansion and the upstream resolvers.
+// It is pure (no client-go, no CoreDNS): the operator calls it on every
+// reconcile, and `dnsplane corefile` offline.
+//
+// The blocks are built with internal/corefile's cluster DNS model, the one
+// `dnsplane up` uses, so the "." block has the same shape in both. The
+// same spec always renders to the same bytes, so the operator can compare
+// renderings to decide whether anything changed.
+//
+// Parts of the spec that break the rules of internal/operator/dnsspec (a
+// DNS stored before validation existed) are left out and reported as
+// Skipped: an invalid forward plugin is not rendered, invalid upstream
+// resolvers, cache or log level fall back to their defaults. The rest of
+// the cluster DNS keeps working, and the operator names what it skipped
+// in the Degraded condition. docs/dns-operator.md describes the output.
+package render
+
+import (
+	"fmt"
+	"net"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	operatorv1 "github.com/dnsplane/dnsplane/api/operator/v1"
+	"github.com/dnsplane/dnsplane/internal/corefile"
+	"github.com/dnsplane/dnsplane/internal/operator/dnsspec"
+)
+
+// Options are what the Corefile depends on besides the spec. The zero
+// value renders the Corefile of the cluster DNS DaemonSet's pods.
+type Options struct {
+	// ClusterDomain is the cluster domain; empty means cluster.local.
+	ClusterDomain string
+	// Listen is where every server block listens: :PORT on every address
+	// or ADDR:PORT; empty means ":5353" (the pods listen unprivileged and
+	// the Service maps port 53 to it, as OpenShift's do).
+	Listen string
+	// Kubeconfig is the kubeconfig the kubernetes plugin reads the API
+	// with; empty means the service account of the pod CoreDNS runs in.
+	Kubeconfig string
+	// CABundleDir is where the operator mounts the ConfigMaps that TLS
+	// forwarders name as caBundle: <CABundleDir>/<name>/ca-bundle.crt.
+	// Empty means DefaultCABundleDir.
+	CABundleDir string
+	// Health, Ready and Metrics are the health, readiness and Prometheus
+	// endpoints; empty means ":8080", ":8181" and ":9153", CoreDNS's
+	// defaults.
+	Health, Ready, Metrics string
+	// OptionCode is the EDNS0 search list option code; 0 means 65534.
+	OptionCode uint16
+	// Trusted are the prefixes searchexpand accepts the search list option
+	// from; empty accepts it from any client (corefile.ClusterDNSOptions).
+	Trusted []string
+	// NoLoop leaves the loop plugin out, for a process that also runs
+	// other roles (`dnsplane up`): the plugin exits the process when it
+	// finds a forwarding loop.
+	NoLoop bool
+	// Offline renders for a dry load outside the cluster
+	// (coredns.DryLoad from `dnsplane corefile`): the two things only a
+	// cluster DNS pod has are replaced. Without a Kubeconfig the
+	// kubernetes plugin reads https://kubernetes.default.svc without
+	// credentials instead of the pod's service account (it connects only
+	// when serving), and TLS forwarders trust the system's certificate
+	// authorities instead of their mounted CA bundle.
+	Offline bool
+}
+
+// DefaultCABundleDir is where CA bundle ConfigMaps are mounted by default.
+const DefaultCABundleDir = "/etc/dnsplane/ca-bundles"
+
+// CABundleKey is the ConfigMap key that holds a CA bundle, as in
+// OpenShift.
+const CABundleKey = "ca-bundle.crt"
+
+// The cache TTLs when the spec sets none: the cluster DNS of `dnsplane up`
+// caches for 30s, and negative answers are capped at 30s whatever the
+// positive TTL (OpenShift Bug 1943578: NXDOMAIN cached for 900s).
+const (
+	DefaultPositiveTTL = 30 * time.Second
+	DefaultNegativeTTL = 30 * time.Second
+)
+
+// offlineAPIServer is the API server a dry load's kubernetes plugin is
+// pointed at: the in-cluster name of the API, never contacted.
+const offlineAPIServer = "https://kubernetes.default.svc:443"
+
+// Skipped is a part of the spec left out of the Corefile because it is
+// invalid.
+type Skipped struct {
+	// Path is the field path of what was left out, such as
+	// spec.pluginConfig.forwardPlugins[1].
+	Path string
+	// Errors are why, as the API server would have refused it.
+	Errors field.ErrorList
+}
+
+func (s Skipped) String() string {
+	return fmt.Sprintf("%s left out: %v", s.Path, s.Errors.ToAggregate())
+}
+
+// Corefile renders spec. It returns what it left out, and an error only
+// when o cannot be rendered (a bad listen address, cluster domain or
+// endpoint): the spec's own problems are skipped, never fatal.
+func Corefile(spec *operatorv1.DNSSpec, o Options) ([]byte, []Skipped, error) {
+	d := dnsspec.Defaulted(*spec)
+	cd := dnsspec.ClusterDomain(o.ClusterDomain)
+	var skipped []Skipped
+	skip := func(path *field.Path, errs field.ErrorList) {
+		skipped = append(skipped, Skipped{Path: path.String(), Errors: errs})
+	}
+	specPath := field.NewPath("spec")
+
+	var stubs []corefile.StubDomain
+	fps := d.PluginConfig.ForwardPlugins
+	fpPath := specPath.Child("pluginConfig", "forwardPlugins")
+	for i, fp := range fps {
+		if errs := dnsspec.ValidateForwardPluginAt(fps, i, cd, fpPath); len(errs) > 0 {
+			skip(fpPath.Index(i), errs)
+			continue
+		}
+		stubs = append(stubs, corefile.StubDomain{
+			Domain:    fp.Domain,
+			Upstreams: fp.NameServers,
+			Forward:   forwardOptions(fp.Policy, fp.TransportConfig, fp.ProtocolStrategy, o),
+		})
+	}
+
+	ur := d.UpstreamResolvers
+	urPath := specPath.Child("upstreamResolvers")
+	if errs := dnsspec.ValidateUpstreamResolvers(&ur, urPath); len(errs) > 0 {
+		skip(urPath, errs)
+		ur = dnsspec.DefaultedUpstreamResolvers(operatorv1.UpstreamResolvers{})
+	}
+	upstreams := make([]string, 0, len(ur.Upstreams))
+	for _, u := range ur.Upstreams {
+		upstreams = append(upstreams, upstream(u))
+	}
+
+	positive, negative := DefaultPositiveTTL, DefaultNegativeTTL
+	if errs := dnsspec.ValidateCache(d.Cache, specPath.Child("cache")); len(errs) > 0 {
+		skip(specPath.Child("cache"), errs)
+	} else if d.Cache != nil {
+		if d.Cache.PositiveTTL != nil {
+			positive = d.Cache.PositiveTTL.Duration
+		}
+		if d.Cache.NegativeTTL != nil {
+			negative = d.Cache.NegativeTTL.Duration
+		}
+	}
+
+	level := d.LogLevel
+	if errs := dnsspec.ValidateLogLevel(level, specPath.Child("logLevel")); len(errs) > 0 {
+		skip(specPath.Child("logLevel"), errs)
+		level = dnsspec.DefaultLogLevel
+	}
+
+	c := corefile.ClusterDNSOptions{
+		Listen:        orDefault(o.Listen, ":5353"),
+		ClusterDomain: cd,
+		OptionCode:    o.OptionCode,
+		Kubeconfig:    o.Kubeconfig,
+		InCluster:     o.Kubeconfig == "" && !o.Offline,
+		Upstreams:     upstreams,
+		Forward:       forwardOptions(ur.Policy, ur.TransportConfig, ur.ProtocolStrategy, o),
+		Stubs:         stubs,
+		Trusted:       o.Trusted,
+		// Whole seconds, fractions dropped (the API documents it); the
+		// rules keep both at 1s or more.
+		CacheTTL:   int(positive / time.Second),
+		DenialTTL:  int(negative / time.Second),
+		Health:     orDefault(o.Health, ":8080"),
+		Ready:      orDefault(o.Ready, ":8181"),
+		Metrics:    orDefault(o.Metrics, ":9153"),
+		LogClasses: logClasses(level),
+		Reload:     true,
+		Loop:       !o.NoLoop,
+	}
+	if o.Kubeconfig == "" && o.Offline {
+		c.Endpoint = offlineAPIServer
+	}
+	text, err := corefile.ClusterDNS(c)
+	if err != nil {
+		return nil, skipped, fmt.Errorf("rendering the Corefile: %w", err)
+	}
+	return []byte(text), skipped, nil
+}
+
+// forwardOptions maps a forwarder's policy, transport and protocol to the
+// forward plugin's options.
+func forwardOptions(policy operatorv1.ForwardPolicy, tc *operatorv1.DNSTransportConfig, ps operatorv1.ProtocolStrategy, o Options) corefile.ForwardOptions {
+	f := corefile.ForwardOptions{
+		Policy:   corefilePolicy(policy),
+		ForceTCP: ps == operatorv1.ProtocolStrategyTCP,
+	}
+	if dnsspec.IsTLS(tc) {
+		f.TLS = true
+		f.TLSServerName = tc.TLS.ServerName
+		if ca := tc.TLS.CABundle; ca != nil && !o.Offline {
+			f.TLSCAFile = filepath.Join(orDefault(o.CABundleDir, DefaultCABundleDir), ca.Name, CABundleKey)
+		}
+	}
+	return f
+}
+
+// corefilePolicy maps the API's policies to the forward plugin's; the
+// rules admit no other value once defaulted.
+func corefilePolicy(p operatorv1.ForwardPolicy) string {
+	switch p {
+	case operatorv1.ForwardPolicyRoundRobin:
+		return "round_robin"
+	case operatorv1.ForwardPolicySequential:
+		return "sequential"
+	default:
+		return "random"
+	}
+}
+
+// upstream is an upstream resolver as the forward plugin takes it.
+func upstream(u operatorv1.Upstream) string {
+	if u.Type == operatorv1.SystemResolvConfType {
+		return corefile.ResolvConf
+	}
+	if u.Port == 0 {
+		return u.Address // the transport's port: corefile adds 53 or 853
+	}
+	return net.JoinHostPort(u.Address, strconv.Itoa(int(u.Port)))
+}
+
+// logClasses are the log plugin's classes for a log level, as OpenShift
+// maps them: Normal logs the answers that are errors, Debug also
+// negative answers, Trace everything.
+func logClasses(l operatorv1.DNSLogLevel) []string {
+	switch l {
+	case operatorv1.DNSLogLevelDebug:
+		return []string{"denial", "error"}
+	case operatorv1.DNSLogLevelTrace:
+		return []string{"all"}
+	default:
+		return []string{"error"}
+	}
+}
+
+func orDefault(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}

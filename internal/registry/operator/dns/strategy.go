@@ -1,0 +1,61 @@
+// Package dns is the strategy of operator.dnsplane.io/v1 DNS: the
+// singleton name "default", the spec defaults, and the spec rules of
+// internal/operator/dnsspec on create and update (and so on apply and
+// patch). Invalid objects get a 422 whose causes name each field; the
+// status subresource is written only through /status.
+package dns
+
+import (
+	"context"
+
+	apivalidation "k8s.io/apimachinery/pkg/api/validation"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	operatorv1 "github.com/dnsplane/dnsplane/api/operator/v1"
+	"github.com/dnsplane/dnsplane/internal/operator/dnsspec"
+	"github.com/dnsplane/dnsplane/internal/registry/rest"
+)
+
+// Strategy is the DNS strategy.
+type Strategy struct {
+	rest.Default
+	// ClusterDomain is the cluster DNS's cluster domain, which no forward
+	// plugin may take over; empty means cluster.local.
+	ClusterDomain string
+}
+
+var _ rest.Strategy = Strategy{}
+
+// New returns the DNS strategy for a cluster whose cluster domain is
+// clusterDomain ("" for cluster.local).
+func New(clusterDomain string) Strategy {
+	return Strategy{Default: rest.Default{Status: true}, ClusterDomain: clusterDomain}
+}
+
+// NameRule admits only "default": the operator reconciles that object
+// alone, and a second DNS would be silently ignored.
+func (Strategy) NameRule() apivalidation.ValidateNameFunc { return dnsspec.ValidateName }
+
+// PrepareForCreate clears the status and applies the spec defaults.
+func (s Strategy) PrepareForCreate(ctx context.Context, obj any) {
+	s.Default.PrepareForCreate(ctx, obj)
+	dnsspec.SetDefaults(&obj.(*operatorv1.DNS).Spec)
+}
+
+// PrepareForUpdate keeps the stored status and applies the spec defaults.
+func (s Strategy) PrepareForUpdate(ctx context.Context, obj, old any) {
+	s.Default.PrepareForUpdate(ctx, obj, old)
+	dnsspec.SetDefaults(&obj.(*operatorv1.DNS).Spec)
+}
+
+// Validate checks a new DNS's spec.
+func (s Strategy) Validate(_ context.Context, obj any) field.ErrorList {
+	return dnsspec.ValidateSpec(&obj.(*operatorv1.DNS).Spec, s.ClusterDomain, field.NewPath("spec"))
+}
+
+// ValidateUpdate checks the spec of an update; what the update leaves
+// unchanged is not checked again, so a DNS stored before a rule existed
+// keeps taking status writes (which go through here too).
+func (s Strategy) ValidateUpdate(_ context.Context, obj, old any) field.ErrorList {
+	return dnsspec.ValidateSpecUpdate(&obj.(*operatorv1.DNS).Spec, &old.(*operatorv1.DNS).Spec, s.ClusterDomain, field.NewPath("spec"))
+}
