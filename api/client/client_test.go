@@ -281,12 +281,15 @@ type objectClient struct {
 }
 
 // untyped adapts c; get reads the object named "x".
-func untyped[T, L runtime.Object](c typedClient[T, L]) objectClient {
+func untyped[T, L runtime.Object](c typedClient[T, L]) objectClient { return untypedNamed(c, "x") }
+
+// untypedNamed adapts c; get reads the object named name.
+func untypedNamed[T, L runtime.Object](c typedClient[T, L], name string) objectClient {
 	return objectClient{
 		create: func(ctx context.Context, obj runtime.Object) (runtime.Object, error) {
 			return c.Create(ctx, obj.(T), metav1.CreateOptions{})
 		},
-		get:  func(ctx context.Context) (runtime.Object, error) { return c.Get(ctx, "x", metav1.GetOptions{}) },
+		get:  func(ctx context.Context) (runtime.Object, error) { return c.Get(ctx, name, metav1.GetOptions{}) },
 		list: func(ctx context.Context) (runtime.Object, error) { return c.List(ctx, metav1.ListOptions{}) },
 	}
 }
@@ -316,8 +319,9 @@ func TestClientEveryKind(t *testing.T) {
 			decode[*dpbatchv1.Job](t, `{`+name+`,"spec":{"template":`+tmpl+`}}`)},
 		{"CronJob", untyped(cs.BatchV1().CronJobs(ns)),
 			decode[*dpbatchv1.CronJob](t, `{`+name+`,"spec":{"schedule":"* * * * *","jobTemplate":{"spec":{"template":`+tmpl+`}}}}`)},
-		{"DNS", untyped(cs.OperatorV1().DNSes()),
-			decode[*dpoperatorv1.DNS](t, `{`+name+`,"spec":{"pluginConfig":{"forwardPlugins":[{"domain":"example.com","nameServers":["10.0.0.1"]}]}}}`)},
+		// DNS is a singleton: the only name it accepts is "default".
+		{"DNS", untypedNamed(cs.OperatorV1().DNSes(), dpoperatorv1.DefaultName),
+			decode[*dpoperatorv1.DNS](t, `{"metadata":{"name":"default"},"spec":{"pluginConfig":{"forwardPlugins":[{"domain":"example.com","nameServers":["10.0.0.1"]}]}}}`)},
 	}
 	for _, c := range cases {
 		t.Run(c.kind, func(t *testing.T) {
