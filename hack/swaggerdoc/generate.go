@@ -259,7 +259,9 @@ func addFieldDocs(types []runtime.KubeTypes, fds []fieldDoc) error {
 		case j < 0:
 			types[i] = append(types[i], pair)
 		case types[i][j+1].Doc != "":
-			return fmt.Errorf("%s: %s.%s is described twice: by its own comment and by %s%s.%s", fd.pos, fd.typ, fd.field, fieldTag, fd.typ, fd.field)
+			// By its own comment or by another tagged group: the
+			// generated map would have the key twice.
+			return fmt.Errorf("%s: %s.%s is described twice, here and by its own comment or another %s group", fd.pos, fd.typ, fd.field, fieldTag)
 		default:
 			types[i][j+1] = pair
 		}
