@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # Regenerates the code API machinery needs from the types under api/:
+#   api/<group>/v1/types_swagger_doc_generated.go
+#                                             hack/swaggerdoc (SwaggerDoc: the descriptions kubectl explain shows)
 #   api/<group>/v1/zz_generated.deepcopy.go   deepcopy-gen (DeepCopyObject: the types are runtime.Objects)
 #   api/client/clientset/versioned/...        client-gen (typed clientset and its fake)
 #   api/client/listers/...                    lister-gen
 #   api/client/informers/externalversions/... informer-gen
-# Run it after changing a type or a +genclient / +k8s: tag under api/
+# Run it after changing a type, a doc comment or a +genclient / +k8s: tag under api/
 # (docs/development.md, "Generated code"); hack/verify-codegen.sh, which
 # .ci/run runs, fails while the generated code is stale.
 #
@@ -70,8 +72,19 @@ client="$module/api/client"
 plurals="DNS:DNSes"
 
 # Start from nothing, so a removed type or tag leaves no stale file behind.
-rm -f api/*/v1/zz_generated.deepcopy.go
+rm -f api/*/v1/zz_generated.deepcopy.go api/*/v1/types_swagger_doc_generated.go
 rm -rf api/client/clientset api/client/listers api/client/informers
+
+# First, as in k8s.io/kubernetes's hack/update-codegen.sh: the SwaggerDoc
+# methods are part of the packages the other generators load. hack/swaggerdoc
+# is ours (it calls k8s.io/apimachinery's runtime.ParseDocumentationFrom and
+# WriteSwaggerDocFunc, as upstream's cmd/genswaggertypedocs does), so it is
+# built from this module rather than installed.
+dirs=()
+for g in "${groups[@]}"; do
+	dirs+=("api/$g/v1")
+done
+go run ./hack/swaggerdoc "${dirs[@]}"
 
 "$gobin/deepcopy-gen" --go-header-file "$header" \
 	--output-file zz_generated.deepcopy.go \

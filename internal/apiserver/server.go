@@ -220,6 +220,10 @@ func (s *Server) route(w http.ResponseWriter, r *http.Request) {
 		s.openapi.ServeGroupVersion(w, r, p[len("/openapi/v3/"):])
 		return
 	}
+	if e, what, ok := unservedFor(p); ok {
+		writeError(w, s.log, errUnserved(e, what))
+		return
+	}
 	parts := splitPath(p)
 	switch {
 	case len(parts) == 2 && parts[0] == "api":

@@ -42,7 +42,12 @@
 //
 // Top-level kinds carry x-kubernetes-group-version-kind as an array, as
 // kube-apiserver publishes it and kubectl looks schemas up by it.
-// Descriptions come from the k8s.io SwaggerDoc methods; a wrapper type
-// without its own borrows the description of the same-named struct it
-// embeds. No property is marked required: the decoder enforces none.
+// Descriptions come from the SwaggerDoc methods: k8s.io/api's, and
+// dnsplane's, generated from the doc comments under api/ by hack/swaggerdoc.
+// A field's description is asked of the structs from the outermost one down
+// to the one declaring it, so a wrapper may replace the description of a
+// field it inherits (dnsPolicy on dnsplane's PodSpec); a wrapper type or a
+// redeclared field without a description of its own borrows the one of the
+// same-named struct it embeds. No property is marked required: the decoder
+// enforces none.
 package openapi

@@ -27,14 +27,23 @@ func swaggerDoc(t reflect.Type) map[string]string {
 	return docs
 }
 
-func callSwaggerDoc(t reflect.Type) map[string]string {
+func callSwaggerDoc(t reflect.Type) (docs map[string]string) {
 	if t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}
-	if d, ok := reflect.New(t).Interface().(swaggerDoccer); ok {
-		return d.SwaggerDoc()
+	d, ok := reflect.New(t).Interface().(swaggerDoccer)
+	if !ok {
+		return nil
 	}
-	return nil
+	defer func() {
+		// A SwaggerDoc promoted through an embedded pointer runs on the
+		// zero value's nil pointer and panics. It would not be t's own
+		// description anyway (swaggerDoc): t has none.
+		if recover() != nil {
+			docs = nil
+		}
+	}()
+	return d.SwaggerDoc()
 }
 
 // typeDescription is a struct's description: its own, or else that of the
@@ -57,11 +66,25 @@ func typeDescription(t reflect.Type) string {
 	return ""
 }
 
-// fieldDescription is the description of a field from the SwaggerDoc of the
-// struct that declares it, or else from the wrapped same-named struct's
-// (for a wrapper's redeclared field such as template).
-func fieldDescription(f jsonField) string {
-	for t := f.owner; t != nil; {
+// fieldDescription is the description of field f of struct t. The structs
+// on the way from t down to the one that declares f are asked outermost
+// first, so a wrapper's own SwaggerDoc overrides the description of a field
+// it inherits from the upstream struct it embeds: dnsplane's PodSpec
+// describes dnsPolicy with its six policies where corev1.PodSpec names four
+// (hack/swaggerdoc, "+dnsplane:swaggerdoc:field"). A field the wrapper
+// redeclares without a description of its own takes the one of the field
+// it shadows in the same-named struct it embeds.
+func fieldDescription(t reflect.Type, f jsonField) string {
+	for _, i := range f.index[:len(f.index)-1] {
+		if d := swaggerDoc(t)[f.name]; d != "" {
+			return d
+		}
+		t = t.Field(i).Type
+		if t.Kind() == reflect.Pointer {
+			t = t.Elem()
+		}
+	}
+	for t != nil {
 		if d := swaggerDoc(t)[f.name]; d != "" {
 			return d
 		}

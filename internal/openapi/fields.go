@@ -17,7 +17,6 @@ type jsonField struct {
 	index     []int
 	typ       reflect.Type
 	field     reflect.StructField
-	owner     reflect.Type // the struct that declares the field
 }
 
 // jsonFields lists the JSON fields of struct type t with encoding/json's
@@ -88,7 +87,7 @@ func jsonFields(t reflect.Type) []jsonField {
 					}
 					all = append(all, jsonField{
 						name: name, tagged: tagged, omitEmpty: hasOption(opts, "omitempty"), quoted: quoted,
-						depth: depth, index: index, typ: sf.Type, field: sf, owner: q.typ,
+						depth: depth, index: index, typ: sf.Type, field: sf,
 					})
 					if count[q.typ] > 1 {
 						// The same struct embedded twice at one depth: its

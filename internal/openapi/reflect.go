@@ -133,7 +133,7 @@ func (g *Generator) structSchema(t reflect.Type) *Schema {
 		if f.quoted && p.Type != "" && p.Ref == "" {
 			p = &Schema{Type: "string"}
 		}
-		desc := fieldDescription(f)
+		desc := fieldDescription(t, f)
 		switch {
 		case p.Ref != "" && g.version == V3:
 			p = &Schema{AllOf: []*Schema{p}}

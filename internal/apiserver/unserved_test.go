@@ -1,0 +1,113 @@
+package apiserver
+
+import (
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"reflect"
+	"strings"
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+func TestUnservedFor(t *testing.T) {
+	for _, tc := range []struct {
+		path string
+		want string // "" when the path is not in the table
+	}{
+		{"/api/v1/namespaces/ns/pods/x/log", "pods/log"},
+		{"/api/v1/namespaces/ns/pods/x/exec", "pods/exec"},
+		{"/api/v1/namespaces/ns/pods/x/attach", "pods/attach"},
+		{"/api/v1/namespaces/ns/pods/x/portforward", "pods/portforward"},
+		{"/api/v1/namespaces/ns/pods/x/proxy/healthz", "pods/proxy"},
+		{"/api/v1/namespaces/ns/pods/x/eviction", "pods/eviction"},
+		{"/api/v1/nodes/n1/proxy", "nodes/proxy"},
+		{"/api/v1/nodes/n1/proxy/metrics/cadvisor", "nodes/proxy"},
+		{"/api/v1/namespaces/ns/services/https:web:443/proxy/", "services/proxy"},
+		{"/api/v1/namespaces/ns/serviceaccounts/sa/token", "serviceaccounts/token"},
+		{"/apis/authorization.k8s.io/v1/selfsubjectaccessreviews", "selfsubjectaccessreviews.authorization.k8s.io"},
+		{"/apis/authorization.k8s.io/v1/selfsubjectrulesreviews", "selfsubjectrulesreviews.authorization.k8s.io"},
+		{"/apis/authorization.k8s.io/v1/namespaces/ns/localsubjectaccessreviews", "localsubjectaccessreviews.authorization.k8s.io"},
+		{"/apis/authorization.k8s.io/v1", "the API group authorization.k8s.io"},
+		{"/apis/authorization.k8s.io", "the API group authorization.k8s.io"},
+
+		{"/api/v1/namespaces/ns/pods/x", ""},
+		{"/api/v1/namespaces/ns/pods/x/status", ""},
+		{"/api/v1/namespaces/ns/pods", ""},
+		{"/api/v1/namespaces/ns/pods/log", ""}, // the pod named log
+		{"/api/v1/namespaces/log", ""},
+		{"/api/v1", ""},
+		{"/apis/authentication.k8s.io/v1/selfsubjectreviews", ""}, // kubectl auth whoami
+		{"/apis/apps/v1/namespaces/ns/deployments/d/status", ""},
+		{"/apis/v1/namespaces/ns/pods/x/log", ""}, // group "v1" is not core
+		{"/version", ""},
+	} {
+		t.Run(tc.path, func(t *testing.T) {
+			_, what, ok := unservedFor(tc.path)
+			if ok != (tc.want != "") || what != tc.want {
+				t.Errorf("unservedFor(%q) = %q, %v; want %q", tc.path, what, ok, tc.want)
+			}
+		})
+	}
+}
+
+// TestUnservedIsNotServed keeps the table honest: an API dnsplane comes to
+// serve must leave it.
+func TestUnservedIsNotServed(t *testing.T) {
+	reg := NewRegistry()
+	for _, e := range unservedAPIs {
+		for _, res := range reg.Resources() {
+			switch {
+			case res.GVK.Group != e.group:
+			case e.resource == anyResource:
+				t.Errorf("%s is served (%s) and listed as not served", e.group, res.Plural)
+			case res.Plural == e.resource && res.HasSubresource(e.subresource):
+				t.Errorf("%s/%s is served and listed as not served", e.resource, e.subresource)
+			}
+		}
+	}
+}
+
+// TestUnservedStatus checks the answer on the wire: kube-apiserver's 404
+// NotFound Status, whatever the method, with dnsplane's message.
+func TestUnservedStatus(t *testing.T) {
+	srv, err := New(Config{Store: failingStore{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := srv.Handler()
+	for _, tc := range []struct {
+		method, path string
+		message      string
+	}{
+		{http.MethodGet, "/api/v1/namespaces/default/pods/x/log?container=main",
+			"dnsplane does not serve pods/log: there are no containers, so there are no logs (docs/apiserver.md#what-is-not-served)"},
+		{http.MethodPost, "/api/v1/namespaces/default/pods/x/exec?command=ls",
+			"dnsplane does not serve pods/exec: there are no containers to run commands in (docs/apiserver.md#what-is-not-served)"},
+		{http.MethodPost, "/api/v1/namespaces/default/serviceaccounts/sa/token",
+			"dnsplane does not serve serviceaccounts/token: it issues no service account tokens; clients authenticate with the bearer tokens of tokens.csv and --token-auth-file, or with client certificates (docs/apiserver.md#what-is-not-served)"},
+		{http.MethodPost, "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews",
+			"dnsplane does not serve selfsubjectaccessreviews.authorization.k8s.io: there is no authorization, and every authenticated user may do everything (docs/apiserver.md#what-is-not-served)"},
+	} {
+		t.Run(tc.method+" "+tc.path, func(t *testing.T) {
+			rec := httptest.NewRecorder()
+			h.ServeHTTP(rec, httptest.NewRequest(tc.method, tc.path, strings.NewReader("{}")))
+			if rec.Code != http.StatusNotFound || rec.Header().Get("Content-Type") != "application/json" {
+				t.Fatalf("%d %s: %s", rec.Code, rec.Header().Get("Content-Type"), rec.Body)
+			}
+			var s metav1.Status
+			if err := json.Unmarshal(rec.Body.Bytes(), &s); err != nil {
+				t.Fatal(err)
+			}
+			want := metav1.Status{
+				TypeMeta: metav1.TypeMeta{Kind: "Status", APIVersion: "v1"},
+				Status:   metav1.StatusFailure, Code: http.StatusNotFound, Reason: metav1.StatusReasonNotFound,
+				Message: tc.message, Details: &metav1.StatusDetails{},
+			}
+			if !reflect.DeepEqual(s, want) {
+				t.Errorf("Status\n%s\nwant\n%+v", rec.Body, want)
+			}
+		})
+	}
+}

@@ -1,0 +1,37 @@
+package e2e
+
+import "testing"
+
+// TestKubectlUnserved checks what kubectl prints for APIs dnsplane does not
+// serve: kube-apiserver's 404 NotFound Status, so kubectl handles it as
+// with a server lacking the API, with a message naming what is not served
+// and why (docs/apiserver.md, "What is not served") instead of "the server
+// could not find the requested resource". auth whoami, which is served,
+// still answers.
+func TestKubectlUnserved(t *testing.T) {
+	requireKubectl(t)
+	kc := sharedServer(t).Kubeconfig
+	ns := newNamespace(t, kc)
+	mustKubectl(t, kc, podYAML("x", "1"), "-n", ns, "create", "-f", "-")
+	mustKubectl(t, kc, "", "-n", ns, "create", "serviceaccount", "robot")
+
+	const doc = " (docs/apiserver.md#what-is-not-served)"
+	for _, tc := range []struct {
+		args []string
+		want run
+	}{
+		{[]string{"logs", "x"},
+			failed("Error from server (NotFound): dnsplane does not serve pods/log: there are no containers, so there are no logs" + doc)},
+		{[]string{"exec", "x", "--", "ls"},
+			failed("Error from server (NotFound): dnsplane does not serve pods/exec: there are no containers to run commands in" + doc)},
+		{[]string{"auth", "can-i", "get", "pods"},
+			failed("Error from server (NotFound): dnsplane does not serve selfsubjectaccessreviews.authorization.k8s.io: there is no authorization, and every authenticated user may do everything" + doc)},
+		{[]string{"create", "token", "robot"},
+			failed("error: failed to create token: dnsplane does not serve serviceaccounts/token: it issues no service account tokens; clients authenticate with the bearer tokens of tokens.csv and --token-auth-file, or with client certificates" + doc)},
+	} {
+		wantKubectl(t, kc, "", tc.want, append([]string{"-n", ns}, tc.args...)...)
+	}
+	if out := mustKubectl(t, kc, "", "auth", "whoami", "-o", "jsonpath={.status.userInfo.username}"); out != "admin" {
+		t.Errorf("auth whoami: %q, want admin", out)
+	}
+}
