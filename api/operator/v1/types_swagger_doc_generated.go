@@ -7,12 +7,34 @@ package v1
 // explain prints. hack/swaggerdoc writes them from the Go doc comments of the
 // package (docs/development.md, "Generated code").
 
+var map_ConfigMapNameReference = map[string]string{
+	"":     "ConfigMapNameReference names a ConfigMap in a namespace the referrer implies.",
+	"name": "Name of the ConfigMap.",
+}
+
+func (ConfigMapNameReference) SwaggerDoc() map[string]string {
+	return map_ConfigMapNameReference
+}
+
 var map_DNS = map[string]string{
-	"": "DNS configures cluster DNS.",
+	"":         "DNS configures the cluster DNS: which domains are forwarded to which nameservers, where everything else is resolved, how answers are cached and what is logged. There is one, named \"default\".",
+	"metadata": "Standard object metadata. The name must be \"default\".",
+	"spec":     "Spec is the desired cluster DNS configuration.",
+	"status":   "Status is the observed state of the cluster DNS, written by the operator.",
 }
 
 func (DNS) SwaggerDoc() map[string]string {
 	return map_DNS
+}
+
+var map_DNSCache = map[string]string{
+	"":            "DNSCache configures the cache of answers from forwarders and upstream resolvers. Durations are Go durations (\"30s\", \"1h10m\"); fractions of a second are dropped.",
+	"positiveTTL": "PositiveTTL is the longest time a successful answer is cached; at least 1s. Defaults to 30s.",
+	"negativeTTL": "NegativeTTL is the longest time a negative answer (NXDOMAIN, NODATA) is cached; at least 1s. Defaults to 30s.",
+}
+
+func (DNSCache) SwaggerDoc() map[string]string {
+	return map_DNSCache
 }
 
 var map_DNSList = map[string]string{
@@ -23,8 +45,23 @@ func (DNSList) SwaggerDoc() map[string]string {
 	return map_DNSList
 }
 
+var map_DNSOverTLSConfig = map[string]string{
+	"":           "DNSOverTLSConfig configures DNS over TLS to the nameservers.",
+	"serverName": "ServerName is the name the nameservers' certificates must be valid for (a DNS subdomain), also sent as the TLS server name.",
+	"caBundle":   "CABundle names the ConfigMap, in the operator's namespace, whose key \"ca-bundle.crt\" holds the PEM certificates that sign the nameservers' certificates. Unset trusts the system's certificate authorities.",
+}
+
+func (DNSOverTLSConfig) SwaggerDoc() map[string]string {
+	return map_DNSOverTLSConfig
+}
+
 var map_DNSSpec = map[string]string{
-	"": "DNSSpec is the desired cluster DNS configuration.",
+	"":                  "DNSSpec is the desired cluster DNS configuration.",
+	"pluginConfig":      "PluginConfig configures CoreDNS plugins of the cluster DNS; today the forward plugin, one server block per forwarded domain.",
+	"upstreamResolvers": "UpstreamResolvers are the resolvers of every name that is neither in the cluster domain nor in a forwarded domain (the \".\" zone). Defaults to the node's /etc/resolv.conf, tried in order.",
+	"cache":             "Cache sets how long the cluster DNS caches answers from forwarders and upstream resolvers. Unset TTLs take the defaults (30s each).",
+	"logLevel":          "LogLevel selects which queries CoreDNS logs: Normal logs the answers that are errors, Debug adds NXDOMAIN and NODATA answers, Trace logs every query.",
+	"managementState":   "ManagementState is Managed when the operator reconciles the cluster DNS from this resource, and Unmanaged when it only reports status and leaves the Corefile, Service and DaemonSet alone (for hand edits during an incident).",
 }
 
 func (DNSSpec) SwaggerDoc() map[string]string {
@@ -32,15 +69,35 @@ func (DNSSpec) SwaggerDoc() map[string]string {
 }
 
 var map_DNSStatus = map[string]string{
-	"": "DNSStatus is the observed state of cluster DNS.",
+	"":                   "DNSStatus is the observed state of the cluster DNS.",
+	"clusterIP":          "ClusterIP is the cluster IP of the cluster DNS Service, the nameserver pods are given in their resolv.conf.",
+	"clusterDomain":      "ClusterDomain is the cluster domain the cluster DNS serves, such as \"cluster.local\".",
+	"observedGeneration": "ObservedGeneration is the metadata.generation of the spec the status describes.",
+	"conditions":         "Conditions are the latest observations of the cluster DNS: Available, Progressing and Degraded. Degraded names the parts of the spec the operator left out of the Corefile because they are invalid.",
+	"upstreams":          "Upstreams is the health of every nameserver the cluster DNS forwards to, forward plugins and upstream resolvers alike, as CoreDNS's forward health checks see it.",
 }
 
 func (DNSStatus) SwaggerDoc() map[string]string {
 	return map_DNSStatus
 }
 
+var map_DNSTransportConfig = map[string]string{
+	"":          "DNSTransportConfig selects the transport to nameservers.",
+	"transport": "Transport is Cleartext or TLS; empty means Cleartext.",
+	"tls":       "TLS configures DNS over TLS; required when transport is TLS and not allowed otherwise.",
+}
+
+func (DNSTransportConfig) SwaggerDoc() map[string]string {
+	return map_DNSTransportConfig
+}
+
 var map_ForwardPlugin = map[string]string{
-	"": "ForwardPlugin forwards one domain to up to 15 nameservers.",
+	"":                 "ForwardPlugin forwards one domain to up to 15 nameservers.",
+	"domain":           "Domain is the DNS domain forwarded, with its subdomains: a lower-case RFC 1123 subdomain such as \"example.com\". It may not be \".\" (use upstreamResolvers), the cluster domain, a subdomain or a parent domain of it, or the domain of another forward plugin.",
+	"nameServers":      "NameServers are the nameservers the domain is forwarded to, 1 to 15, each an IP address with an optional port (53 by default, 853 over TLS): \"192.0.2.1\", \"192.0.2.1:5353\", \"2001:db8::1\" or \"[2001:db8::1]:5353\". A nameserver may be listed once.",
+	"policy":           "Policy is the order in which the nameservers are tried. Queries go to healthy nameservers; a nameserver that fails is health-checked until it answers again.",
+	"transportConfig":  "TransportConfig selects how queries reach the nameservers: in cleartext (the default), or over TLS.",
+	"protocolStrategy": "ProtocolStrategy TCP sends every query to the nameservers over TCP, for nameservers that send UDP answers larger than 512 bytes without setting the truncated flag. Empty sends queries over UDP and retries a truncated answer over TCP.",
 }
 
 func (ForwardPlugin) SwaggerDoc() map[string]string {
@@ -49,9 +106,45 @@ func (ForwardPlugin) SwaggerDoc() map[string]string {
 
 var map_PluginConfig = map[string]string{
 	"":               "PluginConfig configures CoreDNS plugins.",
-	"forwardPlugins": "ForwardPlugins send queries for a domain to other nameservers.",
+	"forwardPlugins": "ForwardPlugins send the queries for a domain and its subdomains to other nameservers. A query goes to the forward plugin with the longest domain that is a suffix of its name (www.a.foo.com goes to a.foo.com rather than foo.com); names in no forwarded domain go to the upstream resolvers. Domains must be unique.",
 }
 
 func (PluginConfig) SwaggerDoc() map[string]string {
 	return map_PluginConfig
+}
+
+var map_Upstream = map[string]string{
+	"":        "Upstream is one upstream resolver.",
+	"type":    "Type is SystemResolvConf for the node's /etc/resolv.conf, or Network for the resolver at address and port.",
+	"address": "Address is the IPv4 or IPv6 address of a Network upstream; required for Network, not allowed for SystemResolvConf.",
+	"port":    "Port of a Network upstream, 1 to 65535; unset means 53, or 853 when the transport is TLS. Not allowed for SystemResolvConf.",
+}
+
+func (Upstream) SwaggerDoc() map[string]string {
+	return map_Upstream
+}
+
+var map_UpstreamResolvers = map[string]string{
+	"":                 "UpstreamResolvers are the resolvers of the \".\" zone.",
+	"upstreams":        "Upstreams are the resolvers, 1 to 15: the node's /etc/resolv.conf (type SystemResolvConf) and resolvers at an address (type Network). Each may be listed once. Defaults to one SystemResolvConf.",
+	"policy":           "Policy is the order in which the upstreams are tried. Sequential by default, so that the resolv.conf order is kept, as resolvers listed there expect.",
+	"transportConfig":  "TransportConfig selects how queries reach the upstreams: in cleartext (the default), or over TLS. TLS needs Network upstreams.",
+	"protocolStrategy": "ProtocolStrategy TCP sends every query to the upstreams over TCP. Empty sends queries over UDP and retries a truncated answer over TCP.",
+}
+
+func (UpstreamResolvers) SwaggerDoc() map[string]string {
+	return map_UpstreamResolvers
+}
+
+var map_UpstreamStatus = map[string]string{
+	"":            "UpstreamStatus is the health of one nameserver the cluster DNS forwards to.",
+	"domain":      "Domain is the forwarded domain the nameserver serves, or \".\" for the upstream resolvers.",
+	"address":     "Address is the nameserver's IP:PORT ([IPv6]:PORT), as CoreDNS names it in its metrics; the nameservers of a SystemResolvConf upstream appear one by one.",
+	"healthy":     "Healthy is false while the nameserver fails CoreDNS's health checks.",
+	"lastChecked": "LastChecked is when the operator last read the nameserver's health.",
+	"message":     "Message says why the nameserver is unhealthy (failed health checks and since when); empty when it is healthy.",
+}
+
+func (UpstreamStatus) SwaggerDoc() map[string]string {
+	return map_UpstreamStatus
 }
