@@ -59,7 +59,11 @@ func (r *Resource) GroupVersionResource() schema.GroupVersionResource {
 // APIVersion is the apiVersion string objects of this resource carry.
 func (r *Resource) APIVersion() string { return r.GVK.GroupVersion().String() }
 
-const status = "status"
+const (
+	status = "status"
+	// scale is the autoscaling/v1 Scale of a kind with spec.replicas.
+	scale = "scale"
+)
 
 // all is the "all" category kubectl get all expands.
 var all = []string{"all"}
@@ -84,12 +88,12 @@ func custom(r Resource) Resource {
 // copies. Ordered by group, then plural, as discovery lists them.
 var resources = sorted([]Resource{
 	// Pod template carriers: dnsplane's types, which add spec.dnsParams.
-	core("Pod", "pods", true, []string{"po"}, []string{status}, all, func() any { return &dpcorev1.Pod{} }),
+	core("Pod", "pods", true, []string{"po"}, []string{status, "binding"}, all, func() any { return &dpcorev1.Pod{} }),
 	core("PodTemplate", "podtemplates", true, nil, nil, nil, func() any { return &dpcorev1.PodTemplate{} }),
-	core("ReplicationController", "replicationcontrollers", true, []string{"rc"}, []string{status}, all, func() any { return &dpcorev1.ReplicationController{} }),
-	group("apps", "Deployment", "deployments", true, []string{"deploy"}, []string{status}, all, func() any { return &dpappsv1.Deployment{} }),
-	group("apps", "ReplicaSet", "replicasets", true, []string{"rs"}, []string{status}, all, func() any { return &dpappsv1.ReplicaSet{} }),
-	group("apps", "StatefulSet", "statefulsets", true, []string{"sts"}, []string{status}, all, func() any { return &dpappsv1.StatefulSet{} }),
+	core("ReplicationController", "replicationcontrollers", true, []string{"rc"}, []string{status, scale}, all, func() any { return &dpcorev1.ReplicationController{} }),
+	group("apps", "Deployment", "deployments", true, []string{"deploy"}, []string{status, scale}, all, func() any { return &dpappsv1.Deployment{} }),
+	group("apps", "ReplicaSet", "replicasets", true, []string{"rs"}, []string{status, scale}, all, func() any { return &dpappsv1.ReplicaSet{} }),
+	group("apps", "StatefulSet", "statefulsets", true, []string{"sts"}, []string{status, scale}, all, func() any { return &dpappsv1.StatefulSet{} }),
 	group("apps", "DaemonSet", "daemonsets", true, []string{"ds"}, []string{status}, all, func() any { return &dpappsv1.DaemonSet{} }),
 	group("batch", "Job", "jobs", true, nil, []string{status}, all, func() any { return &dpbatchv1.Job{} }),
 	group("batch", "CronJob", "cronjobs", true, []string{"cj"}, []string{status}, all, func() any { return &dpbatchv1.CronJob{} }),
