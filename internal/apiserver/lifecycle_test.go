@@ -239,4 +239,3 @@ func TestNamespaceCascadeIgnoresGrace(t *testing.T) {
 		t.Errorf("pod survived its namespace: %v", err)
 	}
 }
-

@@ -300,8 +300,8 @@ type watchStream struct {
 	enc     *json.Encoder
 	flusher http.Flusher
 	table   bool
-	started bool // the 200 and headers are written
-	first   bool // no table event sent yet
+	started bool   // the 200 and headers are written
+	first   bool   // no table event sent yet
 	partial string // meta.k8s.io version of PartialObjectMetadata events; "" for objects
 	now     func() time.Time
 }
