@@ -30,9 +30,10 @@ type Resource struct {
 	Namespaced bool
 	ShortNames []string
 	Categories []string
-	// Subresources served besides the main resource, e.g. "status". With a
-	// status subresource the main resource ignores status changes and
-	// /status ignores the rest.
+	// Subresources served besides the main resource: "status" (the main
+	// resource then ignores status changes and /status ignores the rest),
+	// "scale" (autoscaling/v1 Scale of spec.replicas) and "binding" (pods).
+	// Discovery announces each with its kind and verbs.
 	Subresources []string
 	// Custom is true for dnsplane's own kinds, served as kube-apiserver
 	// serves a CustomResourceDefinition's (the DNS operator also runs
