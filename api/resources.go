@@ -30,9 +30,10 @@ type Resource struct {
 	Namespaced bool
 	ShortNames []string
 	Categories []string
-	// Subresources served besides the main resource, e.g. "status". With a
-	// status subresource the main resource ignores status changes and
-	// /status ignores the rest.
+	// Subresources served besides the main resource: "status" (the main
+	// resource then ignores status changes and /status ignores the rest),
+	// "scale" (autoscaling/v1 Scale of spec.replicas) and "binding" (pods).
+	// Discovery announces each with its kind and verbs.
 	Subresources []string
 	// Custom is true for dnsplane's own kinds, served as kube-apiserver
 	// serves a CustomResourceDefinition's (the DNS operator also runs
@@ -59,7 +60,11 @@ func (r *Resource) GroupVersionResource() schema.GroupVersionResource {
 // APIVersion is the apiVersion string objects of this resource carry.
 func (r *Resource) APIVersion() string { return r.GVK.GroupVersion().String() }
 
-const status = "status"
+const (
+	status = "status"
+	// scale is the autoscaling/v1 Scale of a kind with spec.replicas.
+	scale = "scale"
+)
 
 // all is the "all" category kubectl get all expands.
 var all = []string{"all"}
@@ -84,12 +89,12 @@ func custom(r Resource) Resource {
 // copies. Ordered by group, then plural, as discovery lists them.
 var resources = sorted([]Resource{
 	// Pod template carriers: dnsplane's types, which add spec.dnsParams.
-	core("Pod", "pods", true, []string{"po"}, []string{status}, all, func() any { return &dpcorev1.Pod{} }),
+	core("Pod", "pods", true, []string{"po"}, []string{status, "binding"}, all, func() any { return &dpcorev1.Pod{} }),
 	core("PodTemplate", "podtemplates", true, nil, nil, nil, func() any { return &dpcorev1.PodTemplate{} }),
-	core("ReplicationController", "replicationcontrollers", true, []string{"rc"}, []string{status}, all, func() any { return &dpcorev1.ReplicationController{} }),
-	group("apps", "Deployment", "deployments", true, []string{"deploy"}, []string{status}, all, func() any { return &dpappsv1.Deployment{} }),
-	group("apps", "ReplicaSet", "replicasets", true, []string{"rs"}, []string{status}, all, func() any { return &dpappsv1.ReplicaSet{} }),
-	group("apps", "StatefulSet", "statefulsets", true, []string{"sts"}, []string{status}, all, func() any { return &dpappsv1.StatefulSet{} }),
+	core("ReplicationController", "replicationcontrollers", true, []string{"rc"}, []string{status, scale}, all, func() any { return &dpcorev1.ReplicationController{} }),
+	group("apps", "Deployment", "deployments", true, []string{"deploy"}, []string{status, scale}, all, func() any { return &dpappsv1.Deployment{} }),
+	group("apps", "ReplicaSet", "replicasets", true, []string{"rs"}, []string{status, scale}, all, func() any { return &dpappsv1.ReplicaSet{} }),
+	group("apps", "StatefulSet", "statefulsets", true, []string{"sts"}, []string{status, scale}, all, func() any { return &dpappsv1.StatefulSet{} }),
 	group("apps", "DaemonSet", "daemonsets", true, []string{"ds"}, []string{status}, all, func() any { return &dpappsv1.DaemonSet{} }),
 	group("batch", "Job", "jobs", true, nil, []string{status}, all, func() any { return &dpbatchv1.Job{} }),
 	group("batch", "CronJob", "cronjobs", true, []string{"cj"}, []string{status}, all, func() any { return &dpbatchv1.CronJob{} }),

@@ -75,6 +75,11 @@ func newFieldManagers(reg *Registry) (*fieldManagers, error) {
 		if res.HasStatus() {
 			subs = append(subs, "status")
 		}
+		if res.HasSubresource("scale") {
+			// A scale write is an update of the parent's spec.replicas,
+			// recorded as upstream does under subresource "scale".
+			subs = append(subs, "scale")
+		}
 		for _, sub := range subs {
 			fm, err := managedfields.NewDefaultFieldManager(tc, unversioned{}, unversioned{}, unversioned{},
 				res.GVK, res.GroupVersion(), sub, resetFields(res, sub))

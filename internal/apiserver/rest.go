@@ -15,12 +15,19 @@ import (
 
 // serveResource dispatches a resource request to its verb.
 func (s *Server) serveResource(w http.ResponseWriter, r *http.Request, info requestInfo) {
+	if info.GV.Group == "" && info.Resource == "bindings" {
+		// The older form of pods/binding (binding.go).
+		if err := s.legacyBinding(w, r, info); err != nil {
+			writeError(w, s.log, err)
+		}
+		return
+	}
 	res, ok := s.reg.Lookup(info.GV.WithResource(info.Resource))
 	if !ok {
 		writeError(w, s.log, errNotFoundPath())
 		return
 	}
-	if info.Subresource != "" && (info.Subresource != "status" || !res.HasStatus()) {
+	if info.Subresource != "" && !res.HasSubresource(info.Subresource) {
 		writeError(w, s.log, errNotFoundPath())
 		return
 	}
@@ -29,6 +36,12 @@ func (s *Server) serveResource(w http.ResponseWriter, r *http.Request, info requ
 		return
 	}
 	var err error
+	if info.Subresource != "" && info.Subresource != "status" {
+		if err = s.serveSubresource(w, r, res, info); err != nil {
+			writeError(w, s.log, err)
+		}
+		return
+	}
 	switch info.Verb {
 	case "get":
 		err = s.get(w, r, res, info)

@@ -53,6 +53,14 @@ func (s *Server) writeObjects(w http.ResponseWriter, r *http.Request, res *Resou
 		writeJSON(w, code, t)
 		return nil
 	}
+	if kind, version, ok := wantsPartial(r); ok {
+		out, err := partialResponse(res, kind, version, obj, list, lm)
+		if err != nil {
+			return err
+		}
+		writeJSON(w, code, out)
+		return nil
+	}
 	if list == nil {
 		writeJSON(w, code, obj)
 		return nil
@@ -292,15 +300,20 @@ type watchStream struct {
 	enc     *json.Encoder
 	flusher http.Flusher
 	table   bool
-	started bool // the 200 and headers are written
-	first   bool // no table event sent yet
+	started bool   // the 200 and headers are written
+	first   bool   // no table event sent yet
+	partial string // meta.k8s.io version of PartialObjectMetadata events; "" for objects
 	now     func() time.Time
 }
 
 func newWatchStream(w http.ResponseWriter, r *http.Request, res *Resource, now func() time.Time) *watchStream {
 	f, _ := w.(http.Flusher)
 	_, table := printers.WantsTable(r.Header.Get("Accept"))
-	return &watchStream{w: w, r: r, res: res, enc: json.NewEncoder(w), flusher: f, table: table, first: true, now: now}
+	ws := &watchStream{w: w, r: r, res: res, enc: json.NewEncoder(w), flusher: f, table: table, first: true, now: now}
+	if _, version, ok := wantsPartial(r); ok && !table {
+		ws.partial = version
+	}
+	return ws
 }
 
 func (ws *watchStream) start() {
@@ -334,6 +347,10 @@ func (ws *watchStream) send(typ string, obj any) error {
 		}
 		ws.first = false
 		out = t
+	}
+	if ws.partial != "" && typ != "ERROR" {
+		// Each event's object, bookmarks included, is metadata only.
+		out = asPartial(obj, ws.partial)
 	}
 	if err := ws.enc.Encode(watchEvent{Type: typ, Object: out}); err != nil {
 		return err

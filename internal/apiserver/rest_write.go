@@ -208,6 +208,12 @@ func (s *Server) updateFrom(ctx context.Context, res *Resource, info requestInfo
 	if err := validate(ctx, res, obj, old); err != nil {
 		return nil, err
 	}
+	if emptiedFinalizers(obj, old) && !dryRun {
+		// The last finalizer of an object being deleted is gone: the
+		// update deletes it (graceful.go).
+		rev, _ := strconv.ParseInt(accessor(old).GetResourceVersion(), 10, 64)
+		return s.removeObject(ctx, res, obj, rev)
+	}
 	return s.persist(ctx, res, obj, old, dryRun)
 }
 
@@ -230,6 +236,15 @@ func deleteOptions(r *http.Request) (metav1.DeleteOptions, bool, error) {
 		}
 	}
 	q := r.URL.Query()
+	if g := q.Get("gracePeriodSeconds"); g != "" {
+		// The query parameter wins over the body, as upstream's
+		// parameter codec decodes it over the body's options.
+		n, err := strconv.ParseInt(g, 10, 64)
+		if err != nil {
+			return opts, false, apierrors.NewBadRequest(fmt.Sprintf("invalid gracePeriodSeconds %q", g))
+		}
+		opts.GracePeriodSeconds = &n
+	}
 	if p := q.Get("propagationPolicy"); p != "" {
 		pp := metav1.DeletionPropagation(p)
 		opts.PropagationPolicy = &pp
@@ -264,57 +279,11 @@ func (s *Server) delete(w http.ResponseWriter, r *http.Request, res *Resource, i
 	if err != nil {
 		return err
 	}
-	deleted, err := s.deleteObject(r.Context(), res, info.Namespace, info.Name, opts.Preconditions, dryRun)
+	deleted, err := s.deleteObject(r.Context(), res, info.Namespace, info.Name, deleteRequest{pre: opts.Preconditions, grace: opts.GracePeriodSeconds, dryRun: dryRun})
 	if err != nil {
 		return err
 	}
 	return s.writeObjects(w, r, res, http.StatusOK, deleted, nil, metav1.ListMeta{})
-}
-
-// deleteObject deletes one object (and, for a namespace, everything in it)
-// with a compare-and-swap on the revision that was checked.
-func (s *Server) deleteObject(ctx context.Context, res *Resource, namespace, name string, pre *metav1.Preconditions, dryRun bool) (any, error) {
-	hook, _ := res.Strategy.(rest.DeleteHook)
-	if hook != nil {
-		if err := hook.CheckDelete(name); err != nil {
-			return nil, err
-		}
-	}
-	key := storageKey(res, namespace, name)
-	kv, err := s.store.Get(ctx, key)
-	if err != nil {
-		return nil, storageError(res, name, err)
-	}
-	obj, err := decodeStored(res, kv)
-	if err != nil {
-		return nil, err
-	}
-	m := accessor(obj)
-	if pre != nil {
-		if pre.UID != nil && *pre.UID != m.GetUID() {
-			//nolint:staticcheck // kube-apiserver's exact text, capital included
-			return nil, apierrors.NewConflict(res.GroupResource(), name, fmt.Errorf("Precondition failed: UID in precondition: %v, UID in object meta: %v", *pre.UID, m.GetUID()))
-		}
-		if pre.ResourceVersion != nil && *pre.ResourceVersion != m.GetResourceVersion() {
-			//nolint:staticcheck // kube-apiserver's exact text, capital included
-			return nil, apierrors.NewConflict(res.GroupResource(), name, fmt.Errorf("Precondition failed: ResourceVersion in precondition: %v, ResourceVersion in object meta: %v", *pre.ResourceVersion, m.GetResourceVersion()))
-		}
-	}
-	if dryRun {
-		return obj, nil
-	}
-	if hook != nil {
-		if err := hook.BeforeDelete(ctx, obj); err != nil {
-			return nil, err
-		}
-	}
-	gone, err := s.store.Delete(ctx, key, kv.ModRevision)
-	if err != nil {
-		return nil, storageError(res, name, err)
-	}
-	release(ctx, res, obj)
-	m.SetResourceVersion(strconv.FormatInt(gone.ModRevision, 10))
-	return obj, nil
 }
 
 // DeleteNamespaceContents deletes every namespaced object in ns, giving back
@@ -333,7 +302,7 @@ func (s *Server) DeleteNamespaceContents(ctx context.Context, ns string) error {
 				return err
 			}
 			for _, obj := range items {
-				if _, err := s.deleteObject(ctx, res, ns, accessor(obj).GetName(), nil, false); err != nil && !apierrors.IsNotFound(err) {
+				if _, err := s.deleteObject(ctx, res, ns, accessor(obj).GetName(), deleteRequest{immediate: true}); err != nil && !apierrors.IsNotFound(err) {
 					return err
 				}
 			}
@@ -352,7 +321,7 @@ func (s *Server) deleteCollection(w http.ResponseWriter, r *http.Request, res *R
 	if err != nil {
 		return err
 	}
-	_, dryRun, err := deleteOptions(r)
+	opts, dryRun, err := deleteOptions(r)
 	if err != nil {
 		return err
 	}
@@ -366,7 +335,7 @@ func (s *Server) deleteCollection(w http.ResponseWriter, r *http.Request, res *R
 			continue
 		}
 		m := accessor(obj)
-		gone, err := s.deleteObject(r.Context(), res, m.GetNamespace(), m.GetName(), nil, dryRun)
+		gone, err := s.deleteObject(r.Context(), res, m.GetNamespace(), m.GetName(), deleteRequest{grace: opts.GracePeriodSeconds, dryRun: dryRun})
 		if apierrors.IsNotFound(err) {
 			continue
 		}

@@ -11,6 +11,7 @@ import (
 	"slices"
 	"sort"
 	"strconv"
+	"strings"
 
 	apidiscoveryv2 "k8s.io/api/apidiscovery/v2"
 	apidiscoveryv2beta1 "k8s.io/api/apidiscovery/v2beta1"
@@ -64,9 +65,21 @@ const (
 // statusVerbs are the verbs of every status subresource.
 var statusVerbs = []string{"get", "patch", "update"}
 
-// hasStatus reports whether r has a status subresource, the only
-// subresource served.
-func hasStatus(r Resource) bool { return r.HasSubresource("status") }
+// subresource is what discovery announces of one subresource of r: its
+// response kind and verbs, as kube-apiserver lists them (status: the
+// parent's kind; scale: autoscaling/v1 Scale; binding: core/v1 Binding,
+// create only). ok is false for a name discovery does not know.
+func subresource(r Resource, name string) (kind schema.GroupVersionKind, verbs []string, ok bool) {
+	switch name {
+	case "status":
+		return r.GVK, statusVerbs, true
+	case "scale":
+		return schema.GroupVersionKind{Group: "autoscaling", Version: "v1", Kind: "Scale"}, statusVerbs, true
+	case "binding":
+		return schema.GroupVersionKind{Version: "v1", Kind: "Binding"}, []string{"create"}, true
+	}
+	return schema.GroupVersionKind{}, nil, false
+}
 
 // ServeAPI answers GET /api: APIVersions, or the core group as an
 // APIGroupDiscoveryList when the client asks for aggregated discovery.
@@ -206,13 +219,23 @@ func (d *Discovery) resourceList(gv schema.GroupVersion) (metav1.APIResourceList
 			ShortNames:   slices.Clone(r.ShortNames),
 			Categories:   slices.Clone(r.Categories),
 		})
-		if hasStatus(r) {
-			list.APIResources = append(list.APIResources, metav1.APIResource{
-				Name:       r.Plural + "/status",
+		for _, name := range r.Subresources {
+			gvk, verbs, ok := subresource(r, name)
+			if !ok {
+				continue
+			}
+			sub := metav1.APIResource{
+				Name:       r.Plural + "/" + name,
 				Namespaced: r.Namespaced,
-				Kind:       r.GVK.Kind,
-				Verbs:      slices.Clone(statusVerbs),
-			})
+				Kind:       gvk.Kind,
+				Verbs:      slices.Clone(verbs),
+			}
+			if gvk.GroupVersion() != r.GVK.GroupVersion() {
+				// Legacy discovery names the group and version of a
+				// subresource only when they differ from the parent's.
+				sub.Group, sub.Version = gvk.Group, gvk.Version
+			}
+			list.APIResources = append(list.APIResources, sub)
 		}
 	}
 	sort.SliceStable(list.APIResources, func(i, j int) bool {
@@ -261,14 +284,22 @@ func aggregatedResource(r Resource) apidiscoveryv2.APIResourceDiscovery {
 		ShortNames:       slices.Clone(r.ShortNames),
 		Categories:       slices.Clone(r.Categories),
 	}
-	if hasStatus(r) {
-		sk := kind
+	for _, name := range r.Subresources {
+		gvk, verbs, ok := subresource(r, name)
+		if !ok {
+			continue
+		}
+		sk := metav1.GroupVersionKind{Group: gvk.Group, Version: gvk.Version, Kind: gvk.Kind}
 		out.Subresources = append(out.Subresources, apidiscoveryv2.APISubresourceDiscovery{
-			Subresource:  "status",
+			Subresource:  name,
 			ResponseKind: &sk,
-			Verbs:        slices.Clone(statusVerbs),
+			Verbs:        slices.Clone(verbs),
 		})
 	}
+	// Ordered by name, as kube-apiserver lists them.
+	slices.SortFunc(out.Subresources, func(a, b apidiscoveryv2.APISubresourceDiscovery) int {
+		return strings.Compare(a.Subresource, b.Subresource)
+	})
 	return out
 }
 

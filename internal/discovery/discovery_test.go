@@ -336,12 +336,14 @@ func TestDiscoveryAggregatedDocuments(t *testing.T) {
 				var subs []string
 				for _, s := range r.Subresources {
 					subs = append(subs, s.Subresource)
-					if s.ResponseKind == nil || s.ResponseKind.Kind != res.GVK.Kind || !slices.Equal(s.Verbs, []string{"get", "patch", "update"}) {
+					gvk, verbs, _ := subresource(res, s.Subresource)
+					if s.ResponseKind == nil || s.ResponseKind.Kind != gvk.Kind || s.ResponseKind.Group != gvk.Group || !slices.Equal(s.Verbs, verbs) {
 						t.Errorf("%s/%s: %+v", r.Resource, s.Subresource, s)
 					}
 				}
-				if want := hasStatus(res); want != slices.Equal(subs, []string{"status"}) {
-					t.Errorf("%s subresources %v, status %v", r.Resource, subs, want)
+				want := slices.Sorted(slices.Values(res.Subresources))
+				if !slices.Equal(subs, want) {
+					t.Errorf("%s subresources %v, want %v", r.Resource, subs, want)
 				}
 			}
 		}
@@ -402,8 +404,10 @@ func TestDiscoveryClientGo(t *testing.T) {
 					!slices.Equal(r.ShortNames, res.ShortNames) || !slices.Equal(r.Verbs, res.Verbs) || !slices.Equal(r.Categories, res.Categories) {
 					t.Errorf("%v = %+v", gvr, r)
 				}
-				if _, ok := got[res.GVK.GroupVersion().WithResource(res.Plural+"/status")]; ok != hasStatus(res) {
-					t.Errorf("%v/status listed = %v", gvr, ok)
+				for _, name := range []string{"status", "scale", "binding"} {
+					if _, ok := got[res.GVK.GroupVersion().WithResource(res.Plural+"/"+name)]; ok != res.HasSubresource(name) {
+						t.Errorf("%v/%s listed = %v", gvr, name, ok)
+					}
 				}
 			}
 
@@ -436,5 +440,31 @@ func TestDiscoveryClientGo(t *testing.T) {
 				t.Errorf("category all = %v, %v", all, ok)
 			}
 		})
+	}
+}
+
+// TestScaleAndBindingDiscovery: the legacy and aggregated documents announce
+// deployments/scale and pods/binding as kube-apiserver does, which is what
+// kubectl scale's scale-kind resolver reads.
+func TestScaleAndBindingDiscovery(t *testing.T) {
+	d := New(served())
+	list, ok := d.resourceList(schema.GroupVersion{Group: "apps", Version: "v1"})
+	if !ok {
+		t.Fatal("apps/v1 not served")
+	}
+	core, _ := d.resourceList(schema.GroupVersion{Version: "v1"})
+	byName := map[string]metav1.APIResource{}
+	for _, r := range append(list.APIResources, core.APIResources...) {
+		byName[r.Name] = r
+	}
+	for name, want := range map[string]metav1.APIResource{
+		"deployments/scale":            {Name: "deployments/scale", Namespaced: true, Group: "autoscaling", Version: "v1", Kind: "Scale", Verbs: []string{"get", "patch", "update"}},
+		"replicationcontrollers/scale": {Name: "replicationcontrollers/scale", Namespaced: true, Group: "autoscaling", Version: "v1", Kind: "Scale", Verbs: []string{"get", "patch", "update"}},
+		"pods/binding":                 {Name: "pods/binding", Namespaced: true, Kind: "Binding", Verbs: []string{"create"}},
+	} {
+		got := byName[name]
+		if got.Name != want.Name || got.Group != want.Group || got.Version != want.Version || got.Kind != want.Kind || !slices.Equal(got.Verbs, want.Verbs) {
+			t.Errorf("%s = %+v, want %+v", name, got, want)
+		}
 	}
 }
