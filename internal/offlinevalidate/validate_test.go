@@ -25,10 +25,10 @@ func TestValidateSourceFindings(t *testing.T) {
 	}{
 		{name: "valid pod", in: "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec: {containers: [{name: c, image: i}]}\n",
 			wantStatus: []Status{Valid}},
-		{name: "missing field points at its parent", in: "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  dnsPolicy: Custom\n",
+		{name: "missing field points at its parent", in: "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers: [{name: c, image: i}]\n  dnsPolicy: Custom\n",
 			wantStatus: []Status{Invalid},
 			want:       []string{"x:4:1: spec.dnsParams: Required value: must be set when `dnsPolicy` is Custom"}},
-		{name: "None without dnsConfig", in: "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  dnsPolicy: None\n",
+		{name: "None without dnsConfig", in: "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers: [{name: c, image: i}]\n  dnsPolicy: None\n",
 			wantStatus: []Status{Invalid},
 			want:       []string{"x:4:1: spec.dnsConfig: Required value: must provide `dnsConfig` when `dnsPolicy` is None"}},
 		{name: "bad apiVersion", in: "apiVersion: a/b/c\nkind: Pod\n", wantStatus: []Status{Invalid},
@@ -89,6 +89,7 @@ spec:
         spec:
           containers: [{name: c, image: i}]
           dnsPolicy: ClusterFirstWithAutopath
+          restartPolicy: Never
 `
 	pod, _, err := Validator{Options: allOn}.Pod(context.Background(), stringSource("cj.yaml", in))
 	if err != nil {
