@@ -8,16 +8,15 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 
 	dpcorev1 "github.com/dnsplane/dnsplane/api/core/v1"
-	"github.com/dnsplane/dnsplane/internal/registry/rest"
-	"github.com/dnsplane/dnsplane/internal/registry/workload"
+	"github.com/dnsplane/dnsplane/internal/validation"
 )
 
 func TestPrepareForCreate(t *testing.T) {
-	s := Strategy{workload.Strategy{Default: rest.Default{Status: true}}}
+	s := New(validation.Options{})
 	p := &dpcorev1.Pod{Status: corev1.PodStatus{Phase: corev1.PodRunning, PodIP: "10.0.0.1"}}
 	s.PrepareForCreate(context.Background(), p)
-	if p.Status.Phase != corev1.PodPending || p.Status.PodIP != "" {
-		t.Errorf("status after create %+v, want only phase Pending", p.Status)
+	if p.Status.Phase != corev1.PodPending || p.Status.PodIP != "" || p.Status.QOSClass != corev1.PodQOSBestEffort {
+		t.Errorf("status after create %+v, want only phase Pending and the QoS class", p.Status)
 	}
 	if p.Spec.DNSPolicy != corev1.DNSClusterFirst || p.Spec.RestartPolicy != corev1.RestartPolicyAlways {
 		t.Errorf("pod spec not defaulted: %+v", p.Spec.PodSpec)
