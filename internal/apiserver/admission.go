@@ -7,16 +7,22 @@ import (
 	"reflect"
 
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/dnsplane/dnsplane/internal/registry/rest"
 )
 
 // validate checks obj (old is nil on create) with the metadata rules and
-// the kind's strategy (internal/registry), as kube-apiserver's create and
-// update handlers do.
-func validate(ctx context.Context, res *Resource, obj, old any) error {
-	var errs = rest.ValidateCreate(ctx, res.Strategy, res.Namespaced, obj)
-	if old != nil {
+// the kind's strategy (internal/registry), as kube-apiserver's create,
+// update and /status handlers do.
+func validate(ctx context.Context, res *Resource, info requestInfo, obj, old any) error {
+	var errs field.ErrorList
+	switch {
+	case old == nil:
+		errs = rest.ValidateCreate(ctx, res.Strategy, res.Namespaced, obj)
+	case info.Subresource == "status":
+		errs = rest.ValidateStatusUpdate(ctx, res.Strategy, res.Namespaced, obj, old)
+	default:
 		errs = rest.ValidateUpdate(ctx, res.Strategy, res.Namespaced, obj, old)
 	}
 	if len(errs) > 0 {

@@ -212,7 +212,8 @@ func TestPatchSizeLimits(t *testing.T) {
 		etcdLimit   = "more than the 1572864 bytes (1.5 MiB) etcd accepts per object"
 		decodeLimit = "more than the 3145728 bytes (3 MiB) the server accepts for an object"
 	)
-	big := map[string]string{"a": strings.Repeat("x", 1200<<10)}
+	// The most data a ConfigMap may hold (1 MiB, upstream's MaxSecretSize).
+	big := map[string]string{"a": strings.Repeat("x", 1<<20)}
 	cmBody := func(name, data string) string {
 		return `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"` + name + `"},"data":` + data + `}`
 	}
@@ -234,7 +235,7 @@ func TestPatchSizeLimits(t *testing.T) {
 			func(string) string {
 				return `[{"op":"add","path":"/data/big","value":"` + strings.Repeat("v", 1600<<10) + `"}]`
 			}, "the patched object is at least", "", nil},
-		// Two copies of 1.2 MiB are within the 3 MiB copy limit, but the
+		// Two copies of 1 MiB are within the 3 MiB copy limit, but the
 		// document they make is not.
 		{"json patch, copies past the decode limit", mediaJSONPatch, "", true,
 			func(string) string {

@@ -91,7 +91,7 @@ func (s *Server) createObject(ctx context.Context, res *Resource, info requestIn
 	if !info.applied {
 		s.trackUpdate(res, info, obj, nil)
 	}
-	if err := validate(ctx, res, obj, nil); err != nil {
+	if err := validate(ctx, res, info, obj, nil); err != nil {
 		return nil, err
 	}
 	if err := s.requireNamespace(ctx, res, accessor(obj).GetNamespace()); err != nil {
@@ -195,6 +195,7 @@ func (s *Server) updateFrom(ctx context.Context, res *Resource, info requestInfo
 	if info.Subresource == "status" {
 		managed := accessor(obj).GetManagedFields()
 		obj = prepareStatusUpdate(obj, old)
+		rest.PrepareForStatusUpdate(ctx, res.Strategy, obj, old)
 		if info.applied {
 			accessor(obj).SetManagedFields(managed)
 		}
@@ -205,7 +206,7 @@ func (s *Server) updateFrom(ctx context.Context, res *Resource, info requestInfo
 		s.trackUpdate(res, info, obj, old)
 	}
 	accessor(obj).SetResourceVersion(accessor(old).GetResourceVersion())
-	if err := validate(ctx, res, obj, old); err != nil {
+	if err := validate(ctx, res, info, obj, old); err != nil {
 		return nil, err
 	}
 	if emptiedFinalizers(obj, old) && !dryRun {

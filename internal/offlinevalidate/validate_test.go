@@ -25,10 +25,10 @@ func TestValidateSourceFindings(t *testing.T) {
 	}{
 		{name: "valid pod", in: "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec: {containers: [{name: c, image: i}]}\n",
 			wantStatus: []Status{Valid}},
-		{name: "missing field points at its parent", in: "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  dnsPolicy: Custom\n",
+		{name: "missing field points at its parent", in: "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers: [{name: c, image: i}]\n  dnsPolicy: Custom\n",
 			wantStatus: []Status{Invalid},
 			want:       []string{"x:4:1: spec.dnsParams: Required value: must be set when `dnsPolicy` is Custom"}},
-		{name: "None without dnsConfig", in: "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  dnsPolicy: None\n",
+		{name: "None without dnsConfig", in: "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers: [{name: c, image: i}]\n  dnsPolicy: None\n",
 			wantStatus: []Status{Invalid},
 			want:       []string{"x:4:1: spec.dnsConfig: Required value: must provide `dnsConfig` when `dnsPolicy` is None"}},
 		{name: "bad apiVersion", in: "apiVersion: a/b/c\nkind: Pod\n", wantStatus: []Status{Invalid},
@@ -37,12 +37,18 @@ func TestValidateSourceFindings(t *testing.T) {
 			want: []string{"x:1:1: json: cannot unmarshal string into Go struct field PodSpec.spec.hostNetwork of type bool"}},
 		// The server's whole create validation, not only pod DNS: metadata
 		// with the kind's name rule, and the kind's own rules.
-		{name: "service name is a DNS-1035 label", in: "apiVersion: v1\nkind: Service\nmetadata: {name: 9web}\nspec: {ports: [{port: 80}]}\n",
+		// A Service name is a DNS label (upstream's rule since
+		// RelaxedServiceNameValidation; before, a DNS-1035 label).
+		{name: "service name is a DNS label", in: "apiVersion: v1\nkind: Service\nmetadata: {name: web.1}\nspec: {ports: [{port: 80}]}\n",
 			wantStatus: []Status{Invalid},
-			want:       []string{`x:3:12: metadata.name: Invalid value: "9web": a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic character, and end with an alphanumeric character (e.g. 'my-name',  or 'abc-123', regex used for validation is '[a-z]([-a-z0-9]*[a-z0-9])?')`}},
+			want:       []string{`x:3:12: metadata.name: Invalid value: "web.1": must not contain dots`}},
+		// The target port defaults to the port, so upstream reports both.
 		{name: "service port out of range", in: "apiVersion: v1\nkind: Service\nmetadata: {name: web}\nspec: {ports: [{port: 0}]}\n",
 			wantStatus: []Status{Invalid},
-			want:       []string{`x:4:17: spec.ports[0].port: Invalid value: 0: must be between 1 and 65535, inclusive`}},
+			want: []string{
+				`x:4:17: spec.ports[0].port: Invalid value: 0: must be between 1 and 65535, inclusive`,
+				`x:4:16: spec.ports[0].targetPort: Invalid value: 0: must be between 1 and 65535, inclusive`,
+			}},
 		{name: "name or generateName required", in: "apiVersion: v1\nkind: ConfigMap\ndata: {a: b}\n",
 			wantStatus: []Status{Invalid},
 			want:       []string{"x:1:1: metadata.name: Required value: name or generateName is required"}},
@@ -106,6 +112,7 @@ spec:
         spec:
           containers: [{name: c, image: i}]
           dnsPolicy: ClusterFirstWithAutopath
+          restartPolicy: Never
 `
 	pod, _, err := Validator{Options: allOn}.Pod(context.Background(), stringSource("cj.yaml", in))
 	if err != nil {

@@ -7,18 +7,33 @@ package registry
 import (
 	"log/slog"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/kubernetes/pkg/apis/coordination"
+	coordinationvalidation "k8s.io/kubernetes/pkg/apis/coordination/validation"
+	"k8s.io/kubernetes/pkg/apis/core"
+	corevalidation "k8s.io/kubernetes/pkg/apis/core/validation"
+	"k8s.io/kubernetes/pkg/apis/discovery"
+	discoveryvalidation "k8s.io/kubernetes/pkg/apis/discovery/validation"
 
 	dpoperatorv1 "github.com/dnsplane/dnsplane/api/operator/v1"
+	"github.com/dnsplane/dnsplane/internal/registry/apps/daemonset"
 	"github.com/dnsplane/dnsplane/internal/registry/apps/deployment"
+	"github.com/dnsplane/dnsplane/internal/registry/apps/replicaset"
+	"github.com/dnsplane/dnsplane/internal/registry/apps/statefulset"
+	"github.com/dnsplane/dnsplane/internal/registry/batch/cronjob"
+	"github.com/dnsplane/dnsplane/internal/registry/batch/job"
 	"github.com/dnsplane/dnsplane/internal/registry/core/namespace"
 	"github.com/dnsplane/dnsplane/internal/registry/core/node"
 	"github.com/dnsplane/dnsplane/internal/registry/core/pod"
+	"github.com/dnsplane/dnsplane/internal/registry/core/podtemplate"
+	"github.com/dnsplane/dnsplane/internal/registry/core/replicationcontroller"
 	"github.com/dnsplane/dnsplane/internal/registry/core/secret"
 	"github.com/dnsplane/dnsplane/internal/registry/core/service"
 	"github.com/dnsplane/dnsplane/internal/registry/operator/dns"
 	"github.com/dnsplane/dnsplane/internal/registry/rest"
-	"github.com/dnsplane/dnsplane/internal/registry/workload"
+	"github.com/dnsplane/dnsplane/internal/registry/upstream"
 	"github.com/dnsplane/dnsplane/internal/validation"
 )
 
@@ -40,36 +55,58 @@ type Config struct {
 
 // Strategies returns the strategy of every kind api.Resources lists.
 func Strategies(cfg Config) map[schema.GroupKind]rest.Strategy {
-	carrier := func(status bool) workload.Strategy {
-		return workload.Strategy{Default: rest.Default{Status: status}, DNS: cfg.DNS}
-	}
-	core := func(kind string) schema.GroupKind { return schema.GroupKind{Kind: kind} }
+	coreKind := func(kind string) schema.GroupKind { return schema.GroupKind{Kind: kind} }
 	apps := func(kind string) schema.GroupKind { return schema.GroupKind{Group: "apps", Kind: kind} }
 	batch := func(kind string) schema.GroupKind { return schema.GroupKind{Group: "batch", Kind: kind} }
 	return map[schema.GroupKind]rest.Strategy{
-		core("Pod"):                   pod.Strategy{Strategy: carrier(true)},
-		core("PodTemplate"):           carrier(false),
-		core("ReplicationController"): carrier(true),
-		apps("Deployment"):            deployment.Strategy{Strategy: carrier(true)},
-		apps("ReplicaSet"):            carrier(true),
-		apps("StatefulSet"):           carrier(true),
-		apps("DaemonSet"):             carrier(true),
-		batch("Job"):                  carrier(true),
-		batch("CronJob"):              carrier(true),
+		// Pod template carriers: upstream's rules with dnsplane's pod DNS
+		// rules in place of upstream's (internal/registry/workload).
+		coreKind("Pod"):                   pod.New(cfg.DNS),
+		coreKind("PodTemplate"):           podtemplate.New(cfg.DNS),
+		coreKind("ReplicationController"): replicationcontroller.New(cfg.DNS),
+		apps("Deployment"):                deployment.New(cfg.DNS),
+		apps("ReplicaSet"):                replicaset.New(cfg.DNS),
+		apps("StatefulSet"):               statefulset.New(cfg.DNS),
+		apps("DaemonSet"):                 daemonset.New(cfg.DNS),
+		batch("Job"):                      job.New(cfg.DNS),
+		batch("CronJob"):                  cronjob.New(cfg.DNS),
 
-		core("Namespace"): namespace.New(cfg.NamespaceContents),
-		core("Service"):   service.New(cfg.ServiceIPs, cfg.Logger),
-		core("Node"):      node.New(),
-		core("Secret"):    secret.Strategy{},
+		coreKind("Namespace"): namespace.New(cfg.NamespaceContents),
+		coreKind("Service"):   service.New(cfg.ServiceIPs, cfg.Logger),
+		coreKind("Node"):      node.New(),
+		coreKind("Secret"):    secret.New(),
+
+		// Kinds whose rules are upstream's validators alone, chosen as
+		// upstream's pkg/registry/<group>/<kind>/strategy.go chooses them.
+		coreKind("ConfigMap"): simple(core.ConfigMap{}, corevalidation.ValidateConfigMap, corevalidation.ValidateConfigMapUpdate),
+		//nolint:staticcheck // SA1019: deprecated for EndpointSlice, but kube-apiserver still serves Endpoints, so dnsplane does too
+		coreKind("Endpoints"):                              simple(core.Endpoints{}, corevalidation.ValidateEndpointsCreate, corevalidation.ValidateEndpointsUpdate),
+		coreKind("Event"):                                  simple(core.Event{}, validateEvent, validateEventUpdate),
+		coreKind("ServiceAccount"):                         simple(core.ServiceAccount{}, corevalidation.ValidateServiceAccount, corevalidation.ValidateServiceAccountUpdate),
+		{Group: "discovery.k8s.io", Kind: "EndpointSlice"}: simple(discovery.EndpointSlice{}, discoveryvalidation.ValidateEndpointSliceCreate, discoveryvalidation.ValidateEndpointSliceUpdate),
+		{Group: "coordination.k8s.io", Kind: "Lease"}:      simple(coordination.Lease{}, coordinationvalidation.ValidateLease, coordinationvalidation.ValidateLeaseUpdate),
+
+		// dnsplane's own API: the DNS operator's rules (internal/operator/dnsspec).
 		{Group: dpoperatorv1.GroupName, Kind: "DNS"}: dns.New(cfg.ClusterDomain),
-
-		// Kinds with no rules of their own beyond metadata and the status
-		// subresource split.
-		core("ConfigMap"):      rest.Default{},
-		core("Endpoints"):      rest.Default{},
-		core("Event"):          rest.Default{},
-		core("ServiceAccount"): rest.Default{},
-		{Group: "discovery.k8s.io", Kind: "EndpointSlice"}: rest.Default{},
-		{Group: "coordination.k8s.io", Kind: "Lease"}:      rest.Default{},
 	}
+}
+
+// simple is the strategy of a namespaced kind without a status subresource
+// served with its k8s.io/api type, whose internal type is I.
+func simple[I any](_ I, validate func(*I) field.ErrorList, validateUpdate func(*I, *I) field.ErrorList) upstream.Strategy[I] {
+	return upstream.Strategy[I]{
+		Default: rest.Default{Namespaced: true},
+		Rules:   upstream.Rules[I]{Validate: validate, ValidateUpdate: validateUpdate},
+	}
+}
+
+// validateEvent and validateEventUpdate are upstream's for core/v1 Events,
+// the legacy rules (events.k8s.io/v1, which dnsplane does not serve, has
+// stricter ones).
+func validateEvent(e *core.Event) field.ErrorList {
+	return corevalidation.ValidateEventCreate(e, corev1.SchemeGroupVersion)
+}
+
+func validateEventUpdate(e, old *core.Event) field.ErrorList {
+	return corevalidation.ValidateEventUpdate(e, old, corev1.SchemeGroupVersion)
 }

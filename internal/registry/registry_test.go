@@ -10,6 +10,7 @@ import (
 
 	"github.com/dnsplane/dnsplane/api"
 	dpcorev1 "github.com/dnsplane/dnsplane/api/core/v1"
+	"github.com/dnsplane/dnsplane/internal/registry/rest"
 	"github.com/dnsplane/dnsplane/internal/validation"
 )
 
@@ -59,11 +60,16 @@ func TestEveryKindHasAStrategy(t *testing.T) {
 	strategies := Strategies(Config{})
 	seen := 0
 	for _, r := range api.Resources() {
-		if _, ok := strategies[r.GVK.GroupKind()]; !ok {
+		s, ok := strategies[r.GVK.GroupKind()]
+		if !ok {
 			t.Errorf("%s has no strategy", r.GVK.GroupKind())
 			continue
 		}
 		seen++
+		// rest.Default validates metadata itself, with the scope it is told.
+		if d, ok := s.(rest.Default); ok && d.Namespaced != r.Namespaced {
+			t.Errorf("%s: rest.Default{Namespaced: %v} for a kind with Namespaced %v", r.GVK.Kind, d.Namespaced, r.Namespaced)
+		}
 	}
 	if seen != len(strategies) {
 		t.Errorf("%d strategies for %d kinds: some name a kind api.Resources does not serve", len(strategies), seen)

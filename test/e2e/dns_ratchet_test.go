@@ -39,6 +39,13 @@ type podCarrier struct {
 	header   string // the manifest up to the pod spec, %[1]s is the name
 	indent   int    // of the pod spec in the manifest
 	restart  string // restartPolicy the kind needs ("" = default)
+	// immutable is set for the kinds whose pod spec upstream does not let
+	// an update change (a Pod's beyond images and a few fields, a Job's
+	// template): kube-apiserver refuses a new search list whatever it holds.
+	immutable bool
+	// refused is the start of that refusal, after `The <Kind> "<name>" is
+	// invalid: `.
+	refused string
 }
 
 // manifest is a valid object of the kind with dnsPolicy None, nameserver
@@ -72,7 +79,10 @@ func (c podCarrier) relaxedErrors() []string {
 
 var podCarriers = []podCarrier{
 	{kind: "Pod", resource: "pods", printed: "pod", spec: "spec", pointer: "/spec", indent: 2,
-		header: "apiVersion: v1\nkind: Pod\nmetadata:\n  name: %[1]s\nspec:\n"},
+		header:    "apiVersion: v1\nkind: Pod\nmetadata:\n  name: %[1]s\nspec:\n",
+		immutable: true, refused: "spec: Forbidden: pod updates may not change fields other than "},
+	{kind: "PodTemplate", resource: "podtemplates", printed: "podtemplate", spec: "template.spec", pointer: "/template/spec", indent: 4,
+		header: "apiVersion: v1\nkind: PodTemplate\nmetadata:\n  name: %[1]s\ntemplate:\n  spec:\n"},
 	{kind: "Deployment", resource: "deployments.apps", printed: "deployment.apps", spec: "spec.template.spec", pointer: "/spec/template/spec", indent: 6,
 		header: "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: %[1]s\nspec:\n  selector:\n    matchLabels:\n      app: %[1]s\n" +
 			"  template:\n    metadata:\n      labels:\n        app: %[1]s\n    spec:\n"},
@@ -80,7 +90,25 @@ var podCarriers = []podCarrier{
 		header: "apiVersion: apps/v1\nkind: ReplicaSet\nmetadata:\n  name: %[1]s\nspec:\n  selector:\n    matchLabels:\n      app: %[1]s\n" +
 			"  template:\n    metadata:\n      labels:\n        app: %[1]s\n    spec:\n"},
 	{kind: "Job", resource: "jobs.batch", printed: "job.batch", spec: "spec.template.spec", pointer: "/spec/template/spec", indent: 6, restart: "Never",
-		header: "apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: %[1]s\nspec:\n  template:\n    spec:\n"},
+		header:    "apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: %[1]s\nspec:\n  template:\n    spec:\n",
+		immutable: true, refused: "spec.template: Invalid value: "},
+	{kind: "CronJob", resource: "cronjobs.batch", printed: "cronjob.batch", spec: "spec.jobTemplate.spec.template.spec",
+		pointer: "/spec/jobTemplate/spec/template/spec", indent: 10, restart: "Never",
+		header: "apiVersion: batch/v1\nkind: CronJob\nmetadata:\n  name: %[1]s\nspec:\n  schedule: \"0 0 * * *\"\n  jobTemplate:\n    spec:\n" +
+			"      template:\n        spec:\n"},
+}
+
+// wantRefused runs kubectl and requires the refusal of an update: exit 1,
+// nothing on stdout, and on stderr kubectl's line for a 422 of kind and
+// name starting with cause. (Upstream's message for an immutable pod spec
+// ends with a dump or a diff of it, not worth spelling out here.)
+func wantRefused(t *testing.T, kubeconfig, kind, name, cause string, args ...string) {
+	t.Helper()
+	out, errOut, code := kubectl(t, kubeconfig, "", args...)
+	if prefix := fmt.Sprintf("The %s %q is invalid: %s", kind, name, cause); code != 1 || out != "" || !strings.HasPrefix(errOut, prefix) {
+		t.Errorf("kubectl %s:\ngot  exit %d\nstdout: %q\nstderr: %q\nwant exit 1, stderr starting %q",
+			strings.Join(args, " "), code, out, errOut, prefix)
+	}
 }
 
 // searchesOf is the stored search list of one object.
@@ -108,14 +136,17 @@ func (c podCarrier) setSearches(searches []string) string {
 }
 
 // TestRelaxedDNSRatchetAcrossRestart runs KEP-4427's ratcheting
-// plan through kubectl for a Pod and every kind with a pod template it names,
-// with a real restart of the server over the same data dir in between:
-// objects written with the RelaxedDNSSearchValidation gate on stay updatable
-// with it off until their last relaxed value is gone.
+// plan through kubectl for a Pod and the kinds with a pod template it names,
+// plus PodTemplate and CronJob, with a real restart of the server over the
+// same data dir in between: objects written with the
+// RelaxedDNSSearchValidation gate on stay updatable with it off until their
+// last relaxed value is gone.
 //
 // Upstream forbids changing a Pod's dnsConfig (pod spec updates are limited)
-// and a Job's template; dnsplane accepts those updates, so the plan runs on
-// all four kinds alike.
+// and a Job's template, and so does dnsplane: for those two the plan checks
+// creates, updates that leave the pod spec alone, and that a new search
+// list is refused; PodTemplate and CronJob run the whole plan for their
+// API groups.
 func TestRelaxedDNSRatchetAcrossRestart(t *testing.T) {
 	requireKubectl(t)
 	srv := startServer(t, t.TempDir())
@@ -134,20 +165,35 @@ func TestRelaxedDNSRatchetAcrossRestart(t *testing.T) {
 			wantKubectl(t, kc, c.manifest("dotted", dotted), ok(c.printed+"/dotted created"), "-n", ns, "create", "-f", "-")
 			// Existing object, new value with '_'.
 			wantKubectl(t, kc, c.manifest("grown", plainSearches), ok(c.printed+"/grown created"), "-n", ns, "create", "-f", "-")
-			wantKubectl(t, kc, "", ok(c.printed+"/grown patched"), "-n", ns, "patch", c.resource, "grown", "--type", "json", "-p", c.setSearches(grown))
 			wantSearches(t, kc, ns, c, "relaxed", relaxedSearches)
-			wantSearches(t, kc, ns, c, "grown", grown)
+			if c.immutable {
+				wantRefused(t, kc, c.kind, "grown", c.refused, "-n", ns, "patch", c.resource, "grown", "--type", "json", "-p", c.setSearches(grown))
+				wantSearches(t, kc, ns, c, "grown", plainSearches)
+			} else {
+				wantKubectl(t, kc, "", ok(c.printed+"/grown patched"), "-n", ns, "patch", c.resource, "grown", "--type", "json", "-p", c.setSearches(grown))
+				wantSearches(t, kc, ns, c, "grown", grown)
+			}
 			uids[c.kind] = jsonpath(t, kc, ns, c.resource, "relaxed", "{.metadata.uid}")
 		})
 	}
 
-	// dnsParams.custom.search follows the same rules (docs/pod-dns.md).
-	customPod := func(name string, search ...string) string {
+	// dnsParams.custom.search follows the same rules (docs/pod-dns.md), on a
+	// PodTemplate (whose pod spec may change) and a Pod (whose dnsParams may
+	// not, like the rest of its spec).
+	customSpec := func(indent string, search ...string) string {
 		s, _ := json.Marshal(search)
-		return "apiVersion: v1\nkind: Pod\nmetadata:\n  name: " + name + "\nspec:\n  containers:\n  - name: main\n    image: example.com/main:1\n" +
-			"  dnsPolicy: Custom\n  dnsParams:\n    custom:\n      search: " + string(s) + "\n"
+		return indent + "containers:\n" + indent + "- name: main\n" + indent + "  image: example.com/main:1\n" +
+			indent + "dnsPolicy: Custom\n" + indent + "dnsParams:\n" + indent + "  custom:\n" + indent + "    search: " + string(s) + "\n"
+	}
+	customTemplate := func(name string, search ...string) string {
+		return "apiVersion: v1\nkind: PodTemplate\nmetadata:\n  name: " + name + "\ntemplate:\n  spec:\n" + customSpec("    ", search...)
+	}
+	customPod := func(name string, search ...string) string {
+		return "apiVersion: v1\nkind: Pod\nmetadata:\n  name: " + name + "\nspec:\n" + customSpec("  ", search...)
 	}
 	t.Run("gate on/Custom search", func(t *testing.T) {
+		wantKubectl(t, kc, customTemplate("custom", "$(NAMESPACE).svc.$(CLUSTER)", "abc_d.example.com", "$(HOST)"), ok("podtemplate/custom created"),
+			"-n", ns, "create", "-f", "-")
 		wantKubectl(t, kc, customPod("custom", "$(NAMESPACE).svc.$(CLUSTER)", "abc_d.example.com", "$(HOST)"), ok("pod/custom created"),
 			"-n", ns, "create", "-f", "-")
 	})
@@ -155,16 +201,22 @@ func TestRelaxedDNSRatchetAcrossRestart(t *testing.T) {
 	srv.restart(t, "--feature-gates=RelaxedDNSSearchValidation=false")
 
 	t.Run("gate off/Custom search", func(t *testing.T) {
-		customError := func(name string) run {
-			return failed(invalidMessage("Pod", name, fmt.Sprintf(`spec.dnsParams.custom.search[1]: Invalid value: "abc_d.example.com": %s`, strictSearch)))
+		customError := func(kind, name, spec string) run {
+			return failed(invalidMessage(kind, name, fmt.Sprintf(`%s.dnsParams.custom.search[1]: Invalid value: "abc_d.example.com": %s`, spec, strictSearch)))
 		}
-		wantKubectl(t, kc, customPod("custom2", "$(NAMESPACE).svc.$(CLUSTER)", "abc_d.example.com", "$(HOST)"), customError("custom2"),
+		wantKubectl(t, kc, customTemplate("custom2", "$(NAMESPACE).svc.$(CLUSTER)", "abc_d.example.com", "$(HOST)"), customError("PodTemplate", "custom2", "template.spec"),
 			"-n", ns, "create", "-f", "-")
+		wantKubectl(t, kc, customPod("custom2", "$(NAMESPACE).svc.$(CLUSTER)", "abc_d.example.com", "$(HOST)"), customError("Pod", "custom2", "spec"),
+			"-n", ns, "create", "-f", "-")
+		wantKubectl(t, kc, "", ok("podtemplate/custom labeled"), "-n", ns, "label", "podtemplate", "custom", "ratchet=on")
 		wantKubectl(t, kc, "", ok("pod/custom labeled"), "-n", ns, "label", "pod", "custom", "ratchet=on")
-		wantKubectl(t, kc, "", ok("pod/custom patched"), "-n", ns, "patch", "pod", "custom", "--type", "json",
+		wantKubectl(t, kc, "", ok("podtemplate/custom patched"), "-n", ns, "patch", "podtemplate", "custom", "--type", "json",
+			"-p", `[{"op":"replace","path":"/template/spec/dnsParams/custom/search","value":["$(NAMESPACE).svc.$(CLUSTER)","example.com"]}]`)
+		wantKubectl(t, kc, "", customError("PodTemplate", "custom", "template.spec"), "-n", ns, "patch", "podtemplate", "custom", "--type", "json",
+			"-p", `[{"op":"replace","path":"/template/spec/dnsParams/custom/search","value":["$(NAMESPACE).svc.$(CLUSTER)","abc_d.example.com"]}]`)
+		wantKubectl(t, kc, "", failed(invalidMessage("Pod", "custom", "spec.dnsParams: Forbidden: pod updates may not change spec.dnsParams")),
+			"-n", ns, "patch", "pod", "custom", "--type", "json",
 			"-p", `[{"op":"replace","path":"/spec/dnsParams/custom/search","value":["$(NAMESPACE).svc.$(CLUSTER)","example.com"]}]`)
-		wantKubectl(t, kc, "", customError("custom"), "-n", ns, "patch", "pod", "custom", "--type", "json",
-			"-p", `[{"op":"replace","path":"/spec/dnsParams/custom/search","value":["$(NAMESPACE).svc.$(CLUSTER)","abc_d.example.com"]}]`)
 	})
 
 	for _, c := range podCarriers {
@@ -187,6 +239,12 @@ func TestRelaxedDNSRatchetAcrossRestart(t *testing.T) {
 			wantSearches(t, kc, ns, c, "relaxed", relaxedSearches)
 			wantKubectl(t, kc, "", ok(c.printed+"/grown labeled"), "-n", ns, "label", c.resource, "grown", "ratchet=on")
 			withLDAP := append(slices.Clone(relaxedSearches), "_ldap._tcp.example.com")
+			if c.immutable {
+				wantRefused(t, kc, c.kind, "relaxed", c.refused, "-n", ns, "patch", c.resource, "relaxed", "--type", "json", "-p", c.setSearches(withLDAP))
+				wantSearches(t, kc, ns, c, "relaxed", relaxedSearches)
+				wantKubectl(t, kc, "", ok(c.printed+"/plain labeled"), "-n", ns, "label", c.resource, "plain", "ratchet=off")
+				return
+			}
 			wantKubectl(t, kc, "", ok(c.printed+"/relaxed patched"), "-n", ns, "patch", c.resource, "relaxed", "--type", "json", "-p", c.setSearches(withLDAP))
 			wantSearches(t, kc, ns, c, "relaxed", withLDAP)
 			// One '.' relaxes the whole list of its object (KEP-4427 as written).
@@ -212,63 +270,83 @@ func TestRelaxedDNSRatchetAcrossRestart(t *testing.T) {
 	}
 }
 
-// TestPolicyGateRatchetAcrossRestart checks the policy gates' ratchet on a
-// Pod across a real restart: a pod created with dnsPolicy Custom (or
-// ClusterFirstWithAutopath) while the gate was on stays updatable after the
-// server restarts with the gate off; new pods, and pods switching to the
-// policy, are rejected with the policy left out of the supported values.
+// TestPolicyGateRatchetAcrossRestart checks the policy gates' ratchet across
+// a real restart: a Pod and a Deployment created with dnsPolicy Custom (or
+// ClusterFirstWithAutopath) while the gate was on stay updatable after the
+// server restarts with the gate off; new objects, and objects switching to
+// the policy, are rejected with the policy left out of the supported values.
+// A Pod's spec cannot change after creation (upstream's rule), so the
+// updates that change the pod spec run on the Deployment's template.
 func TestPolicyGateRatchetAcrossRestart(t *testing.T) {
 	requireKubectl(t)
 	tests := []struct {
 		policy, gate string
-		extra        string // YAML under spec the policy needs
-		switchTo     string // merge patch that switches a ClusterFirst pod to the policy
+		extra        string // YAML under the pod spec the policy needs, without indentation
+		switchTo     string // merge patch that switches a ClusterFirst template to the policy
 		switchAway   string // JSON patch that switches back to ClusterFirst
 		supported    string
 	}{
 		{policy: "Custom", gate: "PodDNSCustomPolicy",
-			extra:      "  dnsParams:\n    custom:\n      search: [$(NAMESPACE).svc.$(CLUSTER), my.dns.search.suffix, $(HOST)]\n      options: [\"ndots:2\"]\n",
-			switchTo:   `{"spec":{"dnsPolicy":"Custom","dnsParams":{"custom":{"search":["my.dns.search.suffix"]}}}}`,
-			switchAway: `[{"op":"replace","path":"/spec/dnsPolicy","value":"ClusterFirst"},{"op":"remove","path":"/spec/dnsParams"}]`,
+			extra:      "dnsParams:\n  custom:\n    search: [$(NAMESPACE).svc.$(CLUSTER), my.dns.search.suffix, $(HOST)]\n    options: [\"ndots:2\"]\n",
+			switchTo:   `{"spec":{"template":{"spec":{"dnsPolicy":"Custom","dnsParams":{"custom":{"search":["my.dns.search.suffix"]}}}}}}`,
+			switchAway: `[{"op":"replace","path":"/spec/template/spec/dnsPolicy","value":"ClusterFirst"},{"op":"remove","path":"/spec/template/spec/dnsParams"}]`,
 			supported:  `"ClusterFirstWithHostNet", "ClusterFirst", "Default", "None", "ClusterFirstWithAutopath"`},
 		{policy: "ClusterFirstWithAutopath", gate: "PodDNSAutopath",
-			switchTo:   `{"spec":{"dnsPolicy":"ClusterFirstWithAutopath"}}`,
-			switchAway: `[{"op":"replace","path":"/spec/dnsPolicy","value":"ClusterFirst"}]`,
+			switchTo:   `{"spec":{"template":{"spec":{"dnsPolicy":"ClusterFirstWithAutopath"}}}}`,
+			switchAway: `[{"op":"replace","path":"/spec/template/spec/dnsPolicy","value":"ClusterFirst"}]`,
 			supported:  `"ClusterFirstWithHostNet", "ClusterFirst", "Default", "None", "Custom"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.policy, func(t *testing.T) {
-			pod := func(name, policy, extra string) string {
-				return "apiVersion: v1\nkind: Pod\nmetadata:\n  name: " + name + "\nspec:\n  containers:\n  - name: main\n    image: example.com/main:1\n" +
-					"  dnsPolicy: " + policy + "\n" + extra
+			indent := func(pad, yaml string) string {
+				if yaml == "" {
+					return ""
+				}
+				return pad + strings.ReplaceAll(strings.TrimSuffix(yaml, "\n"), "\n", "\n"+pad) + "\n"
 			}
-			unsupported := func(name string) run {
-				return failed(invalidMessage("Pod", name, fmt.Sprintf("spec.dnsPolicy: Unsupported value: %q: supported values: %s", tt.policy, tt.supported)))
+			podSpec := func(pad, policy, extra string) string {
+				return indent(pad, "containers:\n- name: main\n  image: example.com/main:1\ndnsPolicy: "+policy+"\n"+extra)
+			}
+			pod := func(name, policy, extra string) string {
+				return "apiVersion: v1\nkind: Pod\nmetadata:\n  name: " + name + "\nspec:\n" + podSpec("  ", policy, extra)
+			}
+			deployment := func(name, policy, extra string) string {
+				return "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: " + name + "\nspec:\n  selector:\n    matchLabels:\n      app: " + name +
+					"\n  template:\n    metadata:\n      labels:\n        app: " + name + "\n    spec:\n" + podSpec("      ", policy, extra)
+			}
+			unsupported := func(kind, name, spec string) run {
+				return failed(invalidMessage(kind, name, fmt.Sprintf("%s.dnsPolicy: Unsupported value: %q: supported values: %s", spec, tt.policy, tt.supported)))
 			}
 			srv := startServer(t, t.TempDir())
 			kc := srv.Kubeconfig
 			ns := newNamespace(t, kc)
 			wantKubectl(t, kc, pod("pol", tt.policy, tt.extra), ok("pod/pol created"), "-n", ns, "create", "-f", "-")
-			wantKubectl(t, kc, pod("other", "ClusterFirst", ""), ok("pod/other created"), "-n", ns, "create", "-f", "-")
+			wantKubectl(t, kc, deployment("pol", tt.policy, tt.extra), ok("deployment.apps/pol created"), "-n", ns, "create", "-f", "-")
+			wantKubectl(t, kc, deployment("other", "ClusterFirst", ""), ok("deployment.apps/other created"), "-n", ns, "create", "-f", "-")
 
 			srv.restart(t, "--feature-gates="+tt.gate+"=false")
 
-			// The stored pod keeps its policy and stays updatable: an
-			// unrelated label, and a spec change that keeps the policy.
+			// The stored objects keep their policy and stay updatable: an
+			// unrelated label, and a template change that keeps the policy.
 			wantKubectl(t, kc, "", ok("pod/pol labeled"), "-n", ns, "label", "pod", "pol", "ratchet=on")
-			wantKubectl(t, kc, "", ok("pod/pol patched"), "-n", ns, "patch", "pod", "pol", "--type", "merge",
-				"-p", `{"spec":{"dnsConfig":{"options":[{"name":"timeout","value":"2"}]}}}`)
+			wantKubectl(t, kc, "", ok("deployment.apps/pol labeled"), "-n", ns, "label", "deployment", "pol", "ratchet=on")
+			wantKubectl(t, kc, "", ok("deployment.apps/pol patched"), "-n", ns, "patch", "deployment", "pol", "--type", "merge",
+				"-p", `{"spec":{"template":{"spec":{"dnsConfig":{"options":[{"name":"timeout","value":"2"}]}}}}}`)
 			if got := jsonpath(t, kc, ns, "pod", "pol", "{.spec.dnsPolicy}"); got != tt.policy {
-				t.Errorf("dnsPolicy %q after the updates, want %q", got, tt.policy)
+				t.Errorf("pod dnsPolicy %q after the update, want %q", got, tt.policy)
 			}
-			// New pods with the policy, and pods switching to it, are not.
-			wantKubectl(t, kc, pod("pol2", tt.policy, tt.extra), unsupported("pol2"), "-n", ns, "create", "-f", "-")
-			wantKubectl(t, kc, "", unsupported("other"), "-n", ns, "patch", "pod", "other", "--type", "merge", "-p", tt.switchTo)
+			if got := jsonpath(t, kc, ns, "deployment", "pol", "{.spec.template.spec.dnsPolicy}"); got != tt.policy {
+				t.Errorf("deployment dnsPolicy %q after the updates, want %q", got, tt.policy)
+			}
+			// New objects with the policy, and templates switching to it, are not.
+			wantKubectl(t, kc, pod("pol2", tt.policy, tt.extra), unsupported("Pod", "pol2", "spec"), "-n", ns, "create", "-f", "-")
+			wantKubectl(t, kc, deployment("pol2", tt.policy, tt.extra), unsupported("Deployment", "pol2", "spec.template.spec"), "-n", ns, "create", "-f", "-")
+			wantKubectl(t, kc, "", unsupported("Deployment", "other", "spec.template.spec"), "-n", ns, "patch", "deployment", "other", "--type", "merge", "-p", tt.switchTo)
 			// Leaving the policy passes; coming back is then rejected.
-			wantKubectl(t, kc, "", ok("pod/pol patched"), "-n", ns, "patch", "pod", "pol", "--type", "json", "-p", tt.switchAway)
-			wantKubectl(t, kc, "", unsupported("pol"), "-n", ns, "patch", "pod", "pol", "--type", "merge", "-p", tt.switchTo)
-			if got := jsonpath(t, kc, ns, "pod", "pol", "{.spec.dnsPolicy}"); got != "ClusterFirst" {
-				t.Errorf("dnsPolicy %q, want ClusterFirst", got)
+			wantKubectl(t, kc, "", ok("deployment.apps/pol patched"), "-n", ns, "patch", "deployment", "pol", "--type", "json", "-p", tt.switchAway)
+			wantKubectl(t, kc, "", unsupported("Deployment", "pol", "spec.template.spec"), "-n", ns, "patch", "deployment", "pol", "--type", "merge", "-p", tt.switchTo)
+			if got := jsonpath(t, kc, ns, "deployment", "pol", "{.spec.template.spec.dnsPolicy}"); got != "ClusterFirst" {
+				t.Errorf("deployment dnsPolicy %q, want ClusterFirst", got)
 			}
 		})
 	}

@@ -1,17 +1,18 @@
 // Package rest is the contract between the API server's generic REST
 // handlers and the per-kind strategies under internal/registry, in the shape
-// of kube-apiserver's RESTCreateStrategy and RESTUpdateStrategy
-// (k8s.io/apiserver/pkg/registry/rest). The generic code knows no kind: what
-// differs per kind (name rule, what a client may not set, validation, field
-// selectors, what an object holds outside its key, what a delete must do
-// first) is asked of the kind's Strategy. See docs/architecture.md, "Adding
-// a kind".
+// of kube-apiserver's RESTCreateStrategy, RESTUpdateStrategy and
+// DeclarativeValidationStrategy (k8s.io/apiserver/pkg/registry/rest). The
+// generic code knows no kind: what differs per kind (what a client may not
+// set, defaults, validation, field selectors, what an object holds outside
+// its key, what a delete must do first) is asked of the kind's Strategy.
+// See docs/architecture.md, "Adding a kind".
 package rest
 
 import (
 	"context"
 	"reflect"
 
+	"k8s.io/apimachinery/pkg/api/meta"
 	apivalidation "k8s.io/apimachinery/pkg/api/validation"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -20,8 +21,6 @@ import (
 // Strategy holds one kind's rules for create and update. Objects are
 // pointers to the Go type api.Resource.New returns for the kind.
 type Strategy interface {
-	// NameRule validates metadata.name (and generateName).
-	NameRule() apivalidation.ValidateNameFunc
 	// PrepareForCreate clears what a client may not set on create (the
 	// status, when the kind has a status subresource) and applies the
 	// kind's defaults, before validation.
@@ -29,10 +28,35 @@ type Strategy interface {
 	// PrepareForUpdate carries over from old what an update of the main
 	// resource may not change and applies the kind's defaults.
 	PrepareForUpdate(ctx context.Context, obj, old any)
-	// Validate checks a new object beyond its metadata.
+	// Validate checks a new object, its metadata with the kind's name rule
+	// included, as upstream's Validate<Kind> functions do.
 	Validate(ctx context.Context, obj any) field.ErrorList
-	// ValidateUpdate checks obj replacing old beyond their metadata.
+	// ValidateUpdate checks obj replacing old, as upstream's
+	// Validate<Kind>Update functions do. The generic metadata update rules
+	// (ValidateUpdate below) run before it.
 	ValidateUpdate(ctx context.Context, obj, old any) field.ErrorList
+}
+
+// StatusStrategy is a Strategy whose kind's /status writes have rules of
+// their own (upstream's <kind>StatusStrategy). A kind with a status
+// subresource and no StatusStrategy validates /status writes with
+// ValidateUpdate.
+type StatusStrategy interface {
+	// PrepareForStatusUpdate applies the kind's defaults to obj, the object
+	// a /status write stores (the stored object with the new status).
+	PrepareForStatusUpdate(ctx context.Context, obj, old any)
+	// ValidateStatusUpdate checks the status of obj replacing old's.
+	ValidateStatusUpdate(ctx context.Context, obj, old any) field.ErrorList
+}
+
+// Declarative is a Strategy whose kind has upstream declarative validation
+// (tags in the API types, generated code), which kube-apiserver runs after
+// the handwritten checks and merges into their errors.
+type Declarative interface {
+	// ValidateDeclaratively merges the declarative validation of obj (old
+	// is nil on create) into errs and returns the result; subresource is
+	// "status" on a /status update, "" otherwise.
+	ValidateDeclaratively(ctx context.Context, obj, old any, errs field.ErrorList, subresource string) field.ErrorList
 }
 
 // FieldSelectable is a Strategy whose kind supports field selectors beyond
@@ -66,18 +90,18 @@ type DeleteHook interface {
 	BeforeDelete(ctx context.Context, obj any) error
 }
 
-// Default is the strategy of a kind with no rules of its own: DNS subdomain
-// names, and the status subresource split when Status is set. Kinds with
-// rules embed it and override what differs.
+// Default is the strategy of a kind with no rules of its own (dnsplane's
+// own API): object metadata with DNS subdomain names, and the status
+// subresource split when Status is set. Kinds with rules embed it and
+// override what differs.
 type Default struct {
 	// Status is true when the kind has a status subresource.
 	Status bool
+	// Namespaced is true when the kind's objects live in a namespace.
+	Namespaced bool
 }
 
 var _ Strategy = Default{}
-
-// NameRule is the DNS subdomain rule most kinds use.
-func (Default) NameRule() apivalidation.ValidateNameFunc { return apivalidation.NameIsDNSSubdomain }
 
 // PrepareForCreate clears the status of a kind with a status subresource:
 // only /status writes it.
@@ -95,10 +119,17 @@ func (d Default) PrepareForUpdate(_ context.Context, obj, old any) {
 	}
 }
 
-// Validate accepts every object whose metadata is valid.
-func (Default) Validate(context.Context, any) field.ErrorList { return nil }
+// Validate checks the metadata of a new object, names being DNS subdomains
+// as for most upstream kinds and for custom resources.
+func (d Default) Validate(_ context.Context, obj any) field.ErrorList {
+	m, err := meta.Accessor(obj)
+	if err != nil {
+		return field.ErrorList{field.InternalError(field.NewPath("metadata"), err)}
+	}
+	return apivalidation.ValidateObjectMetaAccessor(m, d.Namespaced, apivalidation.NameIsDNSSubdomain, field.NewPath("metadata"))
+}
 
-// ValidateUpdate accepts every update whose metadata is valid.
+// ValidateUpdate accepts every update the generic metadata rules accept.
 func (Default) ValidateUpdate(context.Context, any, any) field.ErrorList { return nil }
 
 // ResetStatus sets obj's Status field to its zero value.

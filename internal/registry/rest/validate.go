@@ -2,38 +2,104 @@ package rest
 
 import (
 	"context"
+	"fmt"
 
 	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/api/validate/content"
 	apivalidation "k8s.io/apimachinery/pkg/api/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
-// ValidateCreate is every check a create runs on an object its strategy
-// has prepared: the object metadata with the kind's name rule and scope,
-// then the strategy's own rules. The API server and `dnsplane validate`
-// both call it, so the two cannot disagree.
+// The three functions below compose a strategy's checks exactly as
+// kube-apiserver's generic registry does (ValidateCreate in
+// k8s.io/apiserver/pkg/registry/rest/create.go, ValidateUpdate in
+// update.go), so that an error response lists the same causes in the same
+// order as kube-apiserver's. The API server and `dnsplane validate` both
+// call them, so the two cannot disagree.
+
+// ValidateCreate is every check a create runs on an object its strategy has
+// prepared: the strategy's rules (metadata included), then, only when they
+// pass, the generic metadata rules every kind shares, then declarative
+// validation. Running the generic rules only after the kind's own is
+// upstream's order: the kind's name rule is the stricter, and its message
+// the more specific, so an invalid name is reported once.
 func ValidateCreate(ctx context.Context, s Strategy, namespaced bool, obj any) field.ErrorList {
-	m, err := meta.Accessor(obj)
-	if err != nil {
-		return field.ErrorList{field.InternalError(field.NewPath("metadata"), err)}
+	errs := s.Validate(ctx, obj)
+	if len(errs) == 0 {
+		m, err := meta.Accessor(obj)
+		if err != nil {
+			return field.ErrorList{field.InternalError(field.NewPath("metadata"), fmt.Errorf("failed to get object metadata: %w", err))}
+		}
+		errs = apivalidation.ValidateObjectMetaAccessor(m, namespaced, pathSegmentName, field.NewPath("metadata"))
 	}
-	errs := apivalidation.ValidateObjectMetaAccessor(m, namespaced, s.NameRule(), field.NewPath("metadata"))
-	return append(errs, s.Validate(ctx, obj)...)
+	if d, ok := s.(Declarative); ok {
+		errs = d.ValidateDeclaratively(ctx, obj, nil, errs, "")
+	}
+	return errs
 }
 
-// ValidateUpdate is every check an update of obj over old runs: the
-// metadata, its update rules (immutable name, namespace, uid, …), then the
-// strategy's own update rules.
+// ValidateUpdate is every check an update of obj over old runs: the generic
+// metadata rules and their update rules (immutable name, namespace, uid,
+// …), then the strategy's update rules, then declarative validation.
+//
+// Upstream's Validate<Kind>Update functions check the metadata again; for
+// the kinds with declarative validation (every upstream kind dnsplane
+// serves) the merge drops the repeated errors (upstream.Declarative), as it
+// does in kube-apiserver, so each is reported once.
 func ValidateUpdate(ctx context.Context, s Strategy, namespaced bool, obj, old any) field.ErrorList {
+	errs := validateCommon(namespaced, obj, old)
+	errs = append(errs, s.ValidateUpdate(ctx, obj, old)...)
+	if d, ok := s.(Declarative); ok {
+		errs = d.ValidateDeclaratively(ctx, obj, old, errs, "")
+	}
+	return errs
+}
+
+// ValidateStatusUpdate is every check a /status write of obj over old runs:
+// as ValidateUpdate, with the kind's status rules when its strategy has
+// them (StatusStrategy).
+func ValidateStatusUpdate(ctx context.Context, s Strategy, namespaced bool, obj, old any) field.ErrorList {
+	errs := validateCommon(namespaced, obj, old)
+	if ss, ok := s.(StatusStrategy); ok {
+		errs = append(errs, ss.ValidateStatusUpdate(ctx, obj, old)...)
+	} else {
+		errs = append(errs, s.ValidateUpdate(ctx, obj, old)...)
+	}
+	if d, ok := s.(Declarative); ok {
+		errs = d.ValidateDeclaratively(ctx, obj, old, errs, "status")
+	}
+	return errs
+}
+
+// PrepareForStatusUpdate lets a StatusStrategy default the object a /status
+// write stores; other strategies need nothing.
+func PrepareForStatusUpdate(ctx context.Context, s Strategy, obj, old any) {
+	if ss, ok := s.(StatusStrategy); ok {
+		ss.PrepareForStatusUpdate(ctx, obj, old)
+	}
+}
+
+// validateCommon is what kube-apiserver checks on every update of every
+// kind before the kind's own rules (validateCommonFields in
+// k8s.io/apiserver/pkg/registry/rest/update.go).
+func validateCommon(namespaced bool, obj, old any) field.ErrorList {
 	m, err := meta.Accessor(obj)
 	if err != nil {
-		return field.ErrorList{field.InternalError(field.NewPath("metadata"), err)}
+		return field.ErrorList{field.InternalError(field.NewPath("metadata"), fmt.Errorf("failed to get new object metadata: %w", err))}
 	}
 	o, err := meta.Accessor(old)
 	if err != nil {
-		return field.ErrorList{field.InternalError(field.NewPath("metadata"), err)}
+		return field.ErrorList{field.InternalError(field.NewPath("metadata"), fmt.Errorf("failed to get old object metadata: %w", err))}
 	}
-	errs := apivalidation.ValidateObjectMetaAccessor(m, namespaced, s.NameRule(), field.NewPath("metadata"))
-	errs = append(errs, apivalidation.ValidateObjectMetaAccessorUpdate(m, o, field.NewPath("metadata"))...)
-	return append(errs, s.ValidateUpdate(ctx, obj, old)...)
+	errs := apivalidation.ValidateObjectMetaAccessor(m, namespaced, pathSegmentName, field.NewPath("metadata"))
+	return append(errs, apivalidation.ValidateObjectMetaAccessorUpdate(m, o, field.NewPath("metadata"))...)
+}
+
+// pathSegmentName is the name rule of the generic checks: a name must be
+// usable as one URL path segment. Each kind's own rule is stricter.
+func pathSegmentName(name string, prefix bool) []string {
+	if prefix {
+		return content.IsPathSegmentPrefix(name)
+	}
+	return content.IsPathSegmentName(name)
 }

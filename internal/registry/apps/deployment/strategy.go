@@ -1,30 +1,54 @@
 // Package deployment is the strategy of apps/v1 Deployments: a pod template
-// carrier with upstream's Deployment spec defaults (replicas, strategy,
-// revision history, progress deadline).
+// carrier (internal/registry/workload) validated as upstream's
+// deploymentStrategy does (pkg/registry/apps/deployment/strategy.go).
 package deployment
 
 import (
-	"context"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	podutil "k8s.io/kubernetes/pkg/api/pod"
+	"k8s.io/kubernetes/pkg/apis/apps"
+	appsvalidation "k8s.io/kubernetes/pkg/apis/apps/validation"
 
 	dpappsv1 "github.com/dnsplane/dnsplane/api/apps/v1"
-	"github.com/dnsplane/dnsplane/internal/defaulting"
 	"github.com/dnsplane/dnsplane/internal/registry/rest"
+	"github.com/dnsplane/dnsplane/internal/registry/upstream"
 	"github.com/dnsplane/dnsplane/internal/registry/workload"
+	"github.com/dnsplane/dnsplane/internal/validation"
 )
 
-// Strategy is the Deployment strategy.
-type Strategy struct{ workload.Strategy }
-
-var _ rest.Strategy = Strategy{}
-
-// PrepareForCreate applies the workload defaults and the Deployment's own.
-func (s Strategy) PrepareForCreate(ctx context.Context, obj any) {
-	s.Strategy.PrepareForCreate(ctx, obj)
-	defaulting.Deployment(&obj.(*dpappsv1.Deployment).Spec.DeploymentSpec)
+// New returns the Deployment strategy with the pod DNS rules dns.
+func New(dns validation.Options) workload.Strategy[apps.Deployment] {
+	return workload.Strategy[apps.Deployment]{
+		Strategy: upstream.Strategy[apps.Deployment]{
+			Default: rest.Default{Status: true, Namespaced: true},
+			Rules: upstream.Rules[apps.Deployment]{
+				Validate: func(d *apps.Deployment) field.ErrorList {
+					return appsvalidation.ValidateDeployment(d, podutil.GetValidationOptionsFromPodTemplate(&d.Spec.Template, nil))
+				},
+				ValidateUpdate: func(d, old *apps.Deployment) field.ErrorList {
+					return appsvalidation.ValidateDeploymentUpdate(d, old, podutil.GetValidationOptionsFromPodTemplate(&d.Spec.Template, &old.Spec.Template))
+				},
+				ValidateStatusUpdate: appsvalidation.ValidateDeploymentStatusUpdate,
+			},
+			View: view,
+		},
+		DNS: dns,
+	}
 }
 
-// PrepareForUpdate applies the workload defaults and the Deployment's own.
-func (s Strategy) PrepareForUpdate(ctx context.Context, obj, old any) {
-	s.Strategy.PrepareForUpdate(ctx, obj, old)
-	defaulting.Deployment(&obj.(*dpappsv1.Deployment).Spec.DeploymentSpec)
+// view is the k8s.io/api Deployment sharing d's metadata, spec (the
+// template's dnsParams aside) and status.
+func view(obj any) (runtime.Object, func()) {
+	d := obj.(*dpappsv1.Deployment)
+	v := &appsv1.Deployment{ObjectMeta: d.ObjectMeta, Spec: d.Spec.DeploymentSpec, Status: d.Status}
+	v.Spec.Template = workload.TemplateView(&d.Spec.Template)
+	return v, func() {
+		d.ObjectMeta, d.Status = v.ObjectMeta, v.Status
+		workload.SetTemplate(&d.Spec.Template, v.Spec.Template)
+		d.Spec.DeploymentSpec = v.Spec
+		d.Spec.DeploymentSpec.Template = corev1.PodTemplateSpec{} // shadowed by d.Spec.Template
+	}
 }

@@ -1,5 +1,6 @@
-// Package namespace is the strategy of core/v1 Namespaces: the namespace
-// name rule, phase Active from creation, the namespaces upstream never
+// Package namespace is the strategy of core/v1 Namespaces: upstream's
+// defaulting and validation (pkg/registry/core/namespace/strategy.go), the
+// status a client sends kept on create, the namespaces upstream never
 // deletes, and the cascade that deletes a namespace's contents with it.
 package namespace
 
@@ -9,11 +10,14 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	apivalidation "k8s.io/apimachinery/pkg/api/validation"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/kubernetes/pkg/apis/core"
+	corevalidation "k8s.io/kubernetes/pkg/apis/core/validation"
 
 	"github.com/dnsplane/dnsplane/internal/registry/rest"
+	"github.com/dnsplane/dnsplane/internal/registry/upstream"
 )
 
 // ContentsDeleter deletes every namespaced object in a namespace, giving
@@ -24,7 +28,7 @@ type ContentsDeleter interface {
 
 // Strategy is the Namespace strategy.
 type Strategy struct {
-	rest.Default
+	upstream.Strategy[core.Namespace]
 	// Contents deletes what a deleted namespace held; nil when the
 	// strategy only validates (dnsplane validate).
 	Contents ContentsDeleter
@@ -32,29 +36,39 @@ type Strategy struct {
 
 var (
 	_ rest.Strategy        = Strategy{}
+	_ rest.StatusStrategy  = Strategy{}
 	_ rest.FieldSelectable = Strategy{}
 	_ rest.DeleteHook      = Strategy{}
 )
 
 // New returns the Namespace strategy deleting contents with c.
 func New(c ContentsDeleter) Strategy {
-	return Strategy{Default: rest.Default{Status: true}, Contents: c}
+	return Strategy{
+		Strategy: upstream.Strategy[core.Namespace]{
+			Default: rest.Default{Status: true},
+			Rules: upstream.Rules[core.Namespace]{
+				Validate: corevalidation.ValidateNamespace,
+				ValidateUpdate: func(ns, old *core.Namespace) field.ErrorList {
+					return append(corevalidation.ValidateNamespace(ns), corevalidation.ValidateNamespaceUpdate(ns, old)...)
+				},
+				ValidateStatusUpdate: corevalidation.ValidateNamespaceStatusUpdate,
+			},
+		},
+		Contents: c,
+	}
 }
 
 // undeletable are the namespaces upstream refuses to delete.
 var undeletable = map[string]bool{"default": true, "kube-system": true, "kube-public": true}
 
-// NameRule is upstream's namespace name rule (a DNS label).
-func (Strategy) NameRule() apivalidation.ValidateNameFunc {
-	return apivalidation.ValidateNamespaceName
-}
-
-// PrepareForCreate keeps the status a client sent, phase defaulting to
-// Active: dnsplane has no namespace controller to set it.
-func (Strategy) PrepareForCreate(_ context.Context, obj any) {
-	if ns := obj.(*corev1.Namespace); ns.Status.Phase == "" {
-		ns.Status.Phase = corev1.NamespaceActive
-	}
+// PrepareForCreate applies upstream's defaults (phase Active, the
+// kubernetes.io/metadata.name label; SetDefaults_Namespace in
+// pkg/apis/core/v1/defaults.go) and, unlike upstream, keeps the status a
+// client sent: dnsplane has no namespace controller to set it. The name is
+// known here (the API server generates it before preparing), so defaulting
+// sets the label upstream's Canonicalize would set after generateName.
+func (s Strategy) PrepareForCreate(_ context.Context, obj any) {
+	s.ApplyDefaults(obj)
 }
 
 // SelectableFields are the namespace fields upstream accepts in a

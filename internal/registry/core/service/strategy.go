@@ -1,8 +1,9 @@
-// Package service is the strategy of core/v1 Services: DNS label names,
-// upstream's Service spec defaults, the Service rules dnsplane relies on,
-// and the cluster IP each Service holds in the service range
-// (internal/ipalloc), reserved before the write and given back after a
-// failed write or a delete.
+// Package service is the strategy of core/v1 Services: upstream's
+// defaulting and validation (pkg/registry/core/service/strategy.go), and
+// the cluster IP each Service holds in the service range (internal/ipalloc),
+// which is dnsplane's: reserved after validation, so that a refused request
+// writes nothing (the allocation records live in etcd), and given back
+// after a failed write or a delete.
 package service
 
 import (
@@ -14,13 +15,14 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	apivalidation "k8s.io/apimachinery/pkg/api/validation"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/kubernetes/pkg/apis/core"
+	corevalidation "k8s.io/kubernetes/pkg/apis/core/validation"
 
-	"github.com/dnsplane/dnsplane/internal/defaulting"
 	"github.com/dnsplane/dnsplane/internal/ipalloc"
 	"github.com/dnsplane/dnsplane/internal/registry/rest"
+	"github.com/dnsplane/dnsplane/internal/registry/upstream"
 )
 
 // Allocator hands out cluster IPs; *ipalloc.Allocator implements it.
@@ -33,7 +35,7 @@ type Allocator interface {
 
 // Strategy is the Service strategy.
 type Strategy struct {
-	rest.Default
+	upstream.Strategy[core.Service]
 	// IPs allocates cluster IPs; nil allocates none (dnsplane validate,
 	// and API servers started without a service range in tests).
 	IPs Allocator
@@ -42,13 +44,25 @@ type Strategy struct {
 }
 
 var (
-	_ rest.Strategy = Strategy{}
-	_ rest.Reserver = Strategy{}
+	_ rest.Strategy       = Strategy{}
+	_ rest.StatusStrategy = Strategy{}
+	_ rest.Reserver       = Strategy{}
 )
 
 // New returns the Service strategy allocating from ips.
 func New(ips Allocator, log *slog.Logger) Strategy {
-	return Strategy{Default: rest.Default{Status: true}, IPs: ips, Log: log}
+	return Strategy{
+		Strategy: upstream.Strategy[core.Service]{
+			Default: rest.Default{Status: true, Namespaced: true},
+			Rules: upstream.Rules[core.Service]{
+				Validate:             corevalidation.ValidateServiceCreate,
+				ValidateUpdate:       corevalidation.ValidateServiceUpdate,
+				ValidateStatusUpdate: corevalidation.ValidateServiceStatusUpdate,
+			},
+		},
+		IPs: ips,
+		Log: log,
+	}
 }
 
 func (s Strategy) log() *slog.Logger {
@@ -58,31 +72,33 @@ func (s Strategy) log() *slog.Logger {
 	return s.Log
 }
 
-// NameRule is upstream's: a Service name is a DNS-1035 label, because it
-// becomes one in the Service's DNS name.
-func (Strategy) NameRule() apivalidation.ValidateNameFunc { return apivalidation.NameIsDNS1035Label }
-
-// PrepareForCreate clears the status and applies the spec defaults.
+// PrepareForCreate clears the status, applies upstream's defaults and fills
+// spec.clusterIPs from the clusterIP an older client set alone, as
+// kube-apiserver's Service storage does before anything reads them
+// (normalizeClusterIPs, pkg/registry/core/service/storage/storage.go):
+// validation requires the two to agree.
 func (s Strategy) PrepareForCreate(ctx context.Context, obj any) {
-	s.Default.PrepareForCreate(ctx, obj)
-	defaulting.Service(&obj.(*corev1.Service).Spec)
+	s.Strategy.PrepareForCreate(ctx, obj)
+	if spec := &obj.(*corev1.Service).Spec; spec.ClusterIP != "" && len(spec.ClusterIPs) == 0 {
+		spec.ClusterIPs = []string{spec.ClusterIP}
+	}
 }
 
-// PrepareForUpdate keeps the stored status and applies the spec defaults.
+// PrepareForUpdate keeps the stored status and applies upstream's defaults.
+// An update that leaves out the cluster IP keeps the stored one (as
+// kube-apiserver's patchAllocatedValues does), and one that sends the same
+// clusterIP without clusterIPs keeps the stored clusterIPs
+// (normalizeClusterIPs): both before validation, which holds the cluster
+// IP immutable.
 func (s Strategy) PrepareForUpdate(ctx context.Context, obj, old any) {
-	s.Default.PrepareForUpdate(ctx, obj, old)
-	defaulting.Service(&obj.(*corev1.Service).Spec)
-}
-
-// Validate checks a new Service.
-func (Strategy) Validate(_ context.Context, obj any) field.ErrorList {
-	return validate(obj.(*corev1.Service))
-}
-
-// ValidateUpdate checks a Service update; the cluster IP's immutability is
-// checked when it is reserved.
-func (Strategy) ValidateUpdate(_ context.Context, obj, _ any) field.ErrorList {
-	return validate(obj.(*corev1.Service))
+	s.Strategy.PrepareForUpdate(ctx, obj, old)
+	spec, oldSpec := &obj.(*corev1.Service).Spec, &old.(*corev1.Service).Spec
+	if spec.ClusterIP == "" && spec.Type != corev1.ServiceTypeExternalName && oldSpec.Type != corev1.ServiceTypeExternalName {
+		spec.ClusterIP = oldSpec.ClusterIP
+	}
+	if len(spec.ClusterIPs) == 0 && len(oldSpec.ClusterIPs) > 0 && spec.ClusterIP == oldSpec.ClusterIP {
+		spec.ClusterIPs = oldSpec.ClusterIPs
+	}
 }
 
 // Reserve gives the Service its cluster IP.
@@ -97,40 +113,6 @@ func (s Strategy) Reserve(ctx context.Context, obj, old any, dryRun bool) (func(
 // Release gives back the cluster IPs of a deleted Service.
 func (s Strategy) Release(ctx context.Context, obj any) {
 	s.releaseClusterIPs(ctx, obj.(*corev1.Service))
-}
-
-// validate checks the Service fields dnsplane relies on.
-func validate(svc *corev1.Service) field.ErrorList {
-	var errs field.ErrorList
-	spec := field.NewPath("spec")
-	switch svc.Spec.Type {
-	case corev1.ServiceTypeClusterIP, corev1.ServiceTypeNodePort, corev1.ServiceTypeLoadBalancer:
-	case corev1.ServiceTypeExternalName:
-		if svc.Spec.ExternalName == "" {
-			errs = append(errs, field.Required(spec.Child("externalName"), ""))
-		}
-		if svc.Spec.ClusterIP != "" {
-			errs = append(errs, field.Forbidden(spec.Child("clusterIP"), "may not be set for ExternalName services"))
-		}
-	default:
-		errs = append(errs, field.NotSupported(spec.Child("type"), svc.Spec.Type,
-			[]corev1.ServiceType{corev1.ServiceTypeClusterIP, corev1.ServiceTypeExternalName, corev1.ServiceTypeLoadBalancer, corev1.ServiceTypeNodePort}))
-	}
-	if ip := svc.Spec.ClusterIP; ip != "" && ip != corev1.ClusterIPNone && net.ParseIP(ip) == nil {
-		errs = append(errs, field.Invalid(spec.Child("clusterIPs").Index(0), ip, "must be empty, 'None', or a valid IP address"))
-	}
-	for i, p := range svc.Spec.Ports {
-		if p.Port < 1 || p.Port > 65535 {
-			errs = append(errs, field.Invalid(spec.Child("ports").Index(i).Child("port"), p.Port, "must be between 1 and 65535, inclusive"))
-		}
-		if len(svc.Spec.Ports) > 1 && p.Name == "" {
-			errs = append(errs, field.Required(spec.Child("ports").Index(i).Child("name"), ""))
-		}
-	}
-	if svc.Spec.Type != corev1.ServiceTypeExternalName && svc.Spec.ClusterIP != corev1.ClusterIPNone && len(svc.Spec.Ports) == 0 {
-		errs = append(errs, field.Required(spec.Child("ports"), ""))
-	}
-	return errs
 }
 
 // allocateClusterIP gives a Service its cluster IP: kept on update (the field

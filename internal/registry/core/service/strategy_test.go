@@ -8,8 +8,13 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/dnsplane/dnsplane/internal/registry/rest"
 )
 
+// TestValidate: upstream's Service validation, after the defaults and the
+// clusterIP → clusterIPs normalization PrepareForCreate applies.
 func TestValidate(t *testing.T) {
 	port := func(name string, p int32) corev1.ServicePort { return corev1.ServicePort{Name: name, Port: p} }
 	tests := []struct {
@@ -22,24 +27,27 @@ func TestValidate(t *testing.T) {
 		{"no ports", corev1.ServiceSpec{Type: corev1.ServiceTypeClusterIP},
 			[]string{"spec.ports: Required value"}},
 		{"port 0", corev1.ServiceSpec{Type: corev1.ServiceTypeClusterIP, Ports: []corev1.ServicePort{port("", 0)}},
-			[]string{"spec.ports[0].port: Invalid value: 0: must be between 1 and 65535, inclusive"}},
+			[]string{"spec.ports[0].port: Invalid value: 0: must be between 1 and 65535, inclusive",
+				"spec.ports[0].targetPort: Invalid value: 0: must be between 1 and 65535, inclusive"}}, // defaulted from the port
 		{"unnamed port among two", corev1.ServiceSpec{Type: corev1.ServiceTypeNodePort, Ports: []corev1.ServicePort{port("a", 80), port("", 81)}},
 			[]string{"spec.ports[1].name: Required value"}},
 		{"bad cluster IP", corev1.ServiceSpec{Type: corev1.ServiceTypeClusterIP, ClusterIP: "10.0.0.999", Ports: []corev1.ServicePort{port("", 80)}},
-			[]string{`spec.clusterIPs[0]: Invalid value: "10.0.0.999": must be empty, 'None', or a valid IP address`}},
+			[]string{`spec.clusterIPs[0]: Invalid value: "10.0.0.999": must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)`}},
 		{"external name", corev1.ServiceSpec{Type: corev1.ServiceTypeExternalName, ExternalName: "db.example.com"}, nil},
 		{"external name missing", corev1.ServiceSpec{Type: corev1.ServiceTypeExternalName},
 			[]string{"spec.externalName: Required value"}},
 		{"external name with cluster IP", corev1.ServiceSpec{Type: corev1.ServiceTypeExternalName, ExternalName: "x", ClusterIP: "10.0.0.1"},
-			[]string{"spec.clusterIP: Forbidden: may not be set for ExternalName services"}},
+			[]string{"spec.clusterIPs: Forbidden: may not be set for ExternalName services"}},
 		{"unknown type", corev1.ServiceSpec{Type: "Magic", Ports: []corev1.ServicePort{port("", 80)}},
 			[]string{`spec.type: Unsupported value: "Magic": supported values: "ClusterIP", "ExternalName", "LoadBalancer", "NodePort"`}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			svc := &corev1.Service{Spec: tt.spec}
+			svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "default"}, Spec: tt.spec}
+			s := New(nil, nil)
+			s.PrepareForCreate(context.Background(), svc)
 			var got []string
-			for _, e := range (Strategy{}).Validate(context.Background(), svc) {
+			for _, e := range rest.ValidateCreate(context.Background(), s, true, svc) {
 				got = append(got, e.Error())
 			}
 			if strings.Join(got, "\n") != strings.Join(tt.want, "\n") {

@@ -1,0 +1,39 @@
+// Package upstream runs kube-apiserver's own defaulting and validation,
+// k8s.io/kubernetes used as a library, for the strategies under
+// internal/registry: the v1 defaults of legacyscheme.Scheme, conversion to
+// the internal types upstream's validators take, upstream's declarative
+// validation merged as kube-apiserver merges it, and Strategy, the strategy
+// of a kind served with its k8s.io/api type unchanged. Nothing here is a
+// rule of dnsplane's: the per-kind packages choose the validators (as
+// upstream's pkg/registry/<group>/<kind>/strategy.go does) and layer
+// dnsplane's own rules on top (docs/architecture.md, "Resources and
+// strategies").
+package upstream
+
+import (
+	"fmt"
+
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/kubernetes/pkg/api/legacyscheme"
+
+	// The API groups dnsplane serves, registered in legacyscheme.Scheme
+	// with their defaulting, conversion and declarative validation.
+	_ "k8s.io/kubernetes/pkg/apis/apps/install"
+	_ "k8s.io/kubernetes/pkg/apis/batch/install"
+	_ "k8s.io/kubernetes/pkg/apis/coordination/install"
+	_ "k8s.io/kubernetes/pkg/apis/core/install"
+	_ "k8s.io/kubernetes/pkg/apis/discovery/install"
+)
+
+// Default applies upstream's v1 defaults to obj, a k8s.io/api object of a
+// registered kind, as kube-apiserver does to every object it decodes.
+func Default(obj runtime.Object) { legacyscheme.Scheme.Default(obj) }
+
+// Convert converts in (a defaulted k8s.io/api object) into out, a pointer to
+// the internal type of the same kind that upstream's validators take.
+func Convert(in runtime.Object, out any) error {
+	if err := legacyscheme.Scheme.Convert(in, out, nil); err != nil {
+		return fmt.Errorf("converting %T to %T: %w", in, out, err)
+	}
+	return nil
+}
