@@ -32,10 +32,6 @@ func New(clusterDomain string) Strategy {
 	return Strategy{Default: rest.Default{Status: true}, ClusterDomain: clusterDomain}
 }
 
-// NameRule admits only "default": the operator reconciles that object
-// alone, and a second DNS would be silently ignored.
-func (Strategy) NameRule() apivalidation.ValidateNameFunc { return dnsspec.ValidateName }
-
 // PrepareForCreate clears the status and applies the spec defaults.
 func (s Strategy) PrepareForCreate(ctx context.Context, obj any) {
 	s.Default.PrepareForCreate(ctx, obj)
@@ -48,9 +44,13 @@ func (s Strategy) PrepareForUpdate(ctx context.Context, obj, old any) {
 	dnsspec.SetDefaults(&obj.(*operatorv1.DNS).Spec)
 }
 
-// Validate checks a new DNS's spec.
+// Validate checks a new DNS: its metadata, with a name rule that admits
+// only "default" (the operator reconciles that object alone, and a second
+// DNS would be silently ignored), then its spec.
 func (s Strategy) Validate(_ context.Context, obj any) field.ErrorList {
-	return dnsspec.ValidateSpec(&obj.(*operatorv1.DNS).Spec, s.ClusterDomain, field.NewPath("spec"))
+	d := obj.(*operatorv1.DNS)
+	errs := apivalidation.ValidateObjectMeta(&d.ObjectMeta, false, dnsspec.ValidateName, field.NewPath("metadata"))
+	return append(errs, dnsspec.ValidateSpec(&d.Spec, s.ClusterDomain, field.NewPath("spec"))...)
 }
 
 // ValidateUpdate checks the spec of an update; what the update leaves
