@@ -16,11 +16,31 @@ import (
 )
 
 // writeJSON writes v as the JSON body of a response with the given code.
+// The body ends with a newline, as kube-apiserver's: its JSON serializer
+// (k8s.io/apimachinery/pkg/runtime/serializer/json, Serializer.doEncode)
+// writes every object, list, Status and Table with json.Encoder, which
+// ends what it writes with '\n', so clients comparing bodies see the same
+// bytes.
 func writeJSON(w http.ResponseWriter, code int, v any) {
 	body, err := json.Marshal(v)
 	if err != nil {
 		code = http.StatusInternalServerError
 		body, _ = json.Marshal(statusFor(apierrors.NewInternalError(fmt.Errorf("encoding response: %w", err))))
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(code)
+	_, _ = w.Write(append(body, '\n'))
+}
+
+// writeRawJSON writes v as kube-apiserver writes the bodies of its
+// non-API paths (/version): indented by two spaces and without a trailing
+// newline (k8s.io/apiserver/pkg/endpoints/handlers/responsewriters,
+// WriteRawJSON).
+func writeRawJSON(w http.ResponseWriter, code int, v any) {
+	body, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		writeJSON(w, http.StatusInternalServerError, statusFor(apierrors.NewInternalError(fmt.Errorf("encoding response: %w", err))))
+		return
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(code)

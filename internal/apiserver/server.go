@@ -11,6 +11,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/version"
 	"k8s.io/component-base/featuregate"
 
 	"github.com/dnsplane/dnsplane/internal/authn"
@@ -196,7 +197,7 @@ func (s *Server) route(w http.ResponseWriter, r *http.Request) {
 	}
 	switch {
 	case p == "/version" || p == "/version/":
-		writeJSON(w, http.StatusOK, versionInfo())
+		writeRawJSON(w, http.StatusOK, versionInfo())
 		return
 	case p == selfSubjectReviewsPath:
 		s.serveSelfSubjectReview(w, r)
@@ -286,11 +287,11 @@ func documentResources(reg *Registry) []document.Resource {
 }
 
 // versionInfo is what /version reports; kubectl prints it and client-go
-// checks the major/minor.
-func versionInfo() map[string]string {
-	return map[string]string{
-		"major": "1", "minor": "32", "gitVersion": "v1.32.0-dnsplane",
-		"gitCommit": "", "gitTreeState": "clean", "buildDate": "",
-		"goVersion": runtime.Version(), "compiler": runtime.Compiler, "platform": runtime.GOOS + "/" + runtime.GOARCH,
+// checks the major/minor. apimachinery's version.Info is the type
+// kube-apiserver writes there, so the fields come in its order.
+func versionInfo() version.Info {
+	return version.Info{
+		Major: "1", Minor: "32", GitVersion: "v1.32.0-dnsplane", GitTreeState: "clean",
+		GoVersion: runtime.Version(), Compiler: runtime.Compiler, Platform: runtime.GOOS + "/" + runtime.GOARCH,
 	}
 }

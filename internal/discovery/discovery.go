@@ -337,13 +337,18 @@ func wantsAggregated(accept string) (string, bool) {
 	return r.Params["v"], ok
 }
 
-// writeJSON writes v as JSON with the given status and Content-Type.
+// writeJSON writes v as JSON with the given status and Content-Type. The
+// body ends with a newline as kube-apiserver's discovery documents do: it
+// writes them (and its 404 Status) with responsewriters.WriteObjectNegotiated
+// (k8s.io/apiserver/pkg/endpoints/discovery, aggregated/handler.go), whose
+// JSON serializer encodes with json.Encoder.
 func writeJSON(w http.ResponseWriter, code int, contentType string, v any) {
 	body, err := json.Marshal(v)
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusInternalServerError)
 		return
 	}
+	body = append(body, '\n')
 	w.Header().Set("Content-Type", contentType)
 	w.Header().Set("Content-Length", strconv.Itoa(len(body)))
 	w.WriteHeader(code)

@@ -213,7 +213,10 @@ func (o *Set) ServeGroupVersion(w http.ResponseWriter, r *http.Request, path str
 }
 
 // notFound writes the 404 Status kube-apiserver sends for an unknown
-// path.
+// path, ending with a newline as every Status it encodes (json.Encoder in
+// k8s.io/apimachinery/pkg/runtime/serializer/json). The documents
+// themselves have none: kube-openapi's handlers write json.Marshal's bytes
+// (k8s.io/kube-openapi/pkg/handler3/handler.go).
 func notFound(w http.ResponseWriter) {
 	body, _ := json.Marshal(metav1.Status{
 		TypeMeta: metav1.TypeMeta{Kind: "Status", APIVersion: "v1"},
@@ -223,6 +226,7 @@ func notFound(w http.ResponseWriter) {
 		Details:  &metav1.StatusDetails{},
 		Code:     http.StatusNotFound,
 	})
+	body = append(body, '\n')
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Content-Length", strconv.Itoa(len(body)))
 	w.WriteHeader(http.StatusNotFound)
