@@ -13,6 +13,7 @@ import (
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
+	eventsv1 "k8s.io/api/events/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	dpappsv1 "github.com/dnsplane/dnsplane/api/apps/v1"
@@ -40,12 +41,28 @@ type Resource struct {
 	// against real clusters, where DNS is a CRD): JSON only, and no
 	// strategic merge patch, which needs Go struct tags CRDs do not have.
 	Custom bool
+	// StorageGVK is the kind objects are stored as when it is not GVK:
+	// the row is then another view of that row's objects, under the same
+	// storage key prefix (the same Plural), converted through upstream's
+	// internal type on every read and write. events.k8s.io/v1 Events are
+	// stored as v1 Events, as kube-apiserver stores both in its "events"
+	// prefix (k8s.io/kubernetes/pkg/registry/core/event/storage). The
+	// zero value means GVK.
+	StorageGVK schema.GroupVersionKind
 	// New returns a pointer to a new, empty object of the kind's Go type.
 	New func() any
 }
 
 // HasSubresource reports whether name (e.g. "status") is served.
 func (r *Resource) HasSubresource(name string) bool { return slices.Contains(r.Subresources, name) }
+
+// StoredAs is the kind the resource's objects are stored as.
+func (r *Resource) StoredAs() schema.GroupVersionKind {
+	if r.StorageGVK.Empty() {
+		return r.GVK
+	}
+	return r.StorageGVK
+}
 
 // GroupResource is the resource's group and plural, as error messages name it.
 func (r *Resource) GroupResource() schema.GroupResource {
@@ -85,6 +102,12 @@ func custom(r Resource) Resource {
 	return r
 }
 
+// storedAs makes r a view of the objects of the row of kind gvk.
+func storedAs(gvk schema.GroupVersionKind, r Resource) Resource {
+	r.StorageGVK = gvk
+	return r
+}
+
 // resources is read-only after package initialisation; Resources hands out
 // copies. Ordered by group, then plural, as discovery lists them.
 var resources = sorted([]Resource{
@@ -111,6 +134,9 @@ var resources = sorted([]Resource{
 	core("ServiceAccount", "serviceaccounts", true, []string{"sa"}, nil, nil, func() any { return &corev1.ServiceAccount{} }),
 	group("discovery.k8s.io", "EndpointSlice", "endpointslices", true, nil, nil, nil, func() any { return &discoveryv1.EndpointSlice{} }),
 	group("coordination.k8s.io", "Lease", "leases", true, nil, nil, nil, func() any { return &coordinationv1.Lease{} }),
+	// The events.k8s.io view of v1 Events, as kube-apiserver serves both.
+	storedAs(corev1.SchemeGroupVersion.WithKind("Event"),
+		group("events.k8s.io", "Event", "events", true, []string{"ev"}, nil, nil, func() any { return &eventsv1.Event{} })),
 
 	// dnsplane's own API.
 	custom(group(dpoperatorv1.GroupName, "DNS", "dnses", false, nil, []string{status}, nil, func() any { return &dpoperatorv1.DNS{} })),

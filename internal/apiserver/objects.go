@@ -9,10 +9,13 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/uuid"
 
+	"github.com/dnsplane/dnsplane/api"
+	"github.com/dnsplane/dnsplane/internal/registry/upstream"
 	"github.com/dnsplane/dnsplane/internal/storage"
 )
 
@@ -44,29 +47,81 @@ func listPrefix(res *Resource, namespace string) string {
 }
 
 // encodeForStorage returns the stored form: resourceVersion is not stored,
-// because it is the etcd revision of the write itself.
+// because it is the etcd revision of the write itself. A resource that is
+// a view of another kind's objects (api.Resource.StorageGVK) is stored as
+// that kind, so every view reads what any of them wrote.
 func encodeForStorage(res *Resource, obj any) ([]byte, error) {
 	m := accessor(obj)
 	rv := m.GetResourceVersion()
 	m.SetResourceVersion("")
 	defer m.SetResourceVersion(rv)
 	setTypeMeta(res, obj)
-	data, err := json.Marshal(obj)
+	stored, err := toStorageKind(res, obj)
+	if err != nil {
+		return nil, err
+	}
+	data, err := json.Marshal(stored)
 	if err != nil {
 		return nil, fmt.Errorf("encoding %s %q: %w", res.GVK.Kind, m.GetName(), err)
 	}
 	return data, nil
 }
 
-// decodeStored returns the object stored in kv, with resourceVersion set.
+// decodeStored returns the object stored in kv, in res's kind, with
+// resourceVersion set.
 func decodeStored(res *Resource, kv storage.KV) (any, error) {
 	obj := res.New()
-	if err := json.Unmarshal(kv.Value, obj); err != nil {
+	storedAs := res.StoredAs()
+	stored := obj
+	if storedAs != res.GVK {
+		var ok bool
+		if stored, ok = api.New(storedAs); !ok {
+			return nil, fmt.Errorf("decoding stored %s: %s is not served", kv.Key, storedAs)
+		}
+	}
+	if err := json.Unmarshal(kv.Value, stored); err != nil {
 		return nil, fmt.Errorf("decoding stored %s: %w", kv.Key, err)
+	}
+	if storedAs != res.GVK {
+		if err := convertKind(stored, obj, storedAs.GroupKind()); err != nil {
+			return nil, fmt.Errorf("decoding stored %s as %s: %w", kv.Key, res.GVK, err)
+		}
 	}
 	setTypeMeta(res, obj)
 	accessor(obj).SetResourceVersion(strconv.FormatInt(kv.ModRevision, 10))
 	return obj, nil
+}
+
+// toStorageKind returns obj as the kind res's objects are stored as: obj
+// itself, or its conversion with the storage kind's type meta.
+func toStorageKind(res *Resource, obj any) (any, error) {
+	storedAs := res.StoredAs()
+	if storedAs == res.GVK {
+		return obj, nil
+	}
+	stored, ok := api.New(storedAs)
+	if !ok {
+		return nil, fmt.Errorf("storing %s: %s is not served", res.GVK, storedAs)
+	}
+	if err := convertKind(obj, stored, storedAs.GroupKind()); err != nil {
+		return nil, fmt.Errorf("storing %s %q as %s: %w", res.GVK.Kind, accessor(obj).GetName(), storedAs, err)
+	}
+	kindOf(stored).SetGroupVersionKind(storedAs)
+	return stored, nil
+}
+
+// convertKind converts between two versions of a kind with upstream's
+// conversion functions, through hub's internal type.
+func convertKind(in, out any, hub schema.GroupKind) error {
+	i, ok := in.(runtime.Object)
+	o, ok2 := out.(runtime.Object)
+	if !ok || !ok2 {
+		return fmt.Errorf("converting %T to %T: not runtime objects", in, out)
+	}
+	if err := upstream.ConvertVersion(i, o, hub); err != nil {
+		return fmt.Errorf("converting to %T: %w", out, err)
+	}
+	return nil
 }
 
 func setTypeMeta(res *Resource, obj any) {

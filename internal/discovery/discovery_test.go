@@ -157,7 +157,7 @@ func TestDiscoveryLegacyDocuments(t *testing.T) {
 				t.Errorf("group %s: %+v", g.Name, g)
 			}
 		}
-		want := []string{"apps", "batch", "coordination.k8s.io", "discovery.k8s.io", "operator.dnsplane.io"}
+		want := []string{"apps", "batch", "coordination.k8s.io", "discovery.k8s.io", "events.k8s.io", "operator.dnsplane.io"}
 		if !slices.Equal(names, want) {
 			t.Errorf("groups = %v, want %v", names, want)
 		}
@@ -380,7 +380,7 @@ func TestDiscoveryClientGo(t *testing.T) {
 			if perGV != legacy {
 				t.Errorf("requested %v; legacy = %v", srv.requested(), legacy)
 			}
-			if len(groups) != 6 {
+			if len(groups) != 7 {
 				t.Errorf("%d groups", len(groups))
 			}
 			got := map[schema.GroupVersionResource]metav1.APIResource{}

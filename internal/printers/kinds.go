@@ -13,6 +13,7 @@ import (
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
+	eventsv1 "k8s.io/api/events/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -22,6 +23,7 @@ import (
 	dpbatchv1 "github.com/dnsplane/dnsplane/api/batch/v1"
 	dpcorev1 "github.com/dnsplane/dnsplane/api/core/v1"
 	dpoperatorv1 "github.com/dnsplane/dnsplane/api/operator/v1"
+	"github.com/dnsplane/dnsplane/internal/registry/upstream"
 )
 
 // byKind holds the kind-specific printers; it is read-only after
@@ -52,6 +54,7 @@ func buildPrinters() map[schema.GroupKind]Printer {
 		batch("CronJob"):              cronJobPrinter(),
 		{Group: "discovery.k8s.io", Kind: "EndpointSlice"}: endpointSlicePrinter(),
 		{Group: "coordination.k8s.io", Kind: "Lease"}:      leasePrinter(),
+		{Group: "events.k8s.io", Kind: "Event"}:            eventsV1Printer(),
 		{Group: dpoperatorv1.GroupName, Kind: "DNS"}:       dnsPrinter(),
 	}
 }
@@ -733,50 +736,73 @@ func namespacePrinter() Printer {
 	)
 }
 
-func eventPrinter() Printer {
+func eventPrinter() Printer { return newPrinter(eventColumns(), eventCells) }
+
+// eventsV1Printer prints events.k8s.io/v1 Events with the columns of v1
+// Events: kube-apiserver serves both views from one storage, whose table
+// convertor prints the internal core.Event
+// (k8s.io/kubernetes/pkg/printers/internalversion, printEvent). The
+// object is converted with upstream's conversion, as there.
+func eventsV1Printer() Printer {
+	return Printer{
+		columns: eventColumns(),
+		cells: func(obj any, now time.Time) ([]any, error) {
+			o, ok := obj.(*eventsv1.Event)
+			if !ok || o == nil {
+				return nil, fmt.Errorf("cannot print %T as %T", obj, (*eventsv1.Event)(nil))
+			}
+			var e corev1.Event
+			if err := upstream.ConvertVersion(o, &e, schema.GroupKind{Kind: "Event"}); err != nil {
+				return nil, fmt.Errorf("printing an events.k8s.io/v1 Event: %w", err)
+			}
+			return eventCells(&e, now), nil
+		},
+	}
+}
+
+func eventColumns() []metav1.TableColumnDefinition {
 	doc := corev1.Event{}.SwaggerDoc()
-	return newPrinter(
-		[]metav1.TableColumnDefinition{
-			colPlain("Last Seen", "string", doc["lastTimestamp"]),
-			colPlain("Type", "string", doc["type"]),
-			colPlain("Reason", "string", doc["reason"]),
-			colPlain("Object", "string", doc["involvedObject"]),
-			colWide("Subobject", "string", corev1.ObjectReference{}.SwaggerDoc()["fieldPath"]),
-			colWide("Source", "string", doc["source"]),
-			colPlain("Message", "string", doc["message"]),
-			colWide("First Seen", "string", doc["firstTimestamp"]),
-			colWide("Count", "string", doc["count"]),
-			{Name: "Name", Type: "string", Format: "name", Priority: 1, Description: objectMetaDoc["name"]},
-		},
-		func(o *corev1.Event, now time.Time) []any {
-			first := cellAge(o.FirstTimestamp, now)
-			if o.FirstTimestamp.IsZero() {
-				first = cellAgeMicro(o.EventTime, now)
-			}
-			last := cellAge(o.LastTimestamp, now)
-			if o.LastTimestamp.IsZero() {
-				last = first
-			}
-			count := o.Count
-			if o.Series != nil {
-				last = cellAgeMicro(o.Series.LastObservedTime, now)
-				count = o.Series.Count
-			} else if count == 0 {
-				count = 1 // singleton events of the events.k8s.io API
-			}
-			target := strings.ToLower(o.InvolvedObject.Kind)
-			if o.InvolvedObject.Name != "" {
-				target += "/" + o.InvolvedObject.Name
-			}
-			component := cellFirstNonEmpty(o.Source.Component, o.ReportingController)
-			source := component
-			if instance := cellFirstNonEmpty(o.Source.Host, o.ReportingInstance); instance != "" {
-				source = component + ", " + instance
-			}
-			return []any{last, o.Type, o.Reason, target, o.InvolvedObject.FieldPath, source,
-				strings.TrimSpace(o.Message), first, int64(count), o.Name}
-		},
-	)
+	return []metav1.TableColumnDefinition{
+		colPlain("Last Seen", "string", doc["lastTimestamp"]),
+		colPlain("Type", "string", doc["type"]),
+		colPlain("Reason", "string", doc["reason"]),
+		colPlain("Object", "string", doc["involvedObject"]),
+		colWide("Subobject", "string", corev1.ObjectReference{}.SwaggerDoc()["fieldPath"]),
+		colWide("Source", "string", doc["source"]),
+		colPlain("Message", "string", doc["message"]),
+		colWide("First Seen", "string", doc["firstTimestamp"]),
+		colWide("Count", "string", doc["count"]),
+		{Name: "Name", Type: "string", Format: "name", Priority: 1, Description: objectMetaDoc["name"]},
+	}
+}
+
+func eventCells(o *corev1.Event, now time.Time) []any {
+	first := cellAge(o.FirstTimestamp, now)
+	if o.FirstTimestamp.IsZero() {
+		first = cellAgeMicro(o.EventTime, now)
+	}
+	last := cellAge(o.LastTimestamp, now)
+	if o.LastTimestamp.IsZero() {
+		last = first
+	}
+	count := o.Count
+	if o.Series != nil {
+		last = cellAgeMicro(o.Series.LastObservedTime, now)
+		count = o.Series.Count
+	} else if count == 0 {
+		count = 1 // singleton events of the events.k8s.io API
+	}
+	target := strings.ToLower(o.InvolvedObject.Kind)
+	if o.InvolvedObject.Name != "" {
+		target += "/" + o.InvolvedObject.Name
+	}
+	component := cellFirstNonEmpty(o.Source.Component, o.ReportingController)
+	source := component
+	if instance := cellFirstNonEmpty(o.Source.Host, o.ReportingInstance); instance != "" {
+		source = component + ", " + instance
+	}
+	return []any{last, o.Type, o.Reason, target, o.InvolvedObject.FieldPath, source,
+		strings.TrimSpace(o.Message), first, int64(count), o.Name}
 }
 
 func configMapPrinter() Printer {

@@ -13,6 +13,7 @@ import (
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
+	eventsv1 "k8s.io/api/events/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -564,6 +565,44 @@ func TestTableEvents(t *testing.T) {
 			"Search Line limits were exceeded", "5m", int64(7), "web-abc.17a2c"}},
 		{"singleton", single, []any{"60s", "Normal", "Starting", "node", "", "dnsplane", "", "60s", int64(1), "cluster.1"}},
 	})
+}
+
+// TestTableEventsV1: the events.k8s.io view prints as v1 Events do, its
+// fields read through upstream's conversion (regarding as involvedObject,
+// note as message, the deprecated* fields as the legacy ones).
+func TestTableEventsV1(t *testing.T) {
+	written := &eventsv1.Event{
+		ObjectMeta: tblMeta("web-abc.17a2c", 5*time.Minute),
+		Regarding:  corev1.ObjectReference{Kind: "Pod", Name: "web-abc", FieldPath: "spec.containers{app}"},
+		Reason:     "DNSConfigForming", Note: "Search Line limits were exceeded\n", Type: corev1.EventTypeNormal, Action: "Forming",
+		EventTime:           metav1.NewMicroTime(tblNow.Add(-5 * time.Minute)),
+		Series:              &eventsv1.EventSeries{Count: 7, LastObservedTime: metav1.NewMicroTime(tblNow.Add(-time.Minute))},
+		ReportingController: "dnsplane-agent", ReportingInstance: "node-2",
+	}
+	legacy := &eventsv1.Event{
+		ObjectMeta: tblMeta("web-abc.17a2b", 10*time.Minute),
+		Regarding:  corev1.ObjectReference{Kind: "Pod", Name: "web-abc"},
+		Reason:     "BackOff", Note: "Back-off", Type: corev1.EventTypeWarning,
+		DeprecatedSource:         corev1.EventSource{Component: "kubelet", Host: "node-1"},
+		DeprecatedFirstTimestamp: tblAgo(10 * time.Minute), DeprecatedLastTimestamp: tblAgo(30 * time.Second), DeprecatedCount: 4,
+	}
+	checkRows(t, tblResource(t, "events.k8s.io", "events"), []tblCase{
+		{"series", written, []any{"60s", "Normal", "DNSConfigForming", "pod/web-abc", "spec.containers{app}", "dnsplane-agent, node-2",
+			"Search Line limits were exceeded", "5m", int64(7), "web-abc.17a2c"}},
+		{"deprecated fields", legacy, []any{"30s", "Warning", "BackOff", "pod/web-abc", "", "kubelet, node-1",
+			"Back-off", "10m", int64(4), "web-abc.17a2b"}},
+	})
+	core, err := Table(tblResource(t, "", "events"), nil, "", metav1.ListMeta{}, tblNow)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v1, err := Table(tblResource(t, "events.k8s.io", "events"), nil, "", metav1.ListMeta{}, tblNow)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(core.ColumnDefinitions, v1.ColumnDefinitions) {
+		t.Errorf("events.k8s.io columns %v, want v1's %v", v1.ColumnDefinitions, core.ColumnDefinitions)
+	}
 }
 
 //nolint:staticcheck // the Endpoints kind is deprecated upstream but still served.

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 
 	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/kubernetes/pkg/apis/coordination"
@@ -85,6 +86,7 @@ func Strategies(cfg Config) map[schema.GroupKind]rest.Strategy {
 		coreKind("ServiceAccount"):                         simple(core.ServiceAccount{}, corevalidation.ValidateServiceAccount, corevalidation.ValidateServiceAccountUpdate),
 		{Group: "discovery.k8s.io", Kind: "EndpointSlice"}: simple(discovery.EndpointSlice{}, discoveryvalidation.ValidateEndpointSliceCreate, discoveryvalidation.ValidateEndpointSliceUpdate),
 		{Group: "coordination.k8s.io", Kind: "Lease"}:      simple(coordination.Lease{}, coordinationvalidation.ValidateLease, coordinationvalidation.ValidateLeaseUpdate),
+		{Group: "events.k8s.io", Kind: "Event"}:            simple(core.Event{}, validateEventsV1, validateEventsV1Update),
 
 		// dnsplane's own API: the DNS operator's rules (internal/operator/dnsspec).
 		{Group: dpoperatorv1.GroupName, Kind: "DNS"}: dns.New(cfg.ClusterDomain),
@@ -100,13 +102,26 @@ func simple[I any](_ I, validate func(*I) field.ErrorList, validateUpdate func(*
 	}
 }
 
-// validateEvent and validateEventUpdate are upstream's for core/v1 Events,
-// the legacy rules (events.k8s.io/v1, which dnsplane does not serve, has
-// stricter ones).
+// validateEvent and validateEventUpdate are upstream's for Events written
+// through core/v1: the legacy rules. kube-apiserver's one Event strategy
+// (pkg/registry/core/event/strategy.go) passes the request's group version
+// to the same validators, so the events.k8s.io/v1 view of the same objects
+// gets the strict rules (validateEventsV1).
 func validateEvent(e *core.Event) field.ErrorList {
 	return corevalidation.ValidateEventCreate(e, corev1.SchemeGroupVersion)
 }
 
 func validateEventUpdate(e, old *core.Event) field.ErrorList {
 	return corevalidation.ValidateEventUpdate(e, old, corev1.SchemeGroupVersion)
+}
+
+// validateEventsV1 and validateEventsV1Update are upstream's for Events
+// written through events.k8s.io/v1: the legacy rules plus eventTime,
+// series, type and the deprecated fields left unset.
+func validateEventsV1(e *core.Event) field.ErrorList {
+	return corevalidation.ValidateEventCreate(e, eventsv1.SchemeGroupVersion)
+}
+
+func validateEventsV1Update(e, old *core.Event) field.ErrorList {
+	return corevalidation.ValidateEventUpdate(e, old, eventsv1.SchemeGroupVersion)
 }

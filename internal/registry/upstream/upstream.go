@@ -14,6 +14,7 @@ import (
 	"fmt"
 
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/kubernetes/pkg/api/legacyscheme"
 
 	// The API groups dnsplane serves, registered in legacyscheme.Scheme
@@ -23,6 +24,7 @@ import (
 	_ "k8s.io/kubernetes/pkg/apis/coordination/install"
 	_ "k8s.io/kubernetes/pkg/apis/core/install"
 	_ "k8s.io/kubernetes/pkg/apis/discovery/install"
+	_ "k8s.io/kubernetes/pkg/apis/events/install"
 )
 
 // Default applies upstream's v1 defaults to obj, a k8s.io/api object of a
@@ -36,4 +38,20 @@ func Convert(in runtime.Object, out any) error {
 		return fmt.Errorf("converting %T to %T: %w", in, out, err)
 	}
 	return nil
+}
+
+// ConvertVersion converts in into out, two versions of one kind whose
+// internal type is hub's (events.k8s.io/v1 and v1 Events, both core.Event
+// inside), through that internal type with upstream's conversion
+// functions, as kube-apiserver's storage codec converts between a
+// request's version and the storage version.
+func ConvertVersion(in, out runtime.Object, hub schema.GroupKind) error {
+	internal, err := legacyscheme.Scheme.New(hub.WithVersion(runtime.APIVersionInternal))
+	if err != nil {
+		return fmt.Errorf("internal type of %s: %w", hub, err)
+	}
+	if err := Convert(in, internal); err != nil {
+		return err
+	}
+	return Convert(internal, out)
 }
