@@ -31,6 +31,8 @@ import (
 	"time"
 	"unicode"
 
+	autoscalingv1 "k8s.io/api/autoscaling/v1"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
@@ -392,7 +394,9 @@ func buildV3(rs *resources, gv schema.GroupVersion, cfg config, schemas *oaSchem
 		has := res.has
 		obj, list := schemas.ref(schemas.kinds[res.GVK]), schemas.ref(schemas.lists[res.GVK])
 		status, patchBody := schemas.ref(schemas.status), schemas.ref(schemas.patch)
-		op := func(operationID, action, desc string, params []*spec3.Parameter, body *spec3.RequestBody, resp *spec.Schema, codes ...int) *spec3.Operation {
+		// opOf is an operation on objects of kind gvk; op on the
+		// resource's own kind.
+		opOf := func(gvk map[string]any, operationID, action, desc string, params []*spec3.Parameter, body *spec3.RequestBody, resp *spec.Schema, codes ...int) *spec3.Operation {
 			return &spec3.Operation{
 				OperationProps: spec3.OperationProps{
 					Tags: []string{tag}, Description: desc, OperationId: operationID,
@@ -402,6 +406,9 @@ func buildV3(rs *resources, gv schema.GroupVersion, cfg config, schemas *oaSchem
 					"x-kubernetes-action": action, "x-kubernetes-group-version-kind": gvk,
 				}},
 			}
+		}
+		op := func(operationID, action, desc string, params []*spec3.Parameter, body *spec3.RequestBody, resp *spec.Schema, codes ...int) *spec3.Operation {
+			return opOf(gvk, operationID, action, desc, params, body, resp, codes...)
 		}
 		objBody, deleteBody := oaBody(obj, "*/*"), oaBody(schemas.ref(schemas.deleteOptions), "*/*")
 		patchBodies := oaBody(patchBody, oaPatchTypes(res)...)
@@ -453,6 +460,35 @@ func buildV3(rs *resources, gv schema.GroupVersion, cfg config, schemas *oaSchem
 				Patch:      op(id("patch", "Status"), "patch", "partially update status of the specified "+kind, patch, patchBodies, obj, ok, created),
 			}}
 		}
+		// Subresources of another kind, as kube-apiserver lists them: the
+		// operation's group-version-kind is the subresource's, so kubectl's
+		// field-validation check, which looks for the PATCH of the object's
+		// own kind, never picks /scale (k8s.io/cli-runtime
+		// pkg/resource/query_param_verifier_v3.go).
+		subParams := func(subKind string) []*spec3.Parameter {
+			return append([]*spec3.Parameter{oaParam("name", "path", "name of the "+subKind, true, "string")}, scopeParams...)
+		}
+		if res.HasSubresource("scale") {
+			scale, scaleGVK := schemas.ref(schemas.scale), map[string]any{"group": "autoscaling", "kind": "Scale", "version": "v1"}
+			paths[collection+"/{name}/scale"] = &spec3.Path{PathProps: spec3.PathProps{
+				Parameters: subParams("Scale"),
+				Get:        opOf(scaleGVK, id("read", "Scale"), "get", "read scale of the specified "+kind, nil, nil, scale, ok),
+				Put: opOf(scaleGVK, id("replace", "Scale"), "put", "replace scale of the specified "+kind, write,
+					oaBody(scale, "*/*"), scale, ok, created),
+				// The patch types /scale takes (internal/apiserver/scale.go).
+				Patch: opOf(scaleGVK, id("patch", "Scale"), "patch", "partially update scale of the specified "+kind, patch,
+					oaBody(patchBody, "application/json-patch+json", "application/merge-patch+json", "application/strategic-merge-patch+json"),
+					scale, ok, created),
+			}}
+		}
+		if res.HasSubresource("binding") {
+			binding := schemas.ref(schemas.binding)
+			paths[collection+"/{name}/binding"] = &spec3.Path{PathProps: spec3.PathProps{
+				Parameters: subParams("Binding"),
+				Post: opOf(map[string]any{"group": "", "kind": "Binding", "version": "v1"}, id("create", "Binding"), "post",
+					"create binding of a "+kind, write, oaBody(binding, "*/*"), binding, ok, created, accepted),
+			}}
+		}
 		if res.Namespaced && has("list") {
 			paths[prefix+"/"+res.Plural] = &spec3.Path{PathProps: spec3.PathProps{
 				Parameters: []*spec3.Parameter{oaPretty},
@@ -471,6 +507,9 @@ type oaSchemas struct {
 	specs                        map[string]*spec.Schema            // gen's definitions as kube-openapi types
 	kinds, lists                 map[schema.GroupVersionKind]string // definition names by item GVK
 	status, deleteOptions, patch string
+	// scale and binding are the kinds of the scale and binding
+	// subresources (autoscaling/v1 Scale, v1 Binding).
+	scale, binding string
 }
 
 func newSchemas(rs *resources, v openapi.Version) (*oaSchemas, error) {
@@ -498,6 +537,12 @@ func newSchemas(rs *resources, v openapi.Version) (*oaSchemas, error) {
 	if s.patch, err = g.AddType(reflect.TypeFor[metav1.Patch]()); err != nil {
 		return nil, fmt.Errorf("schema of Patch: %w", err)
 	}
+	if s.scale, err = g.AddKind(autoscalingv1.SchemeGroupVersion.WithKind("Scale"), &autoscalingv1.Scale{}); err != nil {
+		return nil, fmt.Errorf("schema of Scale: %w", err)
+	}
+	if s.binding, err = g.AddKind(corev1.SchemeGroupVersion.WithKind("Binding"), &corev1.Binding{}); err != nil {
+		return nil, fmt.Errorf("schema of Binding: %w", err)
+	}
 	if s.specs, err = g.Definitions().KubeOpenAPI(); err != nil {
 		return nil, err
 	}
@@ -514,6 +559,12 @@ func (s *oaSchemas) reachable(rs *resources, gv schema.GroupVersion) map[string]
 	for _, res := range rs.list {
 		if res.GVK.GroupVersion() == gv {
 			roots = append(roots, s.kinds[res.GVK], s.lists[res.GVK])
+			if res.HasSubresource("scale") {
+				roots = append(roots, s.scale)
+			}
+			if res.HasSubresource("binding") {
+				roots = append(roots, s.binding)
+			}
 		}
 	}
 	out := map[string]*spec.Schema{}

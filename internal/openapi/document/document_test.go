@@ -298,6 +298,10 @@ func TestOpenAPIDocuments(t *testing.T) {
 					}
 					sort.Strings(types)
 					want := []string{"application/apply-patch+yaml", "application/json-patch+json", "application/merge-patch+json"}
+					if strings.HasSuffix(path, "/scale") {
+						// What internal/apiserver/scale.go takes: no apply.
+						want = want[1:]
+					}
 					if key != "apis/operator.dnsplane.io/v1" {
 						// Built-in kinds take strategic merge patch; the
 						// schemas carry its patch metadata.
@@ -346,6 +350,42 @@ func TestOpenAPIDocuments(t *testing.T) {
 		}
 	}
 
+	// Subresources of another kind: /scale (autoscaling/v1 Scale) and
+	// pods/binding (v1 Binding), with their kind's schema in the document.
+	for _, res := range served() {
+		key := groupVersionPath(res.GVK.GroupVersion())
+		item := "/" + key + "/namespaces/{namespace}/" + res.Plural + "/{name}"
+		for _, sub := range []struct {
+			name, group, kind, schema string
+			verbs                     []string
+		}{
+			{"scale", "autoscaling", "Scale", "io.k8s.api.autoscaling.v1.Scale", []string{"get", "put", "patch"}},
+			{"binding", "", "Binding", "io.k8s.api.core.v1.Binding", []string{"post"}},
+		} {
+			path, _ := docs[key]["paths"].(map[string]any)[item+"/"+sub.name].(map[string]any)
+			if !res.HasSubresource(sub.name) {
+				if path != nil {
+					t.Errorf("%s: path %s/%s, which is not served", key, item, sub.name)
+				}
+				continue
+			}
+			if path == nil {
+				t.Errorf("%s: no path %s/%s", key, item, sub.name)
+				continue
+			}
+			for _, verb := range sub.verbs {
+				op, _ := path[verb].(map[string]any)
+				gvk, _ := op["x-kubernetes-group-version-kind"].(map[string]any)
+				if gvk["group"] != sub.group || gvk["version"] != "v1" || gvk["kind"] != sub.kind {
+					t.Errorf("%s %s/%s: gvk %v", verb, item, sub.name, gvk)
+				}
+			}
+			if _, ok := docs[key]["components"].(map[string]any)["schemas"].(map[string]any)[sub.schema]; !ok {
+				t.Errorf("%s: no schema %s", key, sub.schema)
+			}
+		}
+	}
+
 	// Well-known operation IDs.
 	ids := map[string]string{}
 	for key, doc := range docs {
@@ -358,19 +398,22 @@ func TestOpenAPIDocuments(t *testing.T) {
 		}
 	}
 	for id, want := range map[string]string{
-		"patchCoreV1Namespace":                    "api/v1 patch /api/v1/namespaces/{name}",
-		"patchCoreV1NamespacedPod":                "api/v1 patch /api/v1/namespaces/{namespace}/pods/{name}",
-		"patchCoreV1NamespacedPodStatus":          "api/v1 patch /api/v1/namespaces/{namespace}/pods/{name}/status",
-		"listCoreV1PodForAllNamespaces":           "api/v1 get /api/v1/pods",
-		"deleteCoreV1CollectionNamespacedPod":     "api/v1 delete /api/v1/namespaces/{namespace}/pods",
-		"createAppsV1NamespacedDeployment":        "apis/apps/v1 post /apis/apps/v1/namespaces/{namespace}/deployments",
-		"replaceAppsV1NamespacedDeploymentStatus": "apis/apps/v1 put /apis/apps/v1/namespaces/{namespace}/deployments/{name}/status",
-		"readCoordinationV1NamespacedLease":       "apis/coordination.k8s.io/v1 get /apis/coordination.k8s.io/v1/namespaces/{namespace}/leases/{name}",
-		"patchDiscoveryV1NamespacedEndpointSlice": "apis/discovery.k8s.io/v1 patch /apis/discovery.k8s.io/v1/namespaces/{namespace}/endpointslices/{name}",
-		"patchOperatorDnsplaneIoV1DNS":            "apis/operator.dnsplane.io/v1 patch /apis/operator.dnsplane.io/v1/dnses/{name}",
-		"getBatchV1APIResources":                  "apis/batch/v1 get /apis/batch/v1/",
-		"listOperatorDnsplaneIoV1DNS":             "apis/operator.dnsplane.io/v1 get /apis/operator.dnsplane.io/v1/dnses",
-		"deleteOperatorDnsplaneIoV1CollectionDNS": "apis/operator.dnsplane.io/v1 delete /apis/operator.dnsplane.io/v1/dnses",
+		"patchCoreV1Namespace":                            "api/v1 patch /api/v1/namespaces/{name}",
+		"patchCoreV1NamespacedPod":                        "api/v1 patch /api/v1/namespaces/{namespace}/pods/{name}",
+		"patchCoreV1NamespacedPodStatus":                  "api/v1 patch /api/v1/namespaces/{namespace}/pods/{name}/status",
+		"createCoreV1NamespacedPodBinding":                "api/v1 post /api/v1/namespaces/{namespace}/pods/{name}/binding",
+		"readAppsV1NamespacedDeploymentScale":             "apis/apps/v1 get /apis/apps/v1/namespaces/{namespace}/deployments/{name}/scale",
+		"patchCoreV1NamespacedReplicationControllerScale": "api/v1 patch /api/v1/namespaces/{namespace}/replicationcontrollers/{name}/scale",
+		"listCoreV1PodForAllNamespaces":                   "api/v1 get /api/v1/pods",
+		"deleteCoreV1CollectionNamespacedPod":             "api/v1 delete /api/v1/namespaces/{namespace}/pods",
+		"createAppsV1NamespacedDeployment":                "apis/apps/v1 post /apis/apps/v1/namespaces/{namespace}/deployments",
+		"replaceAppsV1NamespacedDeploymentStatus":         "apis/apps/v1 put /apis/apps/v1/namespaces/{namespace}/deployments/{name}/status",
+		"readCoordinationV1NamespacedLease":               "apis/coordination.k8s.io/v1 get /apis/coordination.k8s.io/v1/namespaces/{namespace}/leases/{name}",
+		"patchDiscoveryV1NamespacedEndpointSlice":         "apis/discovery.k8s.io/v1 patch /apis/discovery.k8s.io/v1/namespaces/{namespace}/endpointslices/{name}",
+		"patchOperatorDnsplaneIoV1DNS":                    "apis/operator.dnsplane.io/v1 patch /apis/operator.dnsplane.io/v1/dnses/{name}",
+		"getBatchV1APIResources":                          "apis/batch/v1 get /apis/batch/v1/",
+		"listOperatorDnsplaneIoV1DNS":                     "apis/operator.dnsplane.io/v1 get /apis/operator.dnsplane.io/v1/dnses",
+		"deleteOperatorDnsplaneIoV1CollectionDNS":         "apis/operator.dnsplane.io/v1 delete /apis/operator.dnsplane.io/v1/dnses",
 	} {
 		if ids[id] != want {
 			t.Errorf("operationId %s at %q, want %q", id, ids[id], want)
