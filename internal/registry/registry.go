@@ -7,7 +7,6 @@ package registry
 import (
 	"log/slog"
 
-	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -25,6 +24,7 @@ import (
 	"github.com/dnsplane/dnsplane/internal/registry/apps/statefulset"
 	"github.com/dnsplane/dnsplane/internal/registry/batch/cronjob"
 	"github.com/dnsplane/dnsplane/internal/registry/batch/job"
+	"github.com/dnsplane/dnsplane/internal/registry/core/event"
 	"github.com/dnsplane/dnsplane/internal/registry/core/namespace"
 	"github.com/dnsplane/dnsplane/internal/registry/core/node"
 	"github.com/dnsplane/dnsplane/internal/registry/core/pod"
@@ -82,7 +82,7 @@ func Strategies(cfg Config) map[schema.GroupKind]rest.Strategy {
 		coreKind("ConfigMap"): simple(core.ConfigMap{}, corevalidation.ValidateConfigMap, corevalidation.ValidateConfigMapUpdate),
 		//nolint:staticcheck // SA1019: deprecated for EndpointSlice, but kube-apiserver still serves Endpoints, so dnsplane does too
 		coreKind("Endpoints"):                              simple(core.Endpoints{}, corevalidation.ValidateEndpointsCreate, corevalidation.ValidateEndpointsUpdate),
-		coreKind("Event"):                                  simple(core.Event{}, validateEvent, validateEventUpdate),
+		coreKind("Event"):                                  event.New(),
 		coreKind("ServiceAccount"):                         simple(core.ServiceAccount{}, corevalidation.ValidateServiceAccount, corevalidation.ValidateServiceAccountUpdate),
 		{Group: "discovery.k8s.io", Kind: "EndpointSlice"}: simple(discovery.EndpointSlice{}, discoveryvalidation.ValidateEndpointSliceCreate, discoveryvalidation.ValidateEndpointSliceUpdate),
 		{Group: "coordination.k8s.io", Kind: "Lease"}:      simple(coordination.Lease{}, coordinationvalidation.ValidateLease, coordinationvalidation.ValidateLeaseUpdate),
@@ -100,19 +100,6 @@ func simple[I any](_ I, validate func(*I) field.ErrorList, validateUpdate func(*
 		Default: rest.Default{Namespaced: true},
 		Rules:   upstream.Rules[I]{Validate: validate, ValidateUpdate: validateUpdate},
 	}
-}
-
-// validateEvent and validateEventUpdate are upstream's for Events written
-// through core/v1: the legacy rules. kube-apiserver's one Event strategy
-// (pkg/registry/core/event/strategy.go) passes the request's group version
-// to the same validators, so the events.k8s.io/v1 view of the same objects
-// gets the strict rules (validateEventsV1).
-func validateEvent(e *core.Event) field.ErrorList {
-	return corevalidation.ValidateEventCreate(e, corev1.SchemeGroupVersion)
-}
-
-func validateEventUpdate(e, old *core.Event) field.ErrorList {
-	return corevalidation.ValidateEventUpdate(e, old, corev1.SchemeGroupVersion)
 }
 
 // validateEventsV1 and validateEventsV1Update are upstream's for Events
