@@ -33,7 +33,8 @@ func (c ExecChecker) Check(ctx context.Context, corefile []byte) error {
 	if ctx.Err() != nil {
 		return fmt.Errorf("dry-loading the Corefile: %w", ctx.Err())
 	}
-	msg := strings.TrimSpace(stderr.String())
+	// dnsplane prints "error: " before the reason.
+	msg := strings.TrimPrefix(strings.TrimSpace(stderr.String()), "error: ")
 	var exit *exec.ExitError
 	if errors.As(err, &exit) && msg != "" {
 		return errors.New(msg)
