@@ -13,6 +13,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/util/retry"
 
 	"github.com/dnsplane/dnsplane/api/client/clientset/versioned"
 	operatorv1 "github.com/dnsplane/dnsplane/api/operator/v1"
@@ -162,9 +163,14 @@ func TestControllerAgainstAPIServer(t *testing.T) {
 	// A forwarder is published and rolls the pods.
 	update := func(f func(*operatorv1.DNS)) {
 		t.Helper()
-		d := getDNS()
-		f(d)
-		if _, err := dnses.Update(ctx, d, metav1.UpdateOptions{}); err != nil {
+		// The operator writes the status concurrently: retry on conflict.
+		err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+			d := getDNS()
+			f(d)
+			_, err := dnses.Update(ctx, d, metav1.UpdateOptions{})
+			return err
+		})
+		if err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -214,7 +220,10 @@ func TestControllerAgainstAPIServer(t *testing.T) {
 
 	// Deleted managed objects come back once Managed again.
 	update(func(d *operatorv1.DNS) { d.Spec.ManagementState = operatorv1.Managed })
-	if err := cms.Delete(ctx, Name, metav1.DeleteOptions{}); err != nil {
+	waitFor(t, "bar.com published once Managed", func() (bool, error) {
+		return strings.Contains(corefile(), "bar.com:5353"), nil
+	})
+	if err := retry.RetryOnConflict(retry.DefaultRetry, func() error { return cms.Delete(ctx, Name, metav1.DeleteOptions{}) }); err != nil {
 		t.Fatal(err)
 	}
 	waitFor(t, "the ConfigMap recreated with bar.com", func() (bool, error) {
