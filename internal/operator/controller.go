@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
@@ -103,7 +104,13 @@ func (c *Controller) processNext(ctx context.Context) bool {
 	}
 	defer c.queue.Done(k)
 	if err := c.rec.Reconcile(ctx); err != nil {
-		if ctx.Err() == nil {
+		switch {
+		case ctx.Err() != nil:
+		case apierrors.IsConflict(err):
+			// The cache was behind a write (often the operator's own):
+			// an ordinary retry, not a failure.
+			c.rec.log.Debug("reconciling DNS met a newer object; retrying", "err", err)
+		default:
 			c.rec.log.Error("reconciling DNS failed; retrying", "err", err)
 		}
 		c.queue.AddRateLimited(k)
