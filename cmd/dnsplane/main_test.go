@@ -11,9 +11,10 @@ import (
 )
 
 // TestMain lets the test binary stand in for dnsplane when `up` re-runs
-// itself as the etcd member (os.Executable is the test binary here).
+// itself as the etcd member or the operator as its Corefile dry load
+// (os.Executable is the test binary here).
 func TestMain(m *testing.M) {
-	if len(os.Args) > 1 && os.Args[1] == etcdMemberCommand {
+	if len(os.Args) > 1 && (os.Args[1] == etcdMemberCommand || os.Args[1] == corefileCheckCommand) {
 		os.Exit(run(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 	}
 	os.Exit(m.Run())

@@ -29,6 +29,8 @@ field validation, and cluster DNS on CoreDNS.`,
 		newCorefileCommand(),
 		newVersionCommand(),
 		newEtcdMemberCommand(),
+		newOperatorCommand(),
+		newCorefileCheckCommand(),
 	)
 	return root
 }

@@ -3,8 +3,14 @@ package main
 import (
 	"github.com/spf13/cobra"
 
+	"github.com/dnsplane/dnsplane/internal/controlplane"
 	"github.com/dnsplane/dnsplane/internal/controlplane/dnsroles"
+	"github.com/dnsplane/dnsplane/internal/controlplane/operatorrole"
 )
+
+// defaultServiceRange is the control plane's default
+// --service-cluster-ip-range (controlplane.Config).
+const defaultServiceRange = "10.96.0.0/12"
 
 // The node cache listens where pods' resolv.conf points, port 53; without
 // the privilege to bind it (or with it taken), `up` on its defaults moves
@@ -70,9 +76,27 @@ func (u *upFlags) run(cmd *cobra.Command) error {
 	if !cmd.Flags().Changed("nodecache-listen") {
 		dns.NodeCacheFallback = fallbackNodeCacheListen
 	}
-	c, err := u.api.config(cmd, dnsroles.New(dns))
+	dnsRoles := dnsroles.New(dns)
+	c, err := u.api.config(cmd, dnsRoles)
 	if err != nil {
 		return err
 	}
+	// The DNS operator renders the cluster DNS's Corefile with `up`'s DNS
+	// flags and publishes it before the cluster DNS starts serving it: its
+	// role comes first (docs/dns-operator.md, "In dnsplane up").
+	ro, err := dnsRoles.RenderOptions()
+	if err != nil {
+		return &exitError{code: exitUsage, msg: err.Error()}
+	}
+	checker, err := selfChecker()
+	if err != nil {
+		return err
+	}
+	serviceRange := c.ServiceClusterIPRange
+	if serviceRange == "" {
+		serviceRange = defaultServiceRange
+	}
+	op := operatorrole.New(operatorrole.Config{ServiceRange: serviceRange, Render: ro, Checker: checker, Instances: dnsRoles.ClusterDNS()})
+	c.Roles = append([]controlplane.Role{op}, c.Roles...)
 	return runControlPlane(cmd, c)
 }

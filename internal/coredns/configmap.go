@@ -31,6 +31,22 @@ const CorefileKey = "Corefile"
 //
 // It returns nil once ctx ends and the instance has stopped.
 func RunFromConfigMap(ctx context.Context, client kubernetes.Interface, namespace, name string, logger *slog.Logger) error {
+	return RunFromConfigMapWithOptions(ctx, client, namespace, name, ConfigMapOptions{Logger: logger})
+}
+
+// ConfigMapOptions are RunFromConfigMapWithOptions's options.
+type ConfigMapOptions struct {
+	Logger *slog.Logger
+	// OnApply, when set, is called after every Corefile tried: err is nil
+	// when it serves. `dnsplane up` waits for the first one before it
+	// reports the cluster DNS up, and reports which Corefile serves in the
+	// DNS status.
+	OnApply func(corefile string, err error)
+}
+
+// RunFromConfigMapWithOptions is RunFromConfigMap with options.
+func RunFromConfigMapWithOptions(ctx context.Context, client kubernetes.Interface, namespace, name string, o ConfigMapOptions) error {
+	logger := o.Logger
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
@@ -64,7 +80,7 @@ func RunFromConfigMap(ctx context.Context, client kubernetes.Interface, namespac
 	go ctrl.RunWithContext(ctx)
 	logger.Info("waiting for ConfigMap")
 
-	a := &applier{logger: logger, source: "ConfigMap"}
+	a := &applier{logger: logger, source: "ConfigMap", onApply: o.OnApply}
 	defer a.stop()
 	for {
 		select {

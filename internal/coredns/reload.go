@@ -71,6 +71,8 @@ type applier struct {
 	cur     *Server // nil until a Corefile loaded
 	tried   bool    // a Corefile has been tried
 	applied string  // the last Corefile tried
+	// onApply, when set, is told the outcome of every Corefile tried.
+	onApply func(corefile string, err error)
 }
 
 func (a *applier) serving() bool { return a.cur != nil }
@@ -83,6 +85,7 @@ func (a *applier) apply(ctx context.Context, corefile string) {
 	a.tried, a.applied = true, corefile
 	if a.cur == nil {
 		srv, err := Start(ctx, corefile, a.logger)
+		a.report(corefile, err)
 		if err != nil {
 			configLoadFailures.Inc()
 			a.logger.Error("Corefile from "+a.source+" failed to load; waiting for a change", "err", err)
@@ -93,6 +96,7 @@ func (a *applier) apply(ctx context.Context, corefile string) {
 		return
 	}
 	next, err := restart(a.cur, corefile, a.logger)
+	a.report(corefile, err)
 	if err != nil {
 		configLoadFailures.Inc()
 		a.logger.Error("new Corefile from "+a.source+" failed to load; keeping the running one", "err", err)
@@ -100,6 +104,12 @@ func (a *applier) apply(ctx context.Context, corefile string) {
 	}
 	a.cur = next
 	a.logger.Info("reloaded CoreDNS from " + a.source)
+}
+
+func (a *applier) report(corefile string, err error) {
+	if a.onApply != nil {
+		a.onApply(corefile, err)
+	}
 }
 
 func (a *applier) stop() {

@@ -21,6 +21,7 @@ import (
 	"github.com/dnsplane/dnsplane/internal/controlplane"
 	"github.com/dnsplane/dnsplane/internal/coredns"
 	"github.com/dnsplane/dnsplane/internal/corefile"
+	"github.com/dnsplane/dnsplane/internal/operator/render"
 )
 
 // Config is the cluster DNS and node cache `dnsplane up` runs beside the
@@ -169,12 +170,38 @@ func (c *dnsComponent) Run(ctx context.Context) error {
 // Roles are the cluster DNS and the node cache as control plane
 // components: add it to controlplane.Config.Roles.
 type Roles struct {
-	cfg  Config
-	node *dnsComponent
+	cfg     Config
+	cluster *clusterDNS
+	node    *dnsComponent
 }
 
 // New returns the DNS roles for c.
-func New(c Config) *Roles { return &Roles{cfg: c} }
+func New(c Config) *Roles { return &Roles{cfg: c, cluster: &clusterDNS{notify: &notifier{}}} }
+
+// ClusterDNS is the cluster DNS as the DNS operator sees it
+// (operatorrole.Instances).
+func (r *Roles) ClusterDNS() *ClusterDNSInstances { return &ClusterDNSInstances{r: r} }
+
+// RenderOptions are the options the DNS operator renders the cluster
+// DNS's Corefile with, so that it serves as `up` always has: on
+// --dns-listen, with --cluster-domain, --option-code, the node's
+// upstream resolvers, and searchexpand trusting only the node cache. The
+// kubeconfig is left to the operator role (the admin's).
+func (r *Roles) RenderOptions() (render.Options, error) {
+	d := &r.cfg
+	trusted, err := corefile.NodeCacheTrusted(d.Listen, d.NodeCacheListen != "")
+	if err != nil {
+		return render.Options{}, fmt.Errorf("cluster DNS: %w", err)
+	}
+	return render.Options{
+		ClusterDomain:   d.clusterDomain(),
+		Listen:          d.Listen,
+		OptionCode:      d.optionCode(),
+		Trusted:         trusted,
+		InProcess:       true,
+		SystemResolvers: d.Upstreams,
+	}, nil
+}
 
 // Validate implements controlplane.Role.
 func (r *Roles) Validate() error { return r.cfg.Validate() }
@@ -183,7 +210,8 @@ func (r *Roles) Validate() error { return r.cfg.Validate() }
 // front of it, the node cache, reading the API with the admin kubeconfig.
 func (r *Roles) Components(cl controlplane.Cluster) ([]controlplane.Component, error) {
 	cluster, node := r.cfg.components(cl.Kubeconfig, cl.Logger)
-	r.node = node
+	cluster.notify = r.cluster.notify
+	r.cluster, r.node = cluster, node
 	if node == nil {
 		return []controlplane.Component{cluster}, nil
 	}
@@ -208,27 +236,14 @@ func (r *Roles) Banner(cl controlplane.Cluster) string {
 	return b.String()
 }
 
-// components are the cluster DNS and then, in front of it, the node cache,
-// reading the API with kubeconfig.
-func (d *Config) components(kubeconfig string, logger *slog.Logger) (cluster, node *dnsComponent) {
-	cluster = &dnsComponent{name: "cluster-dns", listen: d.Listen}
-	cluster.start = func(ctx context.Context) (*coredns.Server, error) {
-		text, err := d.clusterCorefile(kubeconfig)
-		if err != nil {
-			return nil, &controlplane.ConfigError{Err: err}
-		}
-		logger.Debug("cluster DNS Corefile", "corefile", text)
-		// The server's life is the component's: Run stops it, in order.
-		srv, err := coredns.Start(context.WithoutCancel(ctx), text, logger.With("role", "cluster-dns"))
-		var inUse *coredns.AddrInUseError
-		if errors.As(err, &inUse) {
-			return nil, fmt.Errorf("cluster DNS: %w (--dns-listen picks another address)", err)
-		}
-		if err != nil {
-			return nil, fmt.Errorf("cluster DNS on %s: %w", d.Listen, err)
-		}
-		return srv, nil
+// components are the cluster DNS, serving the DNS operator's ConfigMap,
+// and then, in front of it, the node cache, reading the API with
+// kubeconfig.
+func (d *Config) components(kubeconfig string, logger *slog.Logger) (cluster *clusterDNS, node *dnsComponent) {
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
 	}
+	cluster = &clusterDNS{listen: d.Listen, kubeconfig: kubeconfig, logger: logger.With("role", "cluster-dns"), first: make(chan error, 1)}
 	if d.NodeCacheListen == "" {
 		return cluster, nil
 	}

@@ -60,6 +60,16 @@ type Options struct {
 	// other roles (`dnsplane up`): the plugin exits the process when it
 	// finds a forwarding loop.
 	NoLoop bool
+	// InProcess renders for dnsplane's in-process cluster DNS (`dnsplane
+	// up`), which shares the process with other roles: no health, ready
+	// or metrics endpoints (their default ports belong to the host), no
+	// reload plugin (the runtime applies ConfigMap changes itself,
+	// internal/coredns) and no loop plugin (see NoLoop).
+	InProcess bool
+	// SystemResolvers are the nameservers a SystemResolvConf upstream
+	// stands for; empty means /etc/resolv.conf as the forward plugin reads
+	// it. `dnsplane up` sets its --upstream resolvers.
+	SystemResolvers []string
 	// Offline renders for a dry load outside the cluster
 	// (coredns.DryLoad from `dnsplane corefile`): the two things only a
 	// cluster DNS pod has are replaced. Without a Kubeconfig the
@@ -138,6 +148,10 @@ func Corefile(spec *operatorv1.DNSSpec, o Options) ([]byte, []Skipped, error) {
 	}
 	upstreams := make([]string, 0, len(ur.Upstreams))
 	for _, u := range ur.Upstreams {
+		if u.Type == operatorv1.SystemResolvConfType && len(o.SystemResolvers) > 0 {
+			upstreams = append(upstreams, o.SystemResolvers...)
+			continue
+		}
 		upstreams = append(upstreams, upstream(u))
 	}
 
@@ -182,6 +196,10 @@ func Corefile(spec *operatorv1.DNSSpec, o Options) ([]byte, []Skipped, error) {
 	}
 	if o.Kubeconfig == "" && o.Offline {
 		c.Endpoint = offlineAPIServer
+	}
+	if o.InProcess {
+		c.Health, c.Ready, c.Metrics = o.Health, o.Ready, o.Metrics
+		c.Reload, c.Loop = false, false
 	}
 	text, err := corefile.ClusterDNS(c)
 	if err != nil {

@@ -1,0 +1,127 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"net"
+	"os"
+
+	"github.com/spf13/cobra"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/dnsplane/dnsplane/api/client/clientset/versioned"
+	"github.com/dnsplane/dnsplane/internal/coredns"
+	"github.com/dnsplane/dnsplane/internal/operator"
+	"github.com/dnsplane/dnsplane/internal/operator/crd"
+	"github.com/dnsplane/dnsplane/internal/operator/render"
+)
+
+// corefileCheckCommand is the hidden command the operator re-runs this
+// binary with to dry-load a Corefile (operator.ExecChecker).
+const corefileCheckCommand = "corefile-check"
+
+func newOperatorCommand() *cobra.Command {
+	var kubeconfig, serviceRange, clusterDomain, image, logLevel string
+	var printCRD bool
+	cmd := &cobra.Command{
+		Use:   "operator --kubeconfig FILE",
+		Short: "Run the DNS operator: reconcile the DNS resource into the cluster DNS",
+		Long: `Run the DNS operator against the API server of --kubeconfig (dnsplane's, or any
+Kubernetes cluster with the DNS CustomResourceDefinition --print-crd prints).
+
+It reconciles the operator.dnsplane.io/v1 DNS "default" (creating it when
+missing) into the ConfigMap dnsplane-system/dns-default (key Corefile), the
+cluster DNS Service dnsplane-system/dns-default (the 10th address of
+--service-cluster-ip-range) and the DaemonSet dnsplane-system/dns-default,
+and writes the DNS status. See docs/dns-operator.md.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if printCRD {
+				out, err := crd.DNS()
+				if err != nil {
+					return err
+				}
+				_, err = cmd.OutOrStdout().Write(out)
+				return err
+			}
+			if kubeconfig == "" {
+				return &exitError{code: exitUsage, msg: "--kubeconfig is required"}
+			}
+			_, rng, err := net.ParseCIDR(serviceRange)
+			if err != nil {
+				return &exitError{code: exitUsage, msg: fmt.Sprintf("--service-cluster-ip-range %q: %v", serviceRange, err)}
+			}
+			logger, err := newLogger(cmd.ErrOrStderr(), logLevel)
+			if err != nil {
+				return &exitError{code: exitUsage, msg: err.Error()}
+			}
+			cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+			if err != nil {
+				return &exitError{code: exitUsage, msg: fmt.Sprintf("--kubeconfig: %v", err)}
+			}
+			kube, err := kubernetes.NewForConfig(cfg)
+			if err != nil {
+				return err
+			}
+			dns, err := versioned.NewForConfig(cfg)
+			if err != nil {
+				return err
+			}
+			checker, err := selfChecker()
+			if err != nil {
+				return err
+			}
+			c, err := operator.NewController(operator.Config{
+				ServiceRange: rng,
+				Render:       render.Options{ClusterDomain: clusterDomain},
+				Checker:      checker,
+				Image:        image,
+				Logger:       logger,
+			}, kube, dns)
+			if err != nil {
+				return &exitError{code: exitUsage, msg: err.Error()}
+			}
+			return c.Run(cmd.Context())
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&kubeconfig, "kubeconfig", "", "kubeconfig of the API server")
+	f.StringVar(&serviceRange, "service-cluster-ip-range", "10.96.0.0/12", "the cluster's service range; the cluster DNS Service gets its 10th address")
+	f.StringVar(&clusterDomain, "cluster-domain", "cluster.local", "cluster domain")
+	f.StringVar(&image, "image", operator.DefaultImage, "image of the cluster DNS pods")
+	f.StringVar(&logLevel, "log-level", "info", "debug, info, warn or error")
+	f.BoolVar(&printCRD, "print-crd", false, "print the DNS CustomResourceDefinition (for a Kubernetes cluster) and exit")
+	return cmd
+}
+
+// selfChecker dry-loads Corefiles by running this binary's hidden
+// corefile-check command.
+func selfChecker() (operator.ExecChecker, error) {
+	self, err := os.Executable()
+	if err != nil {
+		return operator.ExecChecker{}, fmt.Errorf("finding this binary for the Corefile dry load: %w", err)
+	}
+	return operator.ExecChecker{Path: self, Args: []string{corefileCheckCommand}}, nil
+}
+
+// newCorefileCheckCommand is hidden: the operator runs it with a Corefile
+// on stdin. Exit status 0 loads, 1 does not (the reason on stderr).
+func newCorefileCheckCommand() *cobra.Command {
+	return &cobra.Command{
+		Use:    corefileCheckCommand,
+		Short:  "Dry-load the Corefile on standard input",
+		Hidden: true,
+		Args:   cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			text, err := io.ReadAll(cmd.InOrStdin())
+			if err != nil {
+				return &exitError{code: exitUsage, msg: fmt.Sprintf("reading the Corefile: %v", err)}
+			}
+			if err := coredns.DryLoad(cmd.Context(), string(text)); err != nil {
+				return &exitError{code: exitInvalid, msg: err.Error()}
+			}
+			return nil
+		},
+	}
+}

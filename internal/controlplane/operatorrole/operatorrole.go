@@ -1,0 +1,151 @@
+// Package operatorrole runs the DNS operator (internal/operator) as a
+// control plane component of `dnsplane up`: it publishes the Corefile the
+// in-process cluster DNS serves (dnsroles reads it from the ConfigMap).
+package operatorrole
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/dnsplane/dnsplane/api/client/clientset/versioned"
+	"github.com/dnsplane/dnsplane/internal/controlplane"
+	"github.com/dnsplane/dnsplane/internal/operator"
+	"github.com/dnsplane/dnsplane/internal/operator/render"
+)
+
+// Instances is the in-process cluster DNS as the operator sees it: what
+// it serves, and a way to be told when that changes.
+type Instances interface {
+	operator.PodCounter
+	OnApplied(func())
+}
+
+// Config configures the role.
+type Config struct {
+	// ServiceRange is --service-cluster-ip-range.
+	ServiceRange string
+	// Render are the Corefile's options; an empty Kubeconfig is the
+	// admin kubeconfig.
+	Render render.Options
+	// Checker dry-loads Corefiles (a child process: `up` serves CoreDNS).
+	Checker operator.Checker
+	// Instances is the cluster DNS, which replaces the DaemonSet: `up`
+	// runs no kubelet to run its pods.
+	Instances Instances
+}
+
+// Role is the DNS operator role.
+type Role struct{ cfg Config }
+
+// New returns the role.
+func New(c Config) *Role { return &Role{cfg: c} }
+
+// Validate implements controlplane.Role.
+func (r *Role) Validate() error {
+	// A range that does not parse is the control plane's to report.
+	_, n, err := net.ParseCIDR(r.cfg.ServiceRange)
+	if err != nil {
+		return nil
+	}
+	if _, err := operator.ServiceIP(n); err != nil {
+		return controlplane.ConfigErrorf("--service-cluster-ip-range: %v", err)
+	}
+	if r.cfg.Checker == nil {
+		return errors.New("operator role: no Corefile checker")
+	}
+	return nil
+}
+
+// Components implements controlplane.Role.
+func (r *Role) Components(cl controlplane.Cluster) ([]controlplane.Component, error) {
+	_, n, err := net.ParseCIDR(r.cfg.ServiceRange)
+	if err != nil {
+		return nil, controlplane.ConfigErrorf("--service-cluster-ip-range %q: %v", r.cfg.ServiceRange, err)
+	}
+	restCfg, err := clientcmd.BuildConfigFromFlags("", cl.Kubeconfig)
+	if err != nil {
+		return nil, fmt.Errorf("operator: reading the admin kubeconfig: %w", err)
+	}
+	kube, err := kubernetes.NewForConfig(restCfg)
+	if err != nil {
+		return nil, fmt.Errorf("operator: %w", err)
+	}
+	dns, err := versioned.NewForConfig(restCfg)
+	if err != nil {
+		return nil, fmt.Errorf("operator: %w", err)
+	}
+	ro := r.cfg.Render
+	if ro.Kubeconfig == "" {
+		ro.Kubeconfig = cl.Kubeconfig
+	}
+	oc := operator.Config{ServiceRange: n, Render: ro, Checker: r.cfg.Checker, Logger: cl.Logger.With("role", "dns-operator")}
+	if r.cfg.Instances != nil {
+		oc.Instances = r.cfg.Instances
+	}
+	c, err := operator.NewController(oc, kube, dns)
+	if err != nil {
+		return nil, fmt.Errorf("operator: %w", err)
+	}
+	if r.cfg.Instances != nil {
+		r.cfg.Instances.OnApplied(c.Enqueue)
+	}
+	return []controlplane.Component{&component{c: c, kube: kube, done: make(chan error, 1)}}, nil
+}
+
+// component runs the controller. Start returns once a Corefile is
+// published, so that the cluster DNS started next has one to serve.
+type component struct {
+	c    *operator.Controller
+	kube kubernetes.Interface
+	stop context.CancelFunc
+	done chan error
+}
+
+func (c *component) Name() string { return "dns-operator" }
+
+func (c *component) Start(ctx context.Context) error {
+	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	c.stop = cancel
+	go func() { c.done <- c.c.Run(runCtx) }()
+	t := time.NewTicker(50 * time.Millisecond)
+	defer t.Stop()
+	for {
+		_, err := c.kube.CoreV1().ConfigMaps(operator.Namespace).Get(ctx, operator.Name, metav1.GetOptions{})
+		if err == nil {
+			return nil
+		}
+		if !apierrors.IsNotFound(err) && ctx.Err() == nil {
+			return fmt.Errorf("dns-operator: waiting for the Corefile: %w", err)
+		}
+		select {
+		case <-ctx.Done():
+			cancel()
+			return fmt.Errorf("dns-operator: waiting for the Corefile: %w", context.Cause(ctx))
+		case err := <-c.done:
+			cancel()
+			return fmt.Errorf("dns-operator stopped before publishing a Corefile: %w", err)
+		case <-t.C:
+		}
+	}
+}
+
+func (c *component) Run(ctx context.Context) error {
+	select {
+	case <-ctx.Done():
+		c.stop()
+		return <-c.done
+	case err := <-c.done:
+		if err == nil {
+			err = errors.New("stopped")
+		}
+		return err
+	}
+}

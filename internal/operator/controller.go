@@ -1,0 +1,121 @@
+package operator
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/util/workqueue"
+
+	"github.com/dnsplane/dnsplane/api/client/clientset/versioned"
+	"github.com/dnsplane/dnsplane/api/client/informers/externalversions"
+)
+
+// resync is how often the informers replay their caches, so a missed or
+// failed pass is retried even without a change; a pass that finds
+// nothing to do writes nothing.
+const resync = 10 * time.Minute
+
+// key is the work queue's only key: everything the operator watches
+// feeds the one DNS object "default".
+const key = "default"
+
+// Controller runs the Reconciler whenever the DNS, or one of the objects
+// it manages in dnsplane-system, changes.
+type Controller struct {
+	rec    *Reconciler
+	queue  workqueue.TypedRateLimitingInterface[string]
+	synced []cache.InformerSynced
+	start  func(<-chan struct{})
+}
+
+// NewController wires informers for the DNS (the generated informers)
+// and for the ConfigMaps, Services and DaemonSets of dnsplane-system
+// (client-go's) to a rate-limited work queue.
+func NewController(cfg Config, kube kubernetes.Interface, dns versioned.Interface) (*Controller, error) {
+	dnsFactory := externalversions.NewSharedInformerFactory(dns, resync)
+	kubeFactory := informers.NewSharedInformerFactoryWithOptions(kube, resync, informers.WithNamespace(Namespace))
+	dnsInf := dnsFactory.Operator().V1().DNSes()
+	cmInf := kubeFactory.Core().V1().ConfigMaps()
+	svcInf := kubeFactory.Core().V1().Services()
+	dsInf := kubeFactory.Apps().V1().DaemonSets()
+	l := Listers{DNS: dnsInf.Lister(), ConfigMaps: cmInf.Lister(), Services: svcInf.Lister()}
+	informersToSync := []cache.SharedIndexInformer{dnsInf.Informer(), cmInf.Informer(), svcInf.Informer()}
+	if cfg.Instances == nil {
+		l.DaemonSets = dsInf.Lister()
+		informersToSync = append(informersToSync, dsInf.Informer())
+	}
+	rec, err := NewReconciler(cfg, kube, dns, l)
+	if err != nil {
+		return nil, err
+	}
+	c := &Controller{
+		rec: rec,
+		queue: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
+			workqueue.TypedRateLimitingQueueConfig[string]{Name: "dns-operator"}),
+		start: func(stop <-chan struct{}) { dnsFactory.Start(stop); kubeFactory.Start(stop) },
+	}
+	enqueue := cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(any) { c.queue.Add(key) },
+		UpdateFunc: func(any, any) { c.queue.Add(key) },
+		DeleteFunc: func(any) { c.queue.Add(key) },
+	}
+	for _, inf := range informersToSync {
+		if _, err := inf.AddEventHandler(enqueue); err != nil {
+			return nil, fmt.Errorf("watching: %w", err)
+		}
+		c.synced = append(c.synced, inf.HasSynced)
+	}
+	return c, nil
+}
+
+// Enqueue asks for a pass, for changes the informers do not see (the
+// in-process cluster DNS of `up` having applied a Corefile).
+func (c *Controller) Enqueue() { c.queue.Add(key) }
+
+// Run starts the informers and reconciles until ctx ends.
+func (c *Controller) Run(ctx context.Context) error {
+	defer c.queue.ShutDown()
+	c.start(ctx.Done())
+	if !cache.WaitForCacheSync(ctx.Done(), c.synced...) {
+		if ctx.Err() != nil {
+			return nil
+		}
+		return fmt.Errorf("operator: informer caches did not sync")
+	}
+	c.queue.Add(key)
+	go func() {
+		<-ctx.Done()
+		c.queue.ShutDown()
+	}()
+	for c.processNext(ctx) {
+	}
+	return nil
+}
+
+func (c *Controller) processNext(ctx context.Context) bool {
+	k, shutdown := c.queue.Get()
+	if shutdown {
+		return false
+	}
+	defer c.queue.Done(k)
+	if err := c.rec.Reconcile(ctx); err != nil {
+		switch {
+		case ctx.Err() != nil:
+		case apierrors.IsConflict(err):
+			// The cache was behind a write (often the operator's own):
+			// an ordinary retry, not a failure.
+			c.rec.log.Debug("reconciling DNS met a newer object; retrying", "err", err)
+		default:
+			c.rec.log.Error("reconciling DNS failed; retrying", "err", err)
+		}
+		c.queue.AddRateLimited(k)
+		return true
+	}
+	c.queue.Forget(k)
+	return true
+}

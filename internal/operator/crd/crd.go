@@ -1,0 +1,132 @@
+// Package crd builds the CustomResourceDefinition of the DNS resource, so
+// that `dnsplane operator` can run against any Kubernetes cluster, where
+// DNS is not a built-in kind. The schema is internal/openapi's, the one
+// dnsplane's API server serves, with its references inlined: a CRD's
+// structural schema may not contain $ref.
+package crd
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/yaml"
+
+	operatorv1 "github.com/dnsplane/dnsplane/api/operator/v1"
+	"github.com/dnsplane/dnsplane/internal/openapi"
+)
+
+// objectMetaDef is metav1.ObjectMeta's definition name: a CRD leaves the
+// metadata's schema to the API server.
+const objectMetaDef = "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"
+
+// DNS returns the DNS CustomResourceDefinition as YAML.
+func DNS() ([]byte, error) {
+	gvk := schema.GroupVersionKind{Group: "operator.dnsplane.io", Version: "v1", Kind: "DNS"}
+	g := openapi.NewGenerator(openapi.V3)
+	name, err := g.AddKind(gvk, &operatorv1.DNS{})
+	if err != nil {
+		return nil, fmt.Errorf("DNS schema: %w", err)
+	}
+	raw, err := json.Marshal(g.Definitions())
+	if err != nil {
+		return nil, fmt.Errorf("DNS schema: %w", err)
+	}
+	var defs map[string]any
+	if err := json.Unmarshal(raw, &defs); err != nil {
+		return nil, fmt.Errorf("DNS schema: %w", err)
+	}
+	root, err := inline(defs, name, nil)
+	if err != nil {
+		return nil, err
+	}
+	delete(root, "x-kubernetes-group-version-kind")
+	crd := map[string]any{
+		"apiVersion": "apiextensions.k8s.io/v1",
+		"kind":       "CustomResourceDefinition",
+		"metadata":   map[string]any{"name": "dnses.operator.dnsplane.io"},
+		"spec": map[string]any{
+			"group": gvk.Group,
+			"scope": "Cluster",
+			"names": map[string]any{"plural": "dnses", "singular": "dns", "kind": "DNS", "listKind": "DNSList"},
+			"versions": []any{map[string]any{
+				"name": "v1", "served": true, "storage": true,
+				"subresources": map[string]any{"status": map[string]any{}},
+				"schema":       map[string]any{"openAPIV3Schema": root},
+			}},
+		},
+	}
+	out, err := yaml.Marshal(crd)
+	if err != nil {
+		return nil, fmt.Errorf("DNS CRD: %w", err)
+	}
+	return out, nil
+}
+
+// inline returns definition name with every reference replaced by the
+// definition it names. Path detects recursive types, which a CRD cannot
+// describe.
+func inline(defs map[string]any, name string, path []string) (map[string]any, error) {
+	for _, p := range path {
+		if p == name {
+			return nil, fmt.Errorf("DNS schema: %s refers to itself (%s)", name, strings.Join(path, " > "))
+		}
+	}
+	if name == objectMetaDef {
+		return map[string]any{"type": "object"}, nil
+	}
+	def, ok := defs[name].(map[string]any)
+	if !ok {
+		return nil, fmt.Errorf("DNS schema: no definition %s", name)
+	}
+	out, err := resolve(defs, def, append(path, name))
+	if err != nil {
+		return nil, err
+	}
+	return out.(map[string]any), nil
+}
+
+// resolve copies v, inlining "$ref"s and the single-reference allOf that
+// OpenAPI v3 wraps a described reference in.
+func resolve(defs map[string]any, v any, path []string) (any, error) {
+	switch v := v.(type) {
+	case map[string]any:
+		if ref, ok := v["$ref"].(string); ok {
+			return inline(defs, strings.TrimPrefix(ref, "#/components/schemas/"), path)
+		}
+		out := map[string]any{}
+		if all, ok := v["allOf"].([]any); ok && len(all) == 1 {
+			in, err := resolve(defs, all[0], path)
+			if err != nil {
+				return nil, err
+			}
+			for k, x := range in.(map[string]any) {
+				out[k] = x
+			}
+		}
+		for k, x := range v {
+			if k == "allOf" && len(out) > 0 {
+				continue
+			}
+			r, err := resolve(defs, x, path)
+			if err != nil {
+				return nil, err
+			}
+			out[k] = r
+		}
+		return out, nil
+	case []any:
+		out := make([]any, len(v))
+		for i, x := range v {
+			r, err := resolve(defs, x, path)
+			if err != nil {
+				return nil, err
+			}
+			out[i] = r
+		}
+		return out, nil
+	default:
+		return v, nil
+	}
+}

@@ -1,0 +1,381 @@
+package operator
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"maps"
+	"net"
+	"strings"
+	"sync"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	appslisters "k8s.io/client-go/listers/apps/v1"
+	corelisters "k8s.io/client-go/listers/core/v1"
+
+	"github.com/dnsplane/dnsplane/api/client/clientset/versioned"
+	operatorlisters "github.com/dnsplane/dnsplane/api/client/listers/operator/v1"
+	operatorv1 "github.com/dnsplane/dnsplane/api/operator/v1"
+	"github.com/dnsplane/dnsplane/internal/operator/dnsspec"
+	"github.com/dnsplane/dnsplane/internal/operator/render"
+)
+
+// Checker dry-loads a Corefile: nil when CoreDNS would load it. The
+// operator publishes no Corefile that fails it. coredns.DryLoad cannot run
+// in a process that serves CoreDNS, so the checker of `dnsplane operator`
+// and `up` runs it in a child process (ExecChecker).
+type Checker interface {
+	Check(ctx context.Context, corefile []byte) error
+}
+
+// PodCounter reports the cluster DNS instances that do not run as the
+// DaemonSet's pods (the in-process cluster DNS of `dnsplane up`): how many
+// there are, how many serve the Corefile with hash corefileHash, how many
+// serve at all.
+type PodCounter interface {
+	Pods(corefileHash string) Pods
+}
+
+// Config configures the operator.
+type Config struct {
+	// ServiceRange is the service cluster IP range; the Service gets its
+	// 10th address.
+	ServiceRange *net.IPNet
+	// Render are the renderer's options; Render.ClusterDomain is the
+	// cluster domain reported in the status.
+	Render render.Options
+	// Checker dry-loads rendered Corefiles; required.
+	Checker Checker
+	// Image is the DaemonSet's image; empty means DefaultImage.
+	Image string
+	// Instances, when set, replaces the DaemonSet: the operator manages
+	// none, and the conditions follow the instances it reports.
+	Instances PodCounter
+	Logger    *slog.Logger
+}
+
+// Listers are the informer caches the Reconciler reads.
+type Listers struct {
+	DNS        operatorlisters.DNSLister
+	ConfigMaps corelisters.ConfigMapLister
+	Services   corelisters.ServiceLister
+	DaemonSets appslisters.DaemonSetLister
+}
+
+// Reconciler brings the managed objects and the DNS status to what the
+// DNS "default" asks for. Reads come from the informer caches, so a
+// resync with no change costs no request and writes nothing.
+type Reconciler struct {
+	cfg     Config
+	kube    kubernetes.Interface
+	dns     versioned.Interface
+	listers Listers
+	log     *slog.Logger
+	now     func() time.Time
+
+	mu sync.Mutex
+	// rejected remembers the last Corefile that failed the dry load, so
+	// a resync does not run the checker again for the same text.
+	rejected    []byte
+	rejectedErr error
+}
+
+// NewReconciler returns a Reconciler writing with kube and dns.
+func NewReconciler(cfg Config, kube kubernetes.Interface, dns versioned.Interface, l Listers) (*Reconciler, error) {
+	if cfg.ServiceRange == nil {
+		return nil, errors.New("operator: the service range is required")
+	}
+	if cfg.Checker == nil {
+		return nil, errors.New("operator: a Corefile checker is required")
+	}
+	if _, err := ServiceIP(cfg.ServiceRange); err != nil {
+		return nil, err
+	}
+	if cfg.Image == "" {
+		cfg.Image = DefaultImage
+	}
+	log := cfg.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &Reconciler{cfg: cfg, kube: kube, dns: dns, listers: l, log: log, now: time.Now}, nil
+}
+
+// Reconcile runs one pass for the DNS "default".
+func (r *Reconciler) Reconcile(ctx context.Context) error {
+	dns, err := r.listers.DNS.Get(operatorv1.DefaultName)
+	if apierrors.IsNotFound(err) {
+		// The API server applies the spec's defaults; the informer
+		// brings the new object back for the next pass.
+		_, err := r.dns.OperatorV1().DNSes().Create(ctx, &operatorv1.DNS{ObjectMeta: metav1.ObjectMeta{Name: operatorv1.DefaultName}}, metav1.CreateOptions{})
+		if err != nil && !apierrors.IsAlreadyExists(err) {
+			return fmt.Errorf("creating DNS %s: %w", operatorv1.DefaultName, err)
+		}
+		r.log.Info("created DNS with defaults", "name", operatorv1.DefaultName)
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("reading DNS %s: %w", operatorv1.DefaultName, err)
+	}
+
+	rendered, skipped, err := render.Corefile(&dns.Spec, r.cfg.Render)
+	if err != nil {
+		return fmt.Errorf("rendering the Corefile: %w", err)
+	}
+	obs := observed{skipped: skipped, unmanaged: dns.Spec.ManagementState == operatorv1.Unmanaged}
+
+	published := r.publishedCorefile()
+	if !obs.unmanaged {
+		if published, obs.rejected, err = r.ensureCorefile(ctx, rendered, published); err != nil {
+			return err
+		}
+		ip, _ := ServiceIP(r.cfg.ServiceRange) // checked in NewReconciler
+		if err := r.ensureService(ctx, ip.String()); err != nil {
+			return err
+		}
+		if r.cfg.Instances == nil && published != nil {
+			if err := r.ensureDaemonSet(ctx, CorefileHash(published)); err != nil {
+				return err
+			}
+		}
+	}
+
+	obs.service, _ = r.listers.Services.Services(Namespace).Get(Name)
+	if r.cfg.Instances != nil {
+		if published != nil {
+			p := r.cfg.Instances.Pods(CorefileHash(published))
+			obs.pods = &p
+		}
+	} else if ds, err := r.listers.DaemonSets.DaemonSets(Namespace).Get(Name); err == nil {
+		p := podsOf(ds)
+		obs.pods = &p
+	}
+	return r.ensureStatus(ctx, dns, obs)
+}
+
+// publishedCorefile is the Corefile in the ConfigMap, nil when none.
+func (r *Reconciler) publishedCorefile() []byte {
+	cm, err := r.listers.ConfigMaps.ConfigMaps(Namespace).Get(Name)
+	if err != nil {
+		return nil
+	}
+	text, ok := cm.Data[CorefileKey]
+	if !ok {
+		return nil
+	}
+	return []byte(text)
+}
+
+// ensureCorefile publishes rendered unless it is published already or
+// fails the dry load; it returns the Corefile published afterwards and why
+// rendered was rejected.
+func (r *Reconciler) ensureCorefile(ctx context.Context, rendered, published []byte) ([]byte, string, error) {
+	if string(rendered) == string(published) {
+		return published, "", nil
+	}
+	if err := r.check(ctx, rendered); err != nil {
+		if ctx.Err() != nil {
+			return nil, "", fmt.Errorf("checking the Corefile: %w", err)
+		}
+		r.log.Error("rendered Corefile does not load; keeping the published one", "err", err)
+		return published, err.Error(), nil
+	}
+	if err := r.ensureNamespace(ctx); err != nil {
+		return nil, "", err
+	}
+	want := desiredConfigMap(rendered)
+	cms := r.kube.CoreV1().ConfigMaps(Namespace)
+	cur, err := r.listers.ConfigMaps.ConfigMaps(Namespace).Get(Name)
+	switch {
+	case apierrors.IsNotFound(err):
+		if _, err := cms.Create(ctx, want, metav1.CreateOptions{}); err != nil {
+			return nil, "", fmt.Errorf("creating ConfigMap %s/%s: %w", Namespace, Name, err)
+		}
+	case err != nil:
+		return nil, "", fmt.Errorf("reading ConfigMap %s/%s: %w", Namespace, Name, err)
+	default:
+		next := cur.DeepCopy()
+		next.Labels = mergeLabels(next.Labels, want.Labels)
+		next.Data = want.Data
+		if _, err := cms.Update(ctx, next, metav1.UpdateOptions{}); err != nil {
+			return nil, "", fmt.Errorf("updating ConfigMap %s/%s: %w", Namespace, Name, err)
+		}
+	}
+	r.log.Info("published Corefile", "configmap", Namespace+"/"+Name, "hash", CorefileHash(rendered))
+	return rendered, "", nil
+}
+
+// check runs the checker unless corefile is the one it last rejected.
+func (r *Reconciler) check(ctx context.Context, corefile []byte) error {
+	r.mu.Lock()
+	if r.rejected != nil && string(r.rejected) == string(corefile) {
+		err := r.rejectedErr
+		r.mu.Unlock()
+		return err
+	}
+	r.mu.Unlock()
+	err := r.cfg.Checker.Check(ctx, corefile)
+	if err != nil && ctx.Err() == nil {
+		r.mu.Lock()
+		r.rejected, r.rejectedErr = corefile, err
+		r.mu.Unlock()
+	}
+	return err
+}
+
+func (r *Reconciler) ensureNamespace(ctx context.Context) error {
+	_, err := r.kube.CoreV1().Namespaces().Get(ctx, Namespace, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		_, err = r.kube.CoreV1().Namespaces().Create(ctx, desiredNamespace(), metav1.CreateOptions{})
+		if apierrors.IsAlreadyExists(err) {
+			err = nil
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("ensuring namespace %s: %w", Namespace, err)
+	}
+	return nil
+}
+
+func (r *Reconciler) ensureService(ctx context.Context, clusterIP string) error {
+	want := desiredService(clusterIP)
+	svcs := r.kube.CoreV1().Services(Namespace)
+	cur, err := r.listers.Services.Services(Namespace).Get(Name)
+	if apierrors.IsNotFound(err) {
+		if err := r.ensureNamespace(ctx); err != nil {
+			return err
+		}
+		if _, err := svcs.Create(ctx, want, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+			return fmt.Errorf("creating Service %s/%s: %w", Namespace, Name, err)
+		}
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("reading Service %s/%s: %w", Namespace, Name, err)
+	}
+	if cur.Spec.ClusterIP != clusterIP {
+		// The cluster IP is immutable: the Service has to be recreated.
+		if err := svcs.Delete(ctx, Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &cur.UID}}); err != nil && !apierrors.IsNotFound(err) {
+			return fmt.Errorf("recreating Service %s/%s for cluster IP %s: %w", Namespace, Name, clusterIP, err)
+		}
+		if _, err := svcs.Create(ctx, want, metav1.CreateOptions{}); err != nil {
+			return fmt.Errorf("recreating Service %s/%s: %w", Namespace, Name, err)
+		}
+		return nil
+	}
+	if equality.Semantic.DeepEqual(cur.Spec.Ports, want.Spec.Ports) &&
+		equality.Semantic.DeepEqual(cur.Spec.Selector, want.Spec.Selector) && hasLabels(cur.Labels, want.Labels) {
+		return nil
+	}
+	next := cur.DeepCopy()
+	next.Labels = mergeLabels(next.Labels, want.Labels)
+	next.Spec.Ports, next.Spec.Selector = want.Spec.Ports, want.Spec.Selector
+	if _, err := svcs.Update(ctx, next, metav1.UpdateOptions{}); err != nil {
+		return fmt.Errorf("updating Service %s/%s: %w", Namespace, Name, err)
+	}
+	return nil
+}
+
+func (r *Reconciler) ensureDaemonSet(ctx context.Context, hash string) error {
+	want := desiredDaemonSet(r.cfg.Image, hash)
+	dss := r.kube.AppsV1().DaemonSets(Namespace)
+	cur, err := r.listers.DaemonSets.DaemonSets(Namespace).Get(Name)
+	if apierrors.IsNotFound(err) {
+		if _, err := dss.Create(ctx, want, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+			return fmt.Errorf("creating DaemonSet %s/%s: %w", Namespace, Name, err)
+		}
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("reading DaemonSet %s/%s: %w", Namespace, Name, err)
+	}
+	if !daemonSetChanged(cur, want) {
+		return nil
+	}
+	next := cur.DeepCopy()
+	next.Labels = mergeLabels(next.Labels, want.Labels)
+	next.Spec.Selector = want.Spec.Selector
+	next.Spec.MinReadySeconds = want.Spec.MinReadySeconds
+	next.Spec.UpdateStrategy = want.Spec.UpdateStrategy
+	next.Spec.Template = want.Spec.Template
+	_, err = dss.Update(ctx, next, metav1.UpdateOptions{})
+	if apierrors.IsInvalid(err) && strings.Contains(err.Error(), "templateGeneration") {
+		// dnsplane's API server refuses every template change of an
+		// apps/v1 DaemonSet: its strategy does not increment the
+		// internal templateGeneration as kube-apiserver's does
+		// (docs/dns-operator.md, "Known problems"). Replace the
+		// DaemonSet, orphaning its pods: the new one adopts them by
+		// its selector and rolls them as an update would.
+		r.log.Warn("the API server refused the DaemonSet template update; replacing the DaemonSet", "err", err)
+		orphan := metav1.DeletePropagationOrphan
+		if err := dss.Delete(ctx, Name, metav1.DeleteOptions{PropagationPolicy: &orphan,
+			Preconditions: &metav1.Preconditions{UID: &cur.UID}}); err != nil && !apierrors.IsNotFound(err) {
+			return fmt.Errorf("replacing DaemonSet %s/%s: %w", Namespace, Name, err)
+		}
+		_, err = dss.Create(ctx, want, metav1.CreateOptions{})
+	}
+	if err != nil {
+		return fmt.Errorf("updating DaemonSet %s/%s: %w", Namespace, Name, err)
+	}
+	r.log.Info("updated DaemonSet; its pods roll", "daemonset", Namespace+"/"+Name, "corefileHash", hash)
+	return nil
+}
+
+// daemonSetChanged compares only what the operator sets: the API server
+// defaults the rest of the pod template (restart policy, termination
+// grace, probe thresholds), which must not count as a change.
+func daemonSetChanged(cur, want *appsv1.DaemonSet) bool {
+	ct, wt := cur.Spec.Template, want.Spec.Template
+	if !hasLabels(cur.Labels, want.Labels) || !hasLabels(ct.Labels, wt.Labels) ||
+		ct.Annotations[CorefileHashAnnotation] != wt.Annotations[CorefileHashAnnotation] ||
+		cur.Spec.MinReadySeconds != want.Spec.MinReadySeconds ||
+		len(ct.Spec.Containers) != len(wt.Spec.Containers) {
+		return true
+	}
+	for i, c := range ct.Spec.Containers {
+		w := wt.Spec.Containers[i]
+		if c.Name != w.Name || c.Image != w.Image || !equality.Semantic.DeepEqual(c.Args, w.Args) ||
+			!equality.Semantic.DeepEqual(c.VolumeMounts, w.VolumeMounts) {
+			return true
+		}
+	}
+	return !equality.Semantic.DeepEqual(ct.Spec.NodeSelector, wt.Spec.NodeSelector) ||
+		len(ct.Spec.Volumes) != len(wt.Spec.Volumes)
+}
+
+func (r *Reconciler) ensureStatus(ctx context.Context, dns *operatorv1.DNS, o observed) error {
+	want := desiredStatus(dns, dnsspec.ClusterDomain(r.cfg.Render.ClusterDomain), o, metav1.NewTime(r.now().Truncate(time.Second)))
+	if statusEqual(dns.Status, want) {
+		return nil
+	}
+	next := dns.DeepCopy()
+	next.Status = want
+	if _, err := r.dns.OperatorV1().DNSes().UpdateStatus(ctx, next, metav1.UpdateOptions{}); err != nil {
+		return fmt.Errorf("updating DNS %s status: %w", dns.Name, err)
+	}
+	return nil
+}
+
+func hasLabels(have, want map[string]string) bool {
+	for k, v := range want {
+		if have[k] != v {
+			return false
+		}
+	}
+	return true
+}
+
+func mergeLabels(have, want map[string]string) map[string]string {
+	out := maps.Clone(have)
+	if out == nil {
+		out = map[string]string{}
+	}
+	maps.Copy(out, want)
+	return out
+}

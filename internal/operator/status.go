@@ -1,0 +1,150 @@
+package operator
+
+import (
+	"fmt"
+	"strings"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	operatorv1 "github.com/dnsplane/dnsplane/api/operator/v1"
+	"github.com/dnsplane/dnsplane/internal/operator/render"
+)
+
+// Pods are the counts of the cluster DNS's pods the conditions follow:
+// a DaemonSet's status, or what an in-process cluster DNS reports.
+type Pods struct {
+	Desired, Updated, Available int32
+}
+
+// podsOf reads a DaemonSet's pod counts; a status the daemon controller
+// has not caught up with yet counts as not updated.
+func podsOf(ds *appsv1.DaemonSet) Pods {
+	p := Pods{
+		Desired:   ds.Status.DesiredNumberScheduled,
+		Updated:   ds.Status.UpdatedNumberScheduled,
+		Available: ds.Status.NumberAvailable,
+	}
+	if ds.Status.ObservedGeneration < ds.Generation {
+		p.Updated = 0
+	}
+	return p
+}
+
+// observed is what the status is computed from.
+type observed struct {
+	service *corev1.Service // nil when missing
+	pods    *Pods           // nil when there is no DaemonSet
+	// skipped are the parts of the spec left out of the Corefile.
+	skipped []render.Skipped
+	// rejected is why the rendered Corefile was not published (it failed
+	// the dry load), or "".
+	rejected string
+	// unmanaged is managementState Unmanaged.
+	unmanaged bool
+}
+
+// desiredStatus computes the DNS status from what the operator observed.
+// Conditions follow OpenShift's (reference §3.3): Degraded for rollout
+// states is suppressed while Progressing (OCPBUGS-14346), but a spec or
+// Corefile problem is reported at once, as no rollout will clear it. A
+// condition's lastTransitionTime is kept while its status does not change.
+func desiredStatus(dns *operatorv1.DNS, clusterDomain string, o observed, now metav1.Time) operatorv1.DNSStatus {
+	st := operatorv1.DNSStatus{
+		ClusterDomain:      clusterDomain,
+		ObservedGeneration: dns.Generation,
+		Upstreams:          dns.Status.Upstreams,
+	}
+	hasIP := o.service != nil && o.service.Spec.ClusterIP != "" && o.service.Spec.ClusterIP != corev1.ClusterIPNone
+	if hasIP {
+		st.ClusterIP = o.service.Spec.ClusterIP
+	}
+
+	var progressing []string
+	switch {
+	case !hasIP:
+		progressing = append(progressing, "The DNS service has no cluster IP address.")
+	case o.pods == nil:
+		progressing = append(progressing, "The DNS daemonset does not exist.")
+	case o.pods.Updated < o.pods.Desired:
+		progressing = append(progressing, fmt.Sprintf("Have %d up-to-date DNS pods, want %d.", o.pods.Updated, o.pods.Desired))
+	}
+
+	var unavailable, unavailableMsgs []string
+	if !hasIP {
+		unavailable, unavailableMsgs = append(unavailable, "NoService"), append(unavailableMsgs, "No DNS service exists.")
+	}
+	switch {
+	case o.pods == nil:
+		unavailable, unavailableMsgs = append(unavailable, "NoDaemonSet"), append(unavailableMsgs, "The DNS daemonset does not exist.")
+	case o.pods.Available == 0:
+		unavailable, unavailableMsgs = append(unavailable, "NoDaemonSetPods"), append(unavailableMsgs, "No DNS pods are available.")
+	}
+
+	var rollout []string
+	if len(unavailable) > 0 {
+		rollout = append(rollout, unavailableMsgs...)
+	} else if o.pods.Desired > 0 {
+		// At most 10% of the pods, rounded up, may be unavailable.
+		maxUnavailable := (o.pods.Desired + 9) / 10
+		if n := o.pods.Desired - o.pods.Available; n > maxUnavailable {
+			rollout = append(rollout, fmt.Sprintf("Too many DNS pods are unavailable (%d > %d max unavailable).", n, maxUnavailable))
+		}
+	} else {
+		rollout = append(rollout, "No DNS pods are desired; the DNS daemonset's node selector matches no node.")
+	}
+
+	var config []string
+	for _, s := range o.skipped {
+		config = append(config, s.String())
+	}
+	if o.rejected != "" {
+		config = append(config, "The rendered Corefile was not published, the last good one is served: "+o.rejected)
+	}
+
+	set := func(t string, status metav1.ConditionStatus, reason, msg string) {
+		c := metav1.Condition{Type: t, Status: status, Reason: reason, Message: msg, ObservedGeneration: dns.Generation, LastTransitionTime: now}
+		if old := meta.FindStatusCondition(dns.Status.Conditions, t); old != nil && old.Status == status {
+			c.LastTransitionTime = old.LastTransitionTime
+		}
+		st.Conditions = append(st.Conditions, c)
+	}
+	if len(unavailable) > 0 {
+		set(operatorv1.DNSAvailable, metav1.ConditionFalse, strings.Join(unavailable, "And"), strings.Join(unavailableMsgs, " "))
+	} else {
+		set(operatorv1.DNSAvailable, metav1.ConditionTrue, "AsExpected", "The DNS pods are available, and the DNS service has a cluster IP address.")
+	}
+	if len(progressing) > 0 {
+		set(operatorv1.DNSProgressing, metav1.ConditionTrue, "Reconciling", strings.Join(progressing, " "))
+	} else {
+		set(operatorv1.DNSProgressing, metav1.ConditionFalse, "AsExpected", "All DNS pods are updated, and the DNS service has a cluster IP address.")
+	}
+	switch {
+	case len(config) > 0:
+		reason := "InvalidSpec"
+		if o.rejected != "" {
+			reason = "CorefileRejected"
+		}
+		set(operatorv1.DNSDegraded, metav1.ConditionTrue, reason, strings.Join(config, "; "))
+	case len(rollout) > 0 && len(progressing) == 0:
+		set(operatorv1.DNSDegraded, metav1.ConditionTrue, "DegradedConditions", strings.Join(rollout, " "))
+	default:
+		set(operatorv1.DNSDegraded, metav1.ConditionFalse, "AsExpected", "Enough DNS pods are available, and the DNS service has a cluster IP address.")
+	}
+	if o.unmanaged {
+		// Nothing is changed, so nothing else is claimed about the spec.
+		for i := range st.Conditions {
+			st.Conditions[i].Message += " The DNS is Unmanaged: the operator changes nothing."
+		}
+	}
+	return st
+}
+
+// statusEqual reports whether writing want over have would change
+// nothing: a resync with no change writes nothing.
+func statusEqual(have, want operatorv1.DNSStatus) bool {
+	return equality.Semantic.DeepEqual(have, want)
+}
