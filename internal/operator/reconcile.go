@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"maps"
 	"net"
-	"strings"
 	"sync"
 	"time"
 
@@ -305,21 +304,6 @@ func (r *Reconciler) ensureDaemonSet(ctx context.Context, hash string) error {
 	next.Spec.UpdateStrategy = want.Spec.UpdateStrategy
 	next.Spec.Template = want.Spec.Template
 	_, err = dss.Update(ctx, next, metav1.UpdateOptions{})
-	if apierrors.IsInvalid(err) && strings.Contains(err.Error(), "templateGeneration") {
-		// dnsplane's API server refuses every template change of an
-		// apps/v1 DaemonSet: its strategy does not increment the
-		// internal templateGeneration as kube-apiserver's does
-		// (docs/dns-operator.md, "Known problems"). Replace the
-		// DaemonSet, orphaning its pods: the new one adopts them by
-		// its selector and rolls them as an update would.
-		r.log.Warn("the API server refused the DaemonSet template update; replacing the DaemonSet", "err", err)
-		orphan := metav1.DeletePropagationOrphan
-		if err := dss.Delete(ctx, Name, metav1.DeleteOptions{PropagationPolicy: &orphan,
-			Preconditions: &metav1.Preconditions{UID: &cur.UID}}); err != nil && !apierrors.IsNotFound(err) {
-			return fmt.Errorf("replacing DaemonSet %s/%s: %w", Namespace, Name, err)
-		}
-		_, err = dss.Create(ctx, want, metav1.CreateOptions{})
-	}
 	if err != nil {
 		return fmt.Errorf("updating DaemonSet %s/%s: %w", Namespace, Name, err)
 	}

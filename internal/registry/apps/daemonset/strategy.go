@@ -4,8 +4,12 @@
 package daemonset
 
 import (
+	"context"
+	"strconv"
+
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -20,9 +24,56 @@ import (
 	"github.com/dnsplane/dnsplane/internal/validation"
 )
 
+// Strategy is the DaemonSet strategy: the workload strategy plus the
+// template generation upstream's daemonSetStrategy keeps.
+type Strategy struct {
+	workload.Strategy[apps.DaemonSet]
+}
+
+var _ rest.Strategy = Strategy{}
+
+// templateGenerationAnnotation carries the internal spec.templateGeneration
+// in apps/v1, where the field does not exist (upstream's v1 conversion).
+const templateGenerationAnnotation = "deprecated.daemonset.template.generation"
+
+// PrepareForCreate starts the template generation at 1, as upstream does.
+func (s Strategy) PrepareForCreate(ctx context.Context, obj any) {
+	s.Strategy.PrepareForCreate(ctx, obj)
+	ds := obj.(*dpappsv1.DaemonSet)
+	if g, err := strconv.ParseInt(ds.Annotations[templateGenerationAnnotation], 10, 64); err != nil || g < 1 {
+		setTemplateGeneration(ds, 1)
+	}
+}
+
+// PrepareForUpdate keeps the stored template generation and increments it
+// when the pod template changed, as upstream's daemonSetStrategy does:
+// clients may not set it, and the update validation requires the increment
+// on every template change.
+func (s Strategy) PrepareForUpdate(ctx context.Context, obj, old any) {
+	s.Strategy.PrepareForUpdate(ctx, obj, old)
+	ds, prev := obj.(*dpappsv1.DaemonSet), old.(*dpappsv1.DaemonSet)
+	g, err := strconv.ParseInt(prev.Annotations[templateGenerationAnnotation], 10, 64)
+	if err != nil {
+		g = 0
+	}
+	if !apiequality.Semantic.DeepEqual(ds.Spec.Template, prev.Spec.Template) {
+		g++
+	}
+	if g > 0 {
+		setTemplateGeneration(ds, g)
+	}
+}
+
+func setTemplateGeneration(ds *dpappsv1.DaemonSet, g int64) {
+	if ds.Annotations == nil {
+		ds.Annotations = map[string]string{}
+	}
+	ds.Annotations[templateGenerationAnnotation] = strconv.FormatInt(g, 10)
+}
+
 // New returns the DaemonSet strategy with the pod DNS rules dns.
-func New(dns validation.Options) workload.Strategy[apps.DaemonSet] {
-	return workload.Strategy[apps.DaemonSet]{
+func New(dns validation.Options) Strategy {
+	return Strategy{workload.Strategy[apps.DaemonSet]{
 		Strategy: upstream.Strategy[apps.DaemonSet]{
 			Default: rest.Default{Status: true, Namespaced: true},
 			Rules: upstream.Rules[apps.DaemonSet]{
@@ -40,7 +91,7 @@ func New(dns validation.Options) workload.Strategy[apps.DaemonSet] {
 			View: view,
 		},
 		DNS: dns,
-	}
+	}}
 }
 
 // view is the k8s.io/api DaemonSet sharing ds's metadata, spec (the
