@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -38,10 +39,13 @@ func startUp(t *testing.T, dataDir string, wrapper []string, extra ...string) *u
 	t.Helper()
 	dnsAddr := fmt.Sprintf("127.0.0.1:%d", freeUDPTCPPort(t))
 	nodeAddr := fmt.Sprintf("127.0.0.1:%d", freeUDPTCPPort(t))
-	args := append([]string{"up", "--data-dir", dataDir, "--secure-port", "0",
-		"--dns-listen", dnsAddr, "--nodecache-listen", nodeAddr,
-		// Nothing outside the cluster is asked in these tests.
-		"--upstream", "127.0.0.1:9"}, extra...)
+	args := []string{"up", "--data-dir", dataDir, "--secure-port", "0",
+		"--dns-listen", dnsAddr, "--nodecache-listen", nodeAddr}
+	if !slices.Contains(extra, "--upstream") {
+		// Nothing outside the cluster is asked unless extra names an upstream.
+		args = append(args, "--upstream", "127.0.0.1:9")
+	}
+	args = append(args, extra...)
 	argv := append(append(append([]string(nil), wrapper...), dnsplaneBin), args...)
 	p, err := startProcess("dnsplane "+strings.Join(args, " "), argv[0], argv[1:]...)
 	if err != nil {
