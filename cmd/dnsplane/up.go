@@ -92,6 +92,7 @@ func (u *upFlags) run(cmd *cobra.Command) error {
 	if err != nil {
 		return err
 	}
+	c.ClusterDomain = u.clusterDomain
 	serviceRange := c.ServiceClusterIPRange
 	if serviceRange == "" {
 		serviceRange = defaultServiceRange

@@ -38,8 +38,11 @@ type objectStore interface {
 
 // Config is everything a Server needs.
 type Config struct {
-	Store         objectStore
-	ServiceIPs    service.Allocator
+	Store      objectStore
+	ServiceIPs service.Allocator
+	// ClusterDomain is the cluster DNS's domain, kept out of the DNS
+	// resource's forwarders; "" means cluster.local.
+	ClusterDomain string
 	Gates         featuregate.FeatureGate // nil = defaults
 	Authenticator authn.Authenticator     // nil = no authentication (tests only)
 	Logger        *slog.Logger
@@ -116,6 +119,7 @@ func New(cfg Config) (*Server, error) {
 	reg, err := newRegistry(registry.Strategies(registry.Config{
 		DNS:               validation.OptionsFromGates(cfg.Gates),
 		ServiceIPs:        cfg.ServiceIPs,
+		ClusterDomain:     cfg.ClusterDomain,
 		NamespaceContents: s,
 		Logger:            cfg.Logger,
 	}))

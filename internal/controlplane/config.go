@@ -34,6 +34,10 @@ type Config struct {
 	EtcdCAFile, EtcdCertFile, EtcdKeyFile string
 	EtcdPrefix                            string // --etcd-prefix; default /registry
 	ServiceClusterIPRange                 string // --service-cluster-ip-range; default 10.96.0.0/12
+	// ClusterDomain is the cluster DNS's domain (`up --cluster-domain`),
+	// which the DNS resource's rules keep forwarders out of; "" means
+	// cluster.local.
+	ClusterDomain string
 	// TokenAuthFile (--token-auth-file) adds tokens to the generated admin
 	// token (kube's CSV format); empty uses only DataDir/tokens.csv.
 	TokenAuthFile string

@@ -166,7 +166,7 @@ func Start(ctx context.Context, c Config) (*ControlPlane, error) {
 	if len(c.EtcdServers) == 0 {
 		maxObject = apiserver.EmbeddedEtcdMaxObjectBytes
 	}
-	srv, err := apiserver.New(apiserver.Config{Store: store, ServiceIPs: ips, Gates: c.Gates, Authenticator: authenticator,
+	srv, err := apiserver.New(apiserver.Config{Store: store, ServiceIPs: ips, ClusterDomain: c.ClusterDomain, Gates: c.Gates, Authenticator: authenticator,
 		Logger: log, SecurePort: port, BookmarkInterval: c.BookmarkInterval, Limits: c.Limits, MaxObjectBytes: maxObject})
 	if err != nil {
 		return fail(err)

@@ -123,3 +123,32 @@ spec:
 		t.Errorf("the refused update changed the object: resourceVersion %s, was %s", got.GetResourceVersion(), stored.GetResourceVersion())
 	}
 }
+
+// TestClusterDomainFromServer: the API server keeps forwarders out of the
+// cluster domain it was given (`up --cluster-domain`), not cluster.local.
+func TestClusterDomainFromServer(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts an API server")
+	}
+	ts := controlplanetest.StartTestServer(t, controlplane.Config{ClusterDomain: "corp.internal"})
+	client := dynamic.NewForConfigOrDie(ts.ClientConfig).Resource(dnses)
+	ctx := context.Background()
+	dns := func(domain string) *unstructured.Unstructured {
+		return manifest(t, `
+apiVersion: operator.dnsplane.io/v1
+kind: DNS
+metadata: {name: default}
+spec:
+  pluginConfig:
+    forwardPlugins:
+    - {domain: `+domain+`, nameServers: [192.0.2.1]}
+`)
+	}
+	_, err := client.Create(ctx, dns("svc.corp.internal"), metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+	if !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), `must not be a subdomain of the cluster domain "corp.internal"`) {
+		t.Errorf("forwarding inside the cluster domain: %v, want 422 naming corp.internal", err)
+	}
+	if _, err := client.Create(ctx, dns("svc.cluster.local"), metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}}); err != nil {
+		t.Errorf("cluster.local is not this cluster's domain, forwarding it is allowed: %v", err)
+	}
+}
