@@ -12,11 +12,19 @@ import (
 // --service-cluster-ip-range (controlplane.Config).
 const defaultServiceRange = "10.96.0.0/12"
 
-// The node cache listens where pods' resolv.conf points, port 53; without
-// the privilege to bind it (or with it taken), `up` on its defaults moves
-// to fallbackNodeCacheListen rather than failing the quick start.
+// The node cache and the cluster DNS each listen on a loopback address of
+// their own, port 53, because that is the only port a pod's resolv.conf
+// can name (glibc and musl take no port): the node agent of `up` writes
+// both addresses into pods' files (docs/agent.md). They mirror a real
+// cluster's 169.254.20.10 (NodeLocal DNSCache) and 10.96.0.10 (the DNS
+// Service); Linux routes all of 127.0.0.0/8 to lo, so no interface
+// changes. Without the privilege to bind port 53 (or with it taken), `up`
+// on its defaults moves to the fallbacks rather than failing the quick
+// start, and says that pods' resolv.conf files cannot reach them.
 const (
-	defaultNodeCacheListen  = "127.0.0.1:53"
+	defaultDNSListen        = "127.0.10.10:53"
+	fallbackDNSListen       = "127.0.0.1:10053"
+	defaultNodeCacheListen  = "127.0.20.10:53"
 	fallbackNodeCacheListen = "127.0.0.1:1053"
 )
 
@@ -43,15 +51,18 @@ the API server, and searchexpand for ClusterFirstWithAutopath names) on
 DNS and to the node's upstream resolvers) on --nodecache-listen. It prints
 how to reach them with kubectl and dig.
 
-The node cache listens on 127.0.0.1:53 by default. If that cannot be bound
-(not root, or the port is taken) and the flag was not given, it listens on
-127.0.0.1:1053 instead and says so; --nodecache-listen "" runs without it.`,
+The cluster DNS listens on 127.0.10.10:53 and the node cache on
+127.0.20.10:53 by default: port 53, because pods' resolv.conf files name
+them and resolvers take no port. If one cannot be bound (not root, or the
+port is taken) and its flag was not given, it listens on 127.0.0.1:10053
+(cluster DNS) or 127.0.0.1:1053 (node cache) instead and says so;
+--nodecache-listen "" runs without the node cache.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return u.run(cmd) },
 	}
 	f := cmd.Flags()
 	u.api.register(f)
-	f.StringVar(&u.dnsListen, "dns-listen", "127.0.0.1:10053", "ADDR:PORT the cluster DNS serves on")
+	f.StringVar(&u.dnsListen, "dns-listen", defaultDNSListen, "ADDR:PORT the cluster DNS serves on")
 	f.StringVar(&u.nodeCacheListen, "nodecache-listen", defaultNodeCacheListen, `ADDR:PORT the node cache serves on ("" for no node cache)`)
 	f.StringVar(&u.clusterDomain, "cluster-domain", "cluster.local", "cluster domain")
 	f.UintVar(&u.optionCode, "option-code", 65534, "EDNS0 search list option code (65001-65534)")
@@ -76,6 +87,9 @@ func (u *upFlags) run(cmd *cobra.Command) error {
 	if !cmd.Flags().Changed("nodecache-listen") {
 		dns.NodeCacheFallback = fallbackNodeCacheListen
 	}
+	if !cmd.Flags().Changed("dns-listen") {
+		dns.ListenFallback = fallbackDNSListen
+	}
 	dnsRoles := dnsroles.New(dns)
 	c, err := u.api.config(cmd, dnsRoles)
 	if err != nil {
@@ -84,7 +98,7 @@ func (u *upFlags) run(cmd *cobra.Command) error {
 	// The DNS operator renders the cluster DNS's Corefile with `up`'s DNS
 	// flags and publishes it before the cluster DNS starts serving it: its
 	// role comes first (docs/dns-operator.md, "In dnsplane up").
-	ro, err := dnsRoles.RenderOptions()
+	ro, err := dnsRoles.RenderOptions(c.Logger)
 	if err != nil {
 		return &exitError{code: exitUsage, msg: err.Error()}
 	}

@@ -14,6 +14,7 @@ import (
 	"net/netip"
 	"slices"
 	"strings"
+	"sync"
 	"syscall"
 
 	"k8s.io/apimachinery/pkg/util/validation"
@@ -29,6 +30,10 @@ import (
 type Config struct {
 	// Listen (--dns-listen) is the cluster DNS's ADDR:PORT.
 	Listen string
+	// ListenFallback, when set, is where the cluster DNS listens if Listen
+	// cannot be bound for lack of privilege or because the port is taken
+	// (`up` on its defaults, as NodeCacheFallback).
+	ListenFallback string
 	// NodeCacheListen (--nodecache-listen) is the node cache's ADDR:PORT;
 	// empty runs no node cache.
 	NodeCacheListen string
@@ -82,7 +87,7 @@ func (d *Config) Validate() error {
 	if errs := validation.IsDNS1123Subdomain(cd); len(errs) > 0 {
 		return controlplane.ConfigErrorf("--cluster-domain %q: %s", d.ClusterDomain, strings.Join(errs, "; "))
 	}
-	own := []string{d.Listen, d.NodeCacheListen, d.NodeCacheFallback}
+	own := []string{d.Listen, d.ListenFallback, d.NodeCacheListen, d.NodeCacheFallback}
 	for _, up := range d.Upstreams {
 		if a, err := corefile.UpstreamAddr(up); err == nil && slices.Contains(own, a) {
 			return controlplane.ConfigErrorf("upstream resolver %s is an address of dnsplane itself (a forwarding loop); give --upstream", up)
@@ -173,10 +178,48 @@ type Roles struct {
 	cfg     Config
 	cluster *clusterDNS
 	node    *dnsComponent
+	// listenOnce settles cfg.Listen (the default or its fallback) once,
+	// before the first Corefile is rendered: the operator's Corefile, the
+	// node cache's forward and the agent's --cluster-dns all name it.
+	listenOnce sync.Once
 }
 
 // New returns the DNS roles for c.
 func New(c Config) *Roles { return &Roles{cfg: c, cluster: &clusterDNS{notify: &notifier{}}} }
+
+// settleListen moves the cluster DNS to ListenFallback when Listen cannot
+// be bound and the fallback avoids why.
+func (r *Roles) settleListen(logger *slog.Logger) {
+	r.listenOnce.Do(func() {
+		d := &r.cfg
+		if d.ListenFallback == "" {
+			return
+		}
+		if err := coredns.CanListen(d.Listen); err != nil && fallbackOK(err) {
+			if logger != nil {
+				logger.Warn("cluster DNS: cannot listen on the default address; using the fallback",
+					"default", d.Listen, "fallback", d.ListenFallback, "err", err)
+			}
+			d.Listen = d.ListenFallback
+		}
+	})
+}
+
+// Listen is the address the cluster DNS serves on: --dns-listen, or its
+// fallback.
+func (r *Roles) Listen() string {
+	r.settleListen(nil)
+	return r.cfg.Listen
+}
+
+// NodeCacheListen is the address the node cache serves on once started
+// (the flag's, or its fallback), "" when there is none.
+func (r *Roles) NodeCacheListen() string {
+	if r.node == nil {
+		return ""
+	}
+	return r.node.listen
+}
 
 // ClusterDNS is the cluster DNS as the DNS operator sees it
 // (operatorrole.Instances).
@@ -187,7 +230,8 @@ func (r *Roles) ClusterDNS() *ClusterDNSInstances { return &ClusterDNSInstances{
 // --dns-listen, with --cluster-domain, --option-code, the node's
 // upstream resolvers, and searchexpand trusting only the node cache. The
 // kubeconfig is left to the operator role (the admin's).
-func (r *Roles) RenderOptions() (render.Options, error) {
+func (r *Roles) RenderOptions(logger *slog.Logger) (render.Options, error) {
+	r.settleListen(logger)
 	d := &r.cfg
 	trusted, err := corefile.NodeCacheTrusted(d.Listen, d.NodeCacheListen != "")
 	if err != nil {
@@ -209,6 +253,7 @@ func (r *Roles) Validate() error { return r.cfg.Validate() }
 // Components implements controlplane.Role: the cluster DNS and then, in
 // front of it, the node cache, reading the API with the admin kubeconfig.
 func (r *Roles) Components(cl controlplane.Cluster) ([]controlplane.Component, error) {
+	r.settleListen(cl.Logger)
 	cluster, node := r.cfg.components(cl.Kubeconfig, cl.Logger)
 	cluster.notify = r.cluster.notify
 	r.cluster, r.node = cluster, node

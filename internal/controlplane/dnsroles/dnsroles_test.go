@@ -87,3 +87,37 @@ Try:
 		t.Errorf("banner:\n%s\nwant:\n%s", got, want)
 	}
 }
+
+// TestListenFallback: `up` on its defaults moves the cluster DNS to the
+// fallback address when the default is taken, and only then; an address
+// the user gave (no fallback) is kept, so its start fails with a message
+// naming the flag instead.
+func TestListenFallback(t *testing.T) {
+	taken, err := net.ListenPacket("udp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer taken.Close()
+	busy := taken.LocalAddr().String()
+	for _, tc := range []struct {
+		name, listen, fallback, want string
+	}{
+		{"default free", "127.0.0.1:0", "127.0.0.1:1", "127.0.0.1:0"},
+		{"default taken", busy, "127.0.0.1:0", "127.0.0.1:0"},
+		{"flag given, taken", busy, "", busy},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := New(Config{Listen: tc.listen, ListenFallback: tc.fallback})
+			if got := r.Listen(); got != tc.want {
+				t.Errorf("Listen() = %q, want %q", got, tc.want)
+			}
+			ro, err := r.RenderOptions(nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if ro.Listen != tc.want {
+				t.Errorf("RenderOptions().Listen = %q, want %q", ro.Listen, tc.want)
+			}
+		})
+	}
+}
