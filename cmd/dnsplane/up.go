@@ -33,6 +33,7 @@ type upFlags struct {
 	api             apiServerFlags
 	dnsListen       string
 	nodeCacheListen string
+	nodeCacheMetric string
 	clusterDomain   string
 	optionCode      uint
 	upstreams       []string
@@ -64,6 +65,7 @@ port is taken) and its flag was not given, it listens on 127.0.0.1:10053
 	u.api.register(f)
 	f.StringVar(&u.dnsListen, "dns-listen", defaultDNSListen, "ADDR:PORT the cluster DNS serves on")
 	f.StringVar(&u.nodeCacheListen, "nodecache-listen", defaultNodeCacheListen, `ADDR:PORT the node cache serves on ("" for no node cache)`)
+	f.StringVar(&u.nodeCacheMetric, "nodecache-metrics", "", "ADDR:PORT for the node cache's Prometheus metrics (off when empty)")
 	f.StringVar(&u.clusterDomain, "cluster-domain", "cluster.local", "cluster domain")
 	f.UintVar(&u.optionCode, "option-code", 65534, "EDNS0 search list option code (65001-65534)")
 	f.StringSliceVar(&u.upstreams, "upstream", nil, "ADDR[:PORT],... upstream resolvers (wins over --upstream-resolv-conf)")
@@ -77,12 +79,13 @@ func (u *upFlags) run(cmd *cobra.Command) error {
 		return err
 	}
 	dns := dnsroles.Config{
-		Listen:          u.dnsListen,
-		NodeCacheListen: u.nodeCacheListen,
-		ClusterDomain:   u.clusterDomain,
-		OptionCode:      u.optionCode,
-		Upstreams:       upstreams,
-		HostSearch:      search,
+		Listen:           u.dnsListen,
+		NodeCacheListen:  u.nodeCacheListen,
+		NodeCacheMetrics: u.nodeCacheMetric,
+		ClusterDomain:    u.clusterDomain,
+		OptionCode:       u.optionCode,
+		Upstreams:        upstreams,
+		HostSearch:       search,
 	}
 	if !cmd.Flags().Changed("nodecache-listen") {
 		dns.NodeCacheFallback = fallbackNodeCacheListen

@@ -42,6 +42,10 @@ type Config struct {
 	// port is taken (`up` on its defaults; never for an address the user
 	// asked for).
 	NodeCacheFallback string
+	// NodeCacheMetrics (--nodecache-metrics) is the node cache's
+	// Prometheus ADDR:PORT (CoreDNS's coredns_dns_requests_total counts the
+	// queries pods send, per lookup in the resolver tests); empty is off.
+	NodeCacheMetrics string
 	// ClusterDomain (--cluster-domain); empty means cluster.local.
 	ClusterDomain string
 	// OptionCode (--option-code) is the EDNS0 search list option code,
@@ -81,6 +85,11 @@ func (d *Config) Validate() error {
 	if d.NodeCacheListen != "" {
 		if _, err := netip.ParseAddrPort(d.NodeCacheListen); err != nil {
 			return controlplane.ConfigErrorf("--nodecache-listen %q: want ADDR:PORT", d.NodeCacheListen)
+		}
+	}
+	if d.NodeCacheMetrics != "" {
+		if _, err := netip.ParseAddrPort(d.NodeCacheMetrics); err != nil {
+			return controlplane.ConfigErrorf("--nodecache-metrics %q: want ADDR:PORT", d.NodeCacheMetrics)
 		}
 	}
 	cd := strings.ToLower(strings.TrimSuffix(d.clusterDomain(), "."))
@@ -134,6 +143,7 @@ func (d *Config) nodeCacheCorefile(listen string) (string, error) {
 		OptionCode:    d.optionCode(),
 		Upstreams:     d.Upstreams,
 		HostSearch:    d.HostSearch,
+		Metrics:       d.NodeCacheMetrics,
 	})
 	if err != nil {
 		return "", fmt.Errorf("node cache: %w", err)

@@ -25,6 +25,12 @@ func TestValidate(t *testing.T) {
 		{"nodecache listen", func(c *Config) { c.NodeCacheListen = "127.0.0.1" }, `--nodecache-listen "127.0.0.1": want ADDR:PORT`},
 		{"loop", func(c *Config) { c.Upstreams = []string{"127.0.0.1:1153"} }, "upstream resolver 127.0.0.1:1153 is an address of dnsplane itself (a forwarding loop); give --upstream"},
 		{"loop via fallback", func(c *Config) { c.Upstreams = []string{"127.0.0.1:1053"} }, "is an address of dnsplane itself"},
+		{"loop via cluster DNS fallback", func(c *Config) {
+			c.ListenFallback = "127.0.0.1:10054"
+			c.Upstreams = []string{"127.0.0.1:10054"}
+		}, "is an address of dnsplane itself"},
+		{"nodecache metrics", func(c *Config) { c.NodeCacheMetrics = "127.0.0.1:9253" }, ""},
+		{"bad nodecache metrics", func(c *Config) { c.NodeCacheMetrics = ":x" }, `--nodecache-metrics ":x": want ADDR:PORT`},
 		{"no upstream", func(c *Config) { c.Upstreams = nil }, "cluster DNS: no upstream resolver"},
 	}
 	for _, tt := range tests {
