@@ -287,10 +287,10 @@ func TestAgent(t *testing.T) {
 		}
 		evs, err := e.events(ctx, bad.Name, agent.ReasonFailedCreatePodSandBox)
 		if err != nil || len(evs) != 1 {
-			return fmt.Errorf("events %+v %v", evs, err)
+			return fmt.Errorf("events %+v %w", evs, err)
 		}
 		if _, err := os.Stat(podfiles.Dir(e.stateDir, ns, bad.Name, bad.UID)); !os.IsNotExist(err) {
-			return fmt.Errorf("bad pod has a directory: %v", err)
+			return fmt.Errorf("bad pod has a directory: %w", err)
 		}
 		return nil
 	})
@@ -302,10 +302,10 @@ func TestAgent(t *testing.T) {
 	}
 	poll(t, "deleted pod gone", func(ctx context.Context) error {
 		if _, err := e.dp.CoreV1().Pods(ns).Get(ctx, del.Name, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
-			return fmt.Errorf("pod still there: %v", err)
+			return fmt.Errorf("pod still there: %w", err)
 		}
 		if _, err := os.Stat(podfiles.Dir(e.stateDir, ns, del.Name, del.UID)); !os.IsNotExist(err) {
-			return fmt.Errorf("files still there: %v", err)
+			return fmt.Errorf("files still there: %w", err)
 		}
 		return nil
 	})
@@ -370,7 +370,7 @@ func TestAgent(t *testing.T) {
 	poll(t, "new pod IP", func(ctx context.Context) error {
 		p, err := e.dp.CoreV1().Pods(ns).Get(ctx, np.Name, metav1.GetOptions{})
 		if err != nil || p.Status.PodIP == "" {
-			return fmt.Errorf("no IP yet: %v", err)
+			return fmt.Errorf("no IP yet: %w", err)
 		}
 		if other, dup := ips[p.Status.PodIP]; dup {
 			t.Fatalf("new pod got %s, held by %s", p.Status.PodIP, other)
