@@ -30,6 +30,7 @@ field validation, and cluster DNS on CoreDNS.`,
 		newVersionCommand(),
 		newEtcdMemberCommand(),
 		newOperatorCommand(),
+		newAgentCommand(),
 		newCorefileCheckCommand(),
 	)
 	return root

@@ -1,0 +1,67 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/spf13/cobra"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/dnsplane/dnsplane/internal/agent"
+)
+
+func newAgentCommand() *cobra.Command {
+	var (
+		c          agent.Config
+		kubeconfig string
+		logLevel   string
+		daemonPort int
+	)
+	cmd := &cobra.Command{
+		Use:   "agent --kubeconfig FILE --pod-cidr CIDR",
+		Short: "Run the node agent: kubelet's DNS part (pod resolv.conf and hosts files, pod IPs, status, node lease)",
+		Long: `Run the node agent against the API server of --kubeconfig: the DNS part of
+kubelet. It registers the Node --node-name and renews its Lease in
+kube-node-lease, and for every pod bound to the node writes the pod's
+resolv.conf and hosts under --state-dir/pods/<namespace>_<name>_<uid>/, gives
+the pod an IP from --pod-cidr, reports it Running with kubelet's DNS events,
+and finishes its deletion. There are no containers. See docs/agent.md.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if kubeconfig == "" {
+				return &exitError{code: exitUsage, msg: "--kubeconfig is required"}
+			}
+			logger, err := newLogger(cmd.ErrOrStderr(), logLevel)
+			if err != nil {
+				return &exitError{code: exitUsage, msg: err.Error()}
+			}
+			cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+			if err != nil {
+				return &exitError{code: exitUsage, msg: fmt.Sprintf("--kubeconfig: %v", err)}
+			}
+			if daemonPort < 0 || daemonPort > 65535 {
+				return &exitError{code: exitUsage, msg: fmt.Sprintf("--daemon-port %d: not a port", daemonPort)}
+			}
+			c.Client, c.Logger, c.DaemonPort = cfg, logger, int32(daemonPort) //nolint:gosec // range checked above
+			a, err := agent.New(c)
+			if err != nil {
+				return &exitError{code: exitUsage, msg: err.Error()}
+			}
+			return a.Run(cmd.Context())
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&kubeconfig, "kubeconfig", "", "kubeconfig of the API server")
+	f.StringVar(&c.NodeName, "node-name", "", "the Node's name (default: the host name)")
+	f.StringSliceVar(&c.ClusterDNS, "cluster-dns", []string{"10.96.0.10"}, `cluster DNS IPs, as kubelet --cluster-dns: the nameservers of every cluster policy (list the node cache first for failover, e.g. "169.254.20.10,10.96.0.10")`)
+	f.StringVar(&c.ClusterDomain, "cluster-domain", "cluster.local", "cluster domain, as kubelet --cluster-domain")
+	f.StringVar(&c.ResolvConf, "resolv-conf", "/etc/resolv.conf", `the node's resolv.conf, as kubelet --resolv-conf ("" = none: 127.0.0.1 and "search .")`)
+	f.StringVar(&c.PodCIDR, "pod-cidr", "10.244.0.0/24", "the node's pod CIDR: pod IPs, and spec.podCIDR of the Node")
+	f.StringVar(&c.StateDir, "state-dir", "/var/lib/dnsplane/agent", "where the pods' files are written (<state-dir>/pods/)")
+	f.StringVar(&c.NodeIP, "node-ip", "127.0.0.1", "the Node's InternalIP and the pods' hostIP")
+	f.StringVar(&c.HostsFile, "hosts-file", "/etc/hosts", "the node's hosts file, copied into host-network pods' hosts")
+	f.IntVar(&daemonPort, "daemon-port", 0, "port of the node's exec server, reported as status.daemonEndpoints.kubeletEndpoint.Port (0 = none)")
+	f.Int32Var(&c.LeaseDurationSeconds, "node-lease-duration-seconds", 40, "the node Lease's duration, as kubelet's flag")
+	f.DurationVar(&c.StatusInterval, "node-status-update-frequency", 0, "how often the Node status is written (default 10s), as kubelet's flag")
+	f.StringVar(&logLevel, "log-level", "info", "debug, info, warn or error")
+	return cmd
+}

@@ -1,0 +1,374 @@
+// Package agent is `dnsplane agent`, the DNS part of kubelet
+// (docs/agent.md): it registers its Node and keeps its Lease, and for every
+// pod bound to the node writes the pod's resolv.conf and hosts under
+// --state-dir (internal/podfiles), gives it an IP from --pod-cidr, reports a
+// Running status and kubelet's DNS events, and finishes the pod's deletion.
+// There are no containers.
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/netip"
+	"os"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/util/workqueue"
+	"k8s.io/utils/clock"
+
+	"github.com/dnsplane/dnsplane/api/client/clientset/versioned"
+	"github.com/dnsplane/dnsplane/api/client/informers/externalversions"
+	dplisters "github.com/dnsplane/dnsplane/api/client/listers/core/v1"
+	"github.com/dnsplane/dnsplane/internal/agent/podip"
+	"github.com/dnsplane/dnsplane/internal/podfiles"
+	"github.com/dnsplane/dnsplane/internal/resolvconf"
+)
+
+// Config is the agent's configuration: kubelet's flags that shape pod DNS,
+// and the node's identity.
+type Config struct {
+	Client        *rest.Config // --kubeconfig
+	NodeName      string       // --node-name, default os.Hostname()
+	ClusterDNS    []string     // --cluster-dns: the nameservers of every cluster policy, autopath included
+	ClusterDomain string       // --cluster-domain
+	ResolvConf    string       // --resolv-conf; "" = no host file (kubelet's case)
+	PodCIDR       string       // --pod-cidr
+	StateDir      string       // --state-dir
+	NodeIP        string       // --node-ip, default 127.0.0.1
+	DaemonPort    int32        // status.daemonEndpoints.kubeletEndpoint.Port; 0 = none
+	// HostsFile is the node's hosts file that host-network pods get, as
+	// kubelet uses /etc/hosts. Default /etc/hosts.
+	HostsFile string
+	Logger    *slog.Logger
+
+	// LeaseDurationSeconds is the node lease's duration (kubelet's
+	// --node-lease-duration-seconds, default 40).
+	LeaseDurationSeconds int32
+	// LeaseRenewInterval is how often the lease is renewed (kubelet: a
+	// quarter of the duration, 10s).
+	LeaseRenewInterval time.Duration
+	// StatusInterval is how often the Node status is written (kubelet's
+	// --node-status-update-frequency, default 10s).
+	StatusInterval time.Duration
+	// Resync is the pod informer's resync period (default 5m); a resync
+	// rewrites nothing that is unchanged.
+	Resync time.Duration
+}
+
+// Agent is a running node agent.
+type Agent struct {
+	cfg    Config
+	log    *slog.Logger
+	clock  clock.Clock
+	node   resolvconf.Node
+	ips    *podip.Allocator
+	synced chan struct{}
+
+	// Set by Run.
+	runCtx context.Context
+	kube   kubernetes.Interface
+	dp     versioned.Interface
+	lister dplisters.PodLister
+	queue  workqueue.TypedRateLimitingInterface[string]
+	events *events
+
+	// tracked is what the agent set up per pod key (namespace/name): the
+	// UID whose directory and IP exist, so a pod gone from the informer (or
+	// replaced by one of the same name) is cleaned up. Only the worker
+	// touches it.
+	tracked map[string]trackedPod
+	// initial are the keys of the first convergence; Synced closes when
+	// each was processed once.
+	initialMu sync.Mutex
+	initial   map[string]bool
+}
+
+type trackedPod struct {
+	namespace, name string
+	uid             types.UID
+}
+
+// New validates c (errors name the flag) and returns an agent; it does no
+// I/O besides reading --resolv-conf.
+func New(c Config) (*Agent, error) {
+	if c.Client == nil {
+		return nil, errors.New("--kubeconfig is required")
+	}
+	if c.NodeName == "" {
+		h, err := os.Hostname()
+		if err != nil {
+			return nil, fmt.Errorf("--node-name: not set and the host name is unknown: %w", err)
+		}
+		c.NodeName = h
+	}
+	if c.StateDir == "" {
+		return nil, errors.New("--state-dir is required")
+	}
+	if c.NodeIP == "" {
+		c.NodeIP = "127.0.0.1"
+	}
+	nodeIP := net.ParseIP(c.NodeIP)
+	if nodeIP == nil {
+		return nil, fmt.Errorf("--node-ip: %q is not an IP address", c.NodeIP)
+	}
+	c.NodeIP = nodeIP.String()
+	for _, s := range c.ClusterDNS {
+		if net.ParseIP(s) == nil {
+			return nil, fmt.Errorf("--cluster-dns: %q is not an IP address", s)
+		}
+	}
+	if c.PodCIDR == "" {
+		return nil, errors.New("--pod-cidr is required")
+	}
+	ips, err := podip.New(c.PodCIDR)
+	if err != nil {
+		return nil, fmt.Errorf("--pod-cidr: %w", err)
+	}
+	if c.DaemonPort < 0 || c.DaemonPort > 65535 {
+		return nil, fmt.Errorf("daemon port %d: not a port", c.DaemonPort)
+	}
+	node := resolvconf.Node{
+		ClusterDomain:  c.ClusterDomain,
+		ClusterDNS:     c.ClusterDNS,
+		HostResolvConf: c.ResolvConf != "",
+		NodeIPs:        []net.IP{nodeIP},
+	}
+	if c.ResolvConf != "" {
+		host, err := resolvconf.ParseFile(c.ResolvConf)
+		if err != nil {
+			return nil, fmt.Errorf("--resolv-conf: %w", err)
+		}
+		node.Host = host
+	}
+	if c.HostsFile == "" {
+		c.HostsFile = "/etc/hosts"
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	if c.LeaseDurationSeconds <= 0 {
+		c.LeaseDurationSeconds = 40
+	}
+	if c.LeaseRenewInterval <= 0 {
+		c.LeaseRenewInterval = time.Duration(c.LeaseDurationSeconds) * time.Second / 4
+	}
+	if c.StatusInterval <= 0 {
+		c.StatusInterval = 10 * time.Second
+	}
+	if c.Resync <= 0 {
+		c.Resync = 5 * time.Minute
+	}
+	return &Agent{
+		cfg: c, log: c.Logger.With("node", c.NodeName), clock: clock.RealClock{},
+		node: node, ips: ips, synced: make(chan struct{}),
+		tracked: map[string]trackedPod{},
+	}, nil
+}
+
+// Synced is closed once the agent has registered its Node, removed the
+// directories of pods that no longer exist and processed every pod of the
+// node once.
+func (a *Agent) Synced() <-chan struct{} { return a.synced }
+
+// Run registers the node, keeps its lease and status, and serves the
+// node's pods until ctx is done. It returns an error only when set-up fails
+// (clients, the state dir, the first Node registration, the informer's
+// first sync).
+func (a *Agent) Run(ctx context.Context) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	a.runCtx = ctx
+	kube, err := kubernetes.NewForConfig(a.cfg.Client)
+	if err != nil {
+		return fmt.Errorf("--kubeconfig: %w", err)
+	}
+	dp, err := versioned.NewForConfig(a.cfg.Client)
+	if err != nil {
+		return fmt.Errorf("--kubeconfig: %w", err)
+	}
+	a.kube, a.dp = kube, dp
+	if err := os.MkdirAll(podfiles.PodsDir(a.cfg.StateDir), 0o755); err != nil {
+		return fmt.Errorf("--state-dir: %w", err)
+	}
+	if _, err := a.registerNode(ctx); err != nil {
+		return err
+	}
+	if a.cfg.ResolvConf != "" {
+		a.checkHostLimits(ctx)
+	}
+
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	defer cancel()
+
+	if err := a.ensureLeaseNamespace(ctx); err != nil {
+		return err
+	}
+	lc := a.newLeaseController(kube)
+	wg.Go(func() { lc.Run(ctx) })
+	wg.Go(func() { a.runNodeStatus(ctx) })
+
+	a.events = newEvents(ctx, kube, a.cfg.NodeName)
+	defer a.events.shutdown()
+
+	factory := externalversions.NewSharedInformerFactoryWithOptions(dp, a.cfg.Resync,
+		externalversions.WithTweakListOptions(func(o *metav1.ListOptions) {
+			o.FieldSelector = fields.OneTermEqualSelector("spec.nodeName", a.cfg.NodeName).String()
+		}))
+	informer := factory.Core().V1().Pods()
+	a.lister = informer.Lister()
+	a.queue = workqueue.NewTypedRateLimitingQueueWithConfig(
+		workqueue.DefaultTypedControllerRateLimiter[string](),
+		workqueue.TypedRateLimitingQueueConfig[string]{Name: "dnsplane-agent-pods"})
+	defer a.queue.ShutDown()
+	enqueue := func(obj any) {
+		if key, err := cache.DeletionHandlingMetaNamespaceKeyFunc(obj); err == nil {
+			a.queue.Add(key)
+		}
+	}
+	if _, err := informer.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    enqueue,
+		UpdateFunc: func(_, obj any) { enqueue(obj) },
+		DeleteFunc: enqueue,
+	}); err != nil {
+		return err
+	}
+	factory.Start(ctx.Done())
+	defer factory.Shutdown()
+	if !cache.WaitForCacheSync(ctx.Done(), informer.Informer().HasSynced) {
+		if ctx.Err() != nil {
+			return nil
+		}
+		return errors.New("pod informer did not sync")
+	}
+	if err := a.restore(ctx); err != nil {
+		return err
+	}
+	wg.Go(func() {
+		for a.processNext(ctx) {
+		}
+	})
+	<-ctx.Done()
+	a.queue.ShutDown()
+	return nil
+}
+
+// checkHostLimits is kubelet's CheckLimitsForResolvConf: a node Warning
+// when the host search list would make every ClusterFirst pod hit the limits.
+func (a *Agent) checkHostLimits(_ context.Context) {
+	for _, w := range resolvconf.CheckHostLimits(a.cfg.ResolvConf, a.node.Host, a.cfg.ClusterDomain) {
+		a.log.Warn(w.Message, "reason", w.Reason)
+	}
+}
+
+// ensureLeaseNamespace creates kube-node-lease, which kube-apiserver's
+// bootstrap creates in Kubernetes and dnsplane's does not.
+func (a *Agent) ensureLeaseNamespace(ctx context.Context) error {
+	_, err := a.kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: leaseNamespace}}, metav1.CreateOptions{})
+	if err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("creating namespace %s for the node lease: %w", leaseNamespace, err)
+	}
+	return nil
+}
+
+// restore is the start-up convergence, after the informer synced: IPs
+// already in the node's pods' status are reserved before any new one is
+// handed out, directories of pods that no longer exist are removed, events
+// already emitted are remembered, and every pod is queued.
+func (a *Agent) restore(ctx context.Context) error {
+	pods, err := a.lister.List(everything())
+	if err != nil {
+		return err
+	}
+	live := map[types.UID]bool{}
+	a.initial = map[string]bool{}
+	for _, p := range pods {
+		live[p.UID] = true
+		key := p.Namespace + "/" + p.Name
+		a.initial[key] = true
+		if p.Spec.HostNetwork || p.Status.PodIP == "" {
+			continue
+		}
+		ip, err := netip.ParseAddr(p.Status.PodIP)
+		if err != nil {
+			continue
+		}
+		if err := a.ips.Reserve(p.UID, ip); err != nil {
+			// Outside a changed --pod-cidr, or a clash: the pod gets a new IP.
+			a.log.Warn("pod IP not kept", "pod", key, "ip", ip, "err", err)
+		}
+	}
+	dirs, bad, err := podDirs(a.cfg.StateDir)
+	if err != nil {
+		return fmt.Errorf("--state-dir: %w", err)
+	}
+	for _, b := range bad {
+		a.log.Warn("not a pod directory, left alone", "dir", b)
+	}
+	for uid, name := range dirs {
+		if live[uid] {
+			continue
+		}
+		ns, n, _, _ := podfiles.ParseDirName(name)
+		if err := removePodDir(a.cfg.StateDir, ns, n, uid); err != nil {
+			return fmt.Errorf("removing the files of deleted pod %s/%s: %w", ns, n, err)
+		}
+		a.log.Info("removed files of a pod that no longer exists", "pod", ns+"/"+n, "uid", uid)
+	}
+	if err := a.events.load(ctx, a.kube, live); err != nil {
+		// Without the list a restart may repeat a warning; not fatal.
+		a.log.Warn("reading the pods' events", "err", err)
+	}
+	if len(a.initial) == 0 {
+		close(a.synced)
+	}
+	for key := range a.initial {
+		a.queue.Add(key)
+	}
+	return nil
+}
+
+func (a *Agent) doneInitial(key string) {
+	a.initialMu.Lock()
+	defer a.initialMu.Unlock()
+	if a.initial == nil || !a.initial[key] {
+		return
+	}
+	delete(a.initial, key)
+	if len(a.initial) == 0 {
+		a.initial = nil
+		close(a.synced)
+	}
+}
+
+func (a *Agent) processNext(ctx context.Context) bool {
+	key, quit := a.queue.Get()
+	if quit {
+		return false
+	}
+	defer a.queue.Done(key)
+	err := a.syncPod(ctx, key)
+	a.doneInitial(key)
+	if err == nil {
+		a.queue.Forget(key)
+		return true
+	}
+	if ctx.Err() != nil {
+		return true
+	}
+	a.log.Warn("pod sync failed, retrying", "pod", key, "err", err)
+	a.queue.AddRateLimited(key)
+	return true
+}

@@ -1,0 +1,153 @@
+package agent
+
+import (
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// Pod condition and container ID of dnsplane's node agent
+// (docs/agent.md, "There are no containers").
+const (
+	// ConditionDNSConfigured is True once the pod's resolv.conf and hosts
+	// are written, False with the cause when they cannot be computed.
+	ConditionDNSConfigured corev1.PodConditionType = "dnsplane.io/DNSConfigured"
+	// ContainerIDPrefix starts every containerID the agent reports: there
+	// is no runtime and no container behind it.
+	ContainerIDPrefix = "dnsplane://no-container/"
+
+	// ReasonFilesWritten is the DNSConfigured=True reason.
+	ReasonFilesWritten = "FilesWritten"
+	// ReasonFailedCreatePodSandBox is kubelet's event reason when a pod's
+	// sandbox config (its DNS config among it) cannot be formed; it is
+	// also the DNSConfigured=False reason.
+	ReasonFailedCreatePodSandBox = "FailedCreatePodSandBox"
+
+	// noContainersMessage is status.message of every pod the agent runs.
+	noContainersMessage = "dnsplane agent: no containers run on this node; the pod's resolv.conf and hosts are files under the agent's --state-dir"
+)
+
+// statusInput is what the desired status depends on.
+type statusInput struct {
+	hostIP   string
+	podIP    string // "" when DNS failed
+	dnsError error  // the ForPod error, nil when the files are written
+	dir      string // the pod's directory (for the condition message)
+	now      metav1.Time
+}
+
+// desiredStatus is the status kubelet would report for pod: Running with
+// every container started and ready once its sandbox (here: its files) is
+// set up, Pending with the sandbox error otherwise. Times already in the
+// pod's status are kept, so recomputing an unchanged pod gives an equal
+// status and nothing is written.
+func desiredStatus(pod *corev1.PodSpec, old corev1.PodStatus, in statusInput) corev1.PodStatus {
+	// Start from the old status so fields others own (qosClass, set by the
+	// API server; nominatedNodeName; resize) are kept.
+	s := *old.DeepCopy()
+	s.HostIP, s.HostIPs = in.hostIP, []corev1.HostIP{{IP: in.hostIP}}
+	s.Message, s.Reason = noContainersMessage, ""
+	s.ContainerStatuses, s.InitContainerStatuses = nil, nil
+	if s.StartTime == nil {
+		t := in.now
+		s.StartTime = &t
+	}
+	ok := in.dnsError == nil
+	if ok {
+		s.Phase = corev1.PodRunning
+		s.PodIP = in.podIP
+		s.PodIPs = []corev1.PodIP{{IP: in.podIP}}
+	} else {
+		s.Phase = corev1.PodPending
+		s.PodIP, s.PodIPs = "", nil
+	}
+	cond := func(t corev1.PodConditionType, status bool, reason, msg string) corev1.PodCondition {
+		c := corev1.PodCondition{Type: t, Status: corev1.ConditionFalse, Reason: reason, Message: msg}
+		if status {
+			c.Status = corev1.ConditionTrue
+		}
+		c.LastTransitionTime = in.now
+		for _, o := range old.Conditions {
+			if o.Type == t && o.Status == c.Status {
+				c.LastTransitionTime = o.LastTransitionTime
+				c.LastProbeTime = o.LastProbeTime
+			}
+		}
+		return c
+	}
+	notReady := ""
+	if !ok {
+		notReady = "ContainersNotReady"
+	}
+	dnsMsg := fmt.Sprintf("resolv.conf and hosts written to %s; there are no containers", in.dir)
+	dnsReason := ReasonFilesWritten
+	if !ok {
+		dnsReason = ReasonFailedCreatePodSandBox
+		dnsMsg = "the pod's resolv.conf cannot be formed: " + in.dnsError.Error()
+	}
+	ours := []corev1.PodCondition{
+		cond(corev1.PodReadyToStartContainers, ok, "", ""),
+		cond(corev1.PodInitialized, true, "", ""),
+		cond(corev1.PodReady, ok, notReady, ""),
+		cond(corev1.ContainersReady, ok, notReady, ""),
+		cond(corev1.PodScheduled, true, "", ""),
+		cond(ConditionDNSConfigured, ok, dnsReason, dnsMsg),
+	}
+	s.Conditions = ours
+	for _, o := range old.Conditions { // readiness gates and others' conditions stay
+		owned := false
+		for _, c := range ours {
+			owned = owned || c.Type == o.Type
+		}
+		if !owned {
+			s.Conditions = append(s.Conditions, o)
+		}
+	}
+	for _, c := range pod.Containers {
+		cs := corev1.ContainerStatus{Name: c.Name, Image: c.Image}
+		if ok {
+			cs.Ready, cs.Started = true, ptr(true)
+			cs.ContainerID = ContainerIDPrefix + c.Name
+			started := in.now
+			for _, o := range old.ContainerStatuses {
+				if o.Name == c.Name && o.State.Running != nil {
+					started = o.State.Running.StartedAt
+				}
+			}
+			cs.State.Running = &corev1.ContainerStateRunning{StartedAt: started}
+		} else {
+			cs.Started = ptr(false)
+			cs.State.Waiting = &corev1.ContainerStateWaiting{Reason: "ContainerCreating"}
+		}
+		s.ContainerStatuses = append(s.ContainerStatuses, cs)
+	}
+	for _, c := range pod.InitContainers {
+		// Init containers "ran to completion": there is nothing to run.
+		cs := corev1.ContainerStatus{Name: c.Name, Image: c.Image, Started: ptr(false)}
+		if ok {
+			cs.Ready = true
+			cs.ContainerID = ContainerIDPrefix + c.Name
+			cs.State.Terminated = &corev1.ContainerStateTerminated{
+				Reason: "Completed", Message: "there are no containers", StartedAt: *s.StartTime, FinishedAt: *s.StartTime, ContainerID: cs.ContainerID,
+			}
+			for _, o := range old.InitContainerStatuses {
+				if o.Name == c.Name && o.State.Terminated != nil {
+					cs.State.Terminated.StartedAt, cs.State.Terminated.FinishedAt = o.State.Terminated.StartedAt, o.State.Terminated.FinishedAt
+				}
+			}
+		} else {
+			cs.State.Waiting = &corev1.ContainerStateWaiting{Reason: "PodInitializing"}
+		}
+		s.InitContainerStatuses = append(s.InitContainerStatuses, cs)
+	}
+	return s
+}
+
+// statusEqual reports whether writing want over have would change nothing.
+func statusEqual(have, want corev1.PodStatus) bool {
+	return apiequality.Semantic.DeepEqual(have, want)
+}
+
+func ptr[T any](v T) *T { return &v }
