@@ -136,7 +136,7 @@ func TestAgent(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		if n.Spec.PodCIDR != "10.244.0.0/24" || n.Status.Capacity.Pods().Value() != 254 || n.Status.DaemonEndpoints.KubeletEndpoint.Port != 10250 || n.Status.NodeInfo.KubeletVersion != agent.KubeletVersion {
+		if n.Spec.PodCIDR != "10.244.0.0/24" || n.Status.Capacity.Pods().Value() != 253 || n.Status.DaemonEndpoints.KubeletEndpoint.Port != 10250 || n.Status.NodeInfo.KubeletVersion != agent.KubeletVersion {
 			return fmt.Errorf("node %+v %+v", n.Spec, n.Status)
 		}
 		for _, c := range n.Status.Conditions {

@@ -1,6 +1,7 @@
 // Package podip hands out pod IPs from the node's --pod-cidr, as a CNI
-// plugin's host-local IPAM does for kubelet: the network address and the
-// gateway (the first host address, .1) are never handed out, an IP belongs to
+// plugin's host-local IPAM does for kubelet: the network address, the
+// gateway (the first host address, .1) and, for IPv4, the broadcast address
+// (host-local's default rangeEnd stops before it) are never handed out, an IP belongs to
 // one pod UID at a time, and an agent restart rebuilds the table from the
 // pods' status.podIP (Reserve) before allocating anything new.
 //
@@ -53,9 +54,13 @@ func New(cidr string) (*Allocator, error) {
 	}
 	hostBits := p.Addr().BitLen() - p.Bits()
 	total := new(big.Int).Lsh(big.NewInt(1), uint(hostBits))
-	usable := total.Sub(total, big.NewInt(2))
+	reserved := int64(2) // network address, gateway
+	if p.Addr().Is4() {
+		reserved++ // broadcast
+	}
+	usable := total.Sub(total, big.NewInt(reserved))
 	if usable.Sign() <= 0 {
-		return nil, fmt.Errorf("%s has no address left after the network address and the gateway", cidr)
+		return nil, fmt.Errorf("%s has no address left after the network, gateway and broadcast addresses", cidr)
 	}
 	size := maxTracked
 	if usable.IsInt64() && usable.Int64() < maxTracked {
@@ -75,8 +80,8 @@ func New(cidr string) (*Allocator, error) {
 // Prefix is the range.
 func (a *Allocator) Prefix() netip.Prefix { return a.prefix }
 
-// Capacity is the number of usable addresses (the range minus network
-// address and gateway), capped at 2^20 for huge ranges: the node's pod
+// Capacity is the number of usable addresses (the range minus network,
+// gateway and IPv4 broadcast addresses), capped at 2^20 for huge ranges: the node's pod
 // capacity.
 func (a *Allocator) Capacity() int { return a.size }
 

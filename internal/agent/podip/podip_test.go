@@ -14,8 +14,9 @@ func TestNew(t *testing.T) {
 		capacity int
 		wantErr  bool
 	}{
-		{"10.244.0.0/24", 254, false},
-		{"10.244.0.0/30", 2, false},
+		{"10.244.0.0/24", 253, false},
+		{"10.244.0.0/30", 1, false},
+		{"10.244.0.0/29", 5, false},
 		{"10.244.0.0/31", 0, true},
 		{"10.244.0.0/32", 0, true},
 		{"10.244.0.1/24", 0, true},
@@ -51,12 +52,15 @@ func TestAllocate(t *testing.T) {
 			{"allocate", "b", "10.0.0.3", nil},
 			{"allocate", "a", "10.0.0.2", nil}, // same pod, same IP
 		}},
-		{"full", "10.0.0.0/30", []step{
+		{"full", "10.0.0.0/29", []step{
 			{"allocate", "a", "10.0.0.2", nil},
 			{"allocate", "b", "10.0.0.3", nil},
-			{"allocate", "c", "", ErrFull},
+			{"allocate", "c", "10.0.0.4", nil},
+			{"allocate", "d", "10.0.0.5", nil},
+			{"allocate", "e", "10.0.0.6", nil},
+			{"allocate", "f", "", ErrFull},
 			{"release", "a", "", nil},
-			{"allocate", "c", "10.0.0.2", nil},
+			{"allocate", "f", "10.0.0.2", nil},
 		}},
 		{"released IP not reused at once", "10.0.0.0/24", []step{
 			{"allocate", "a", "10.0.0.2", nil},
@@ -75,16 +79,16 @@ func TestAllocate(t *testing.T) {
 			{"reserve", "a", "10.0.1.2", ErrNotInRange},
 			{"reserve", "a", "10.0.0.0", ErrNotInRange},
 			{"reserve", "a", "10.0.0.1", ErrNotInRange},
-			{"reserve", "a", "10.0.0.255", nil},
+			{"reserve", "a", "10.0.0.255", ErrNotInRange}, // broadcast
+			{"reserve", "a", "10.0.0.254", nil},
 		}},
 		{"wraps", "10.0.0.0/29", []step{
-			{"reserve", "x", "10.0.0.7", nil},
+			{"reserve", "x", "10.0.0.6", nil},
 			{"allocate", "a", "10.0.0.2", nil},
 			{"release", "a", "", nil},
 			{"allocate", "b", "10.0.0.3", nil},
 			{"allocate", "c", "10.0.0.4", nil},
 			{"allocate", "d", "10.0.0.5", nil},
-			{"allocate", "e", "10.0.0.6", nil},
 			{"allocate", "f", "10.0.0.2", nil},
 			{"allocate", "g", "", ErrFull},
 		}},
