@@ -4,6 +4,7 @@ package podexec
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -73,7 +74,7 @@ func run(t *testing.T, cmd *exec.Cmd) (string, string, int) {
 	cmd.Stdout, cmd.Stderr = &out, &errOut
 	err := cmd.Run()
 	code := 0
-	if ee, ok := err.(*exec.ExitError); ok {
+	if ee := (*exec.ExitError)(nil); errors.As(err, &ee) {
 		code = ee.ExitCode()
 	} else if err != nil {
 		t.Fatal(err)
@@ -82,6 +83,7 @@ func run(t *testing.T, cmd *exec.Cmd) (string, string, int) {
 }
 
 func self(t *testing.T, dir string, argv ...string) *exec.Cmd {
+	t.Helper()
 	return Command(t.Context(), []string{os.Args[0]}, dir, argv)
 }
 

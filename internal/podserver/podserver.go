@@ -141,7 +141,9 @@ func (s *Server) Serve(ctx context.Context, l net.Listener) error {
 		// Exec sessions are hijacked connections Shutdown does not wait
 		// for; their contexts (BaseContext) end with ctx.
 		_ = hs.Close()
-		<-errc
+		if err := <-errc; !errors.Is(err, http.ErrServerClosed) {
+			return err
+		}
 		return nil
 	}
 }
