@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -168,6 +169,15 @@ func TestKubectl(t *testing.T) {
 			if code != 0 || !strings.HasPrefix(out, "10.244.0.7") {
 				t.Errorf("exec getent: exit %d, stdout %q, stderr %q", code, out, errOut)
 			}
+			// Round trip of a trivial command, kubectl start-up included.
+			const n = 5
+			start := time.Now()
+			for range n {
+				if _, errOut, code := run(proto.env, "", "exec", "-n", "ns1", "web", "--", "true"); code != 0 {
+					t.Fatalf("exec true: exit %d, stderr %q", code, errOut)
+				}
+			}
+			t.Logf("kubectl exec -- true over %s: %v per run (mean of %d)", proto.name, time.Since(start)/n, n)
 			out, errOut, code = run(proto.env, "hello\n", "exec", "-i", "-n", "ns1", "web", "--", "sh", "-c", "cat; echo oops >&2; exit 3")
 			if code != 3 || out != "hello\n" || !strings.Contains(errOut, "oops") {
 				t.Errorf("exec stdin/exit: exit %d, stdout %q, stderr %q", code, out, errOut)
