@@ -10,6 +10,8 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+
+	"github.com/dnsplane/dnsplane/internal/podexec"
 )
 
 func main() {
@@ -37,6 +39,11 @@ func (e *exitError) Error() string { return e.msg }
 
 // run executes the command line and returns the process exit status.
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	if len(args) > 0 && args[0] == podexec.Subcommand {
+		// Not a cobra command: its arguments after "--" are the
+		// command's, flags included, and it is nobody's to see in help.
+		return runPodexec(args[1:], stderr)
+	}
 	cmd := newRootCommand(stdin, stdout, stderr)
 	cmd.SetArgs(args)
 	err := cmd.ExecuteContext(ctx)

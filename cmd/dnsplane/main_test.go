@@ -8,13 +8,21 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/dnsplane/dnsplane/internal/podexec"
 )
+
+// asDnsplaneEnv=1 makes the test binary run its arguments as dnsplane
+// would, for commands that must run in their own process (exec replaces
+// it).
+const asDnsplaneEnv = "DNSPLANE_TEST_AS_BINARY"
 
 // TestMain lets the test binary stand in for dnsplane when `up` re-runs
 // itself as the etcd member or the operator as its Corefile dry load
 // (os.Executable is the test binary here).
 func TestMain(m *testing.M) {
-	if len(os.Args) > 1 && (os.Args[1] == etcdMemberCommand || os.Args[1] == corefileCheckCommand) {
+	if len(os.Args) > 1 && (os.Args[1] == etcdMemberCommand || os.Args[1] == corefileCheckCommand || os.Args[1] == podexec.Subcommand ||
+		os.Getenv(asDnsplaneEnv) == "1") {
 		os.Exit(run(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 	}
 	os.Exit(m.Run())

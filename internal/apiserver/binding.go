@@ -203,6 +203,12 @@ func (s *Server) serveSubresource(w http.ResponseWriter, r *http.Request, res *R
 		return s.binding(w, r, res, info)
 	case "scale":
 		return s.scale(w, r, res, info)
+	case "exec":
+		return s.podExec(w, r, res, info)
+	case "attach":
+		return s.podAttach(w, r, res, info)
+	case "log":
+		return s.podLog(w, r, res, info)
 	}
 	return errNotFoundPath()
 }

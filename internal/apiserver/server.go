@@ -2,6 +2,7 @@ package apiserver
 
 import (
 	"context"
+	"crypto/tls"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -65,6 +66,11 @@ type Config struct {
 	// have when decoded applies.
 	MaxObjectBytes int
 	Now            func() time.Time
+
+	// KubeletTLS is how the API server dials node agents for pods/exec:
+	// its client certificate (pki.EnsureKubeletClient) and the CA that
+	// signs the agents' serving certificates. nil = pods/exec answers 503.
+	KubeletTLS *tls.Config
 
 	// Limits are the request limits Handler enforces (max in flight,
 	// request timeout); nil = DefaultLimits().

@@ -29,9 +29,6 @@ type unservedEntry struct {
 // dnsplane comes to serve must leave this table:
 // TestUnservedIsNotServed fails while both have it.
 var unservedAPIs = []unservedEntry{
-	{"", "pods", "log", "there are no containers, so there are no logs"},
-	{"", "pods", "exec", "there are no containers to run commands in"},
-	{"", "pods", "attach", "there are no containers to attach to"},
 	{"", "pods", "portforward", "there are no containers to forward ports to"},
 	{"", "pods", "proxy", "no pod runs, so there is nothing to proxy to"},
 	{"", "pods", "eviction", "no pod runs, so there is nothing to evict; delete the pod instead"},

@@ -16,9 +16,6 @@ func TestUnservedFor(t *testing.T) {
 		path string
 		want string // "" when the path is not in the table
 	}{
-		{"/api/v1/namespaces/ns/pods/x/log", "pods/log"},
-		{"/api/v1/namespaces/ns/pods/x/exec", "pods/exec"},
-		{"/api/v1/namespaces/ns/pods/x/attach", "pods/attach"},
 		{"/api/v1/namespaces/ns/pods/x/portforward", "pods/portforward"},
 		{"/api/v1/namespaces/ns/pods/x/proxy/healthz", "pods/proxy"},
 		{"/api/v1/namespaces/ns/pods/x/eviction", "pods/eviction"},
@@ -34,6 +31,9 @@ func TestUnservedFor(t *testing.T) {
 
 		{"/api/v1/namespaces/ns/pods/x", ""},
 		{"/api/v1/namespaces/ns/pods/x/status", ""},
+		{"/api/v1/namespaces/ns/pods/x/log", ""}, // served: podproxy.go
+		{"/api/v1/namespaces/ns/pods/x/exec", ""},
+		{"/api/v1/namespaces/ns/pods/x/attach", ""},
 		{"/api/v1/namespaces/ns/pods", ""},
 		{"/api/v1/namespaces/ns/pods/log", ""}, // the pod named log
 		{"/api/v1/namespaces/log", ""},
@@ -81,10 +81,8 @@ func TestUnservedStatus(t *testing.T) {
 		method, path string
 		message      string
 	}{
-		{http.MethodGet, "/api/v1/namespaces/default/pods/x/log?container=main",
-			"dnsplane does not serve pods/log: there are no containers, so there are no logs (docs/apiserver.md#what-is-not-served)"},
-		{http.MethodPost, "/api/v1/namespaces/default/pods/x/exec?command=ls",
-			"dnsplane does not serve pods/exec: there are no containers to run commands in (docs/apiserver.md#what-is-not-served)"},
+		{http.MethodGet, "/api/v1/namespaces/default/pods/x/portforward?ports=80",
+			"dnsplane does not serve pods/portforward: there are no containers to forward ports to (docs/apiserver.md#what-is-not-served)"},
 		{http.MethodPost, "/api/v1/namespaces/default/serviceaccounts/sa/token",
 			"dnsplane does not serve serviceaccounts/token: it issues no service account tokens; clients authenticate with the bearer tokens of tokens.csv and --token-auth-file, or with client certificates (docs/apiserver.md#what-is-not-served)"},
 		{http.MethodPost, "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews",

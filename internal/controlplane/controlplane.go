@@ -162,12 +162,16 @@ func Start(ctx context.Context, c Config) (*ControlPlane, error) {
 	if err != nil {
 		return fail(err)
 	}
+	agents, err := kubeletTLS(filepath.Join(c.DataDir, "pki"), bundle)
+	if err != nil {
+		return fail(fmt.Errorf("certificates: %w", err))
+	}
 	maxObject := 0
 	if len(c.EtcdServers) == 0 {
 		maxObject = apiserver.EmbeddedEtcdMaxObjectBytes
 	}
 	srv, err := apiserver.New(apiserver.Config{Store: store, ServiceIPs: ips, ClusterDomain: c.ClusterDomain, Gates: c.Gates, Authenticator: authenticator,
-		Logger: log, SecurePort: port, BookmarkInterval: c.BookmarkInterval, Limits: c.Limits, MaxObjectBytes: maxObject})
+		Logger: log, SecurePort: port, BookmarkInterval: c.BookmarkInterval, Limits: c.Limits, MaxObjectBytes: maxObject, KubeletTLS: agents})
 	if err != nil {
 		return fail(err)
 	}

@@ -77,6 +77,12 @@ func subresource(r Resource, name string) (kind schema.GroupVersionKind, verbs [
 		return schema.GroupVersionKind{Group: "autoscaling", Version: "v1", Kind: "Scale"}, statusVerbs, true
 	case "binding":
 		return schema.GroupVersionKind{Version: "v1", Kind: "Binding"}, []string{"create"}, true
+	case "exec":
+		return schema.GroupVersionKind{Version: "v1", Kind: "PodExecOptions"}, []string{"create", "get"}, true
+	case "attach":
+		return schema.GroupVersionKind{Version: "v1", Kind: "PodAttachOptions"}, []string{"create", "get"}, true
+	case "log":
+		return schema.GroupVersionKind{Version: "v1", Kind: "Pod"}, []string{"get"}, true
 	}
 	return schema.GroupVersionKind{}, nil, false
 }

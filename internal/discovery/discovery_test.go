@@ -404,7 +404,7 @@ func TestDiscoveryClientGo(t *testing.T) {
 					!slices.Equal(r.ShortNames, res.ShortNames) || !slices.Equal(r.Verbs, res.Verbs) || !slices.Equal(r.Categories, res.Categories) {
 					t.Errorf("%v = %+v", gvr, r)
 				}
-				for _, name := range []string{"status", "scale", "binding"} {
+				for _, name := range []string{"status", "scale", "binding", "exec", "attach", "log"} {
 					if _, ok := got[res.GVK.GroupVersion().WithResource(res.Plural+"/"+name)]; ok != res.HasSubresource(name) {
 						t.Errorf("%v/%s listed = %v", gvr, name, ok)
 					}
@@ -461,6 +461,10 @@ func TestScaleAndBindingDiscovery(t *testing.T) {
 		"deployments/scale":            {Name: "deployments/scale", Namespaced: true, Group: "autoscaling", Version: "v1", Kind: "Scale", Verbs: []string{"get", "patch", "update"}},
 		"replicationcontrollers/scale": {Name: "replicationcontrollers/scale", Namespaced: true, Group: "autoscaling", Version: "v1", Kind: "Scale", Verbs: []string{"get", "patch", "update"}},
 		"pods/binding":                 {Name: "pods/binding", Namespaced: true, Kind: "Binding", Verbs: []string{"create"}},
+		// As kube-apiserver lists them.
+		"pods/exec":   {Name: "pods/exec", Namespaced: true, Kind: "PodExecOptions", Verbs: []string{"create", "get"}},
+		"pods/attach": {Name: "pods/attach", Namespaced: true, Kind: "PodAttachOptions", Verbs: []string{"create", "get"}},
+		"pods/log":    {Name: "pods/log", Namespaced: true, Kind: "Pod", Verbs: []string{"get"}},
 	} {
 		got := byName[name]
 		if got.Name != want.Name || got.Group != want.Group || got.Version != want.Version || got.Kind != want.Kind || !slices.Equal(got.Verbs, want.Verbs) {

@@ -45,8 +45,14 @@ func newCA(now time.Time, validity time.Duration) (keyPair, error) {
 }
 
 func newServingCert(ca keyPair, sans subjectAltNames, now time.Time, validity time.Duration) (keyPair, error) {
+	return newServingCertFor(ca, "dnsplane-apiserver", sans, now, validity)
+}
+
+// newServingCertFor is a serving certificate whose common name says whose
+// it is.
+func newServingCertFor(ca keyPair, cn string, sans subjectAltNames, now time.Time, validity time.Duration) (keyPair, error) {
 	tmpl := &x509.Certificate{
-		Subject:     pkix.Name{CommonName: "dnsplane-apiserver"},
+		Subject:     pkix.Name{CommonName: cn},
 		NotBefore:   now.Add(-clockSkew),
 		NotAfter:    notAfter(ca.cert, now.Add(validity)),
 		KeyUsage:    x509.KeyUsageDigitalSignature,

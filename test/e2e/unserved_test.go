@@ -20,10 +20,12 @@ func TestKubectlUnserved(t *testing.T) {
 		args []string
 		want run
 	}{
+		// Served, but say why there is nothing (docs/apiserver.md, "Exec,
+		// attach and log").
 		{[]string{"logs", "x"},
-			failed("Error from server (NotFound): dnsplane does not serve pods/log: there are no containers, so there are no logs" + doc)},
+			failed("Error from server (BadRequest): dnsplane runs no containers: pod " + ns + "/x has no logs; use `dnsplane exec` or `kubectl exec` to run a command with the pod's DNS files")},
 		{[]string{"exec", "x", "--", "ls"},
-			failed("Error from server (NotFound): dnsplane does not serve pods/exec: there are no containers to run commands in" + doc)},
+			failed("Error from server (BadRequest): pod x does not have a host assigned")},
 		{[]string{"auth", "can-i", "get", "pods"},
 			failed("Error from server (NotFound): dnsplane does not serve selfsubjectaccessreviews.authorization.k8s.io: there is no authorization, and every authenticated user may do everything" + doc)},
 		{[]string{"create", "token", "robot"},

@@ -1,0 +1,96 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"syscall"
+
+	"github.com/spf13/cobra"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/dnsplane/dnsplane/internal/podexec"
+)
+
+// execPodexec replaces this process with `dnsplane __podexec DIR -- CMD…`,
+// so the command's exit status is dnsplane exec's.
+var execPodexec = func(argv []string) error {
+	return syscall.Exec("/proc/self/exe", argv, os.Environ())
+}
+
+func newExecCommand() *cobra.Command {
+	var namespace, kubeconfig, dataDir, stateDir string
+	cmd := &cobra.Command{
+		Use:   "exec [-n NAMESPACE] POD -- COMMAND [ARG...]",
+		Short: "Run a command with a pod's resolv.conf and hosts on /etc",
+		Long: `Run a command on this machine with the pod's DNS files, as its node's agent
+wrote them, bind-mounted read-only on /etc/resolv.conf and /etc/hosts in a
+private mount namespace: what a container of the pod would resolve. Needs
+root on Linux. The exit status is the command's.
+
+The pod is read through the API (--kubeconfig, or <data-dir>/kubeconfig with
+--data-dir, else kubectl's default); its files from the agent's state dir
+(--state-dir, else <data-dir>/agent with --data-dir, else
+/var/lib/dnsplane/agent).`,
+		Example: `  dnsplane exec -n ns1 web -- cat /etc/resolv.conf
+  sudo dnsplane exec --data-dir ~/.dnsplane web -- getent hosts kubernetes.default`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if dash := cmd.ArgsLenAtDash(); dash != 1 || len(args) < 2 {
+				return &exitError{code: exitUsage, msg: "want POD -- COMMAND [ARG...]"}
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if runtime.GOOS != "linux" {
+				return &exitError{code: podexec.ExitCannotRun, msg: podexec.Enter("").Error()}
+			}
+			rules := clientcmd.NewDefaultClientConfigLoadingRules()
+			switch {
+			case kubeconfig != "":
+				rules.ExplicitPath = kubeconfig
+			case dataDir != "":
+				rules.ExplicitPath = filepath.Join(dataDir, "kubeconfig")
+			}
+			cc := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{})
+			if namespace == "" {
+				ns, _, err := cc.Namespace()
+				if err != nil {
+					return &exitError{code: exitUsage, msg: err.Error()}
+				}
+				namespace = ns
+			}
+			cfg, err := cc.ClientConfig()
+			if err != nil {
+				return &exitError{code: exitUsage, msg: err.Error()}
+			}
+			client, err := kubernetes.NewForConfig(cfg)
+			if err != nil {
+				return &exitError{code: exitUsage, msg: err.Error()}
+			}
+			dir, err := podexec.FindPodDir(cmd.Context(), client, podexec.StateDirFor(stateDir, dataDir), namespace, args[0])
+			if err != nil {
+				return &exitError{code: exitInvalid, msg: err.Error()}
+			}
+			argv := append([]string{os.Args[0], podexec.Subcommand, dir, "--"}, args[1:]...)
+			err = execPodexec(argv)
+			return &exitError{code: podexec.ExitCannotRun, msg: fmt.Sprintf("running %s: %v", podexec.Subcommand, err)}
+		},
+	}
+	f := cmd.Flags()
+	f.StringVarP(&namespace, "namespace", "n", "", "the pod's namespace (default: the kubeconfig context's, else default)")
+	f.StringVar(&kubeconfig, "kubeconfig", "", "kubeconfig to reach the API server (default: <data-dir>/kubeconfig with --data-dir, else as kubectl)")
+	f.StringVar(&dataDir, "data-dir", "", "dnsplane up's data dir: its kubeconfig, and its agent's state dir <data-dir>/agent")
+	f.StringVar(&stateDir, "state-dir", "", "the node agent's --state-dir (default: <data-dir>/agent with --data-dir, else "+podexec.DefaultStateDir+")")
+	return cmd
+}
+
+// runPodexec is the hidden `dnsplane __podexec DIR -- COMMAND…` that
+// dnsplane exec and the agent's exec server start: it returns only when
+// the command could not be run.
+func runPodexec(args []string, stderr interface{ Write([]byte) (int, error) }) int {
+	code, err := podexec.Main(args)
+	fmt.Fprintln(stderr, "error:", err)
+	return code
+}

@@ -1,0 +1,61 @@
+package podexec
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/dnsplane/dnsplane/internal/podfiles"
+)
+
+// DefaultStateDir is the agent's state dir when neither --state-dir nor
+// --data-dir says otherwise.
+const DefaultStateDir = "/var/lib/dnsplane/agent"
+
+// StateDirFor is the agent state dir `dnsplane exec` reads: stateDir when
+// set, else <dataDir>/agent (where `dnsplane up` runs its agent), else
+// DefaultStateDir.
+func StateDirFor(stateDir, dataDir string) string {
+	switch {
+	case stateDir != "":
+		return stateDir
+	case dataDir != "":
+		return filepath.Join(dataDir, "agent")
+	}
+	return DefaultStateDir
+}
+
+// FindPodDir looks the pod up through the API and returns its directory
+// under stateDir, with both files present. The errors say what is wrong in
+// the user's terms: no such pod, being deleted, or no files yet.
+func FindPodDir(ctx context.Context, c kubernetes.Interface, stateDir, namespace, name string) (string, error) {
+	pod, err := c.CoreV1().Pods(namespace).Get(ctx, name, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return "", fmt.Errorf("pod %s/%s not found", namespace, name)
+	}
+	if err != nil {
+		return "", fmt.Errorf("getting pod %s/%s: %w", namespace, name, err)
+	}
+	if pod.DeletionTimestamp != nil {
+		return "", fmt.Errorf("pod %s/%s is being deleted", namespace, name)
+	}
+	dir := podfiles.Dir(stateDir, namespace, name, pod.UID)
+	if err := CheckFiles(dir); err != nil {
+		what := "files"
+		var pe *os.PathError
+		if errors.As(err, &pe) && errors.Is(err, os.ErrNotExist) {
+			what = filepath.Base(pe.Path)
+		}
+		if pod.Spec.NodeName == "" {
+			return "", fmt.Errorf("pod %s/%s has no %s yet: it is not scheduled to a node (spec.nodeName is empty)", namespace, name, what)
+		}
+		return "", fmt.Errorf("pod %s/%s has no %s yet in %s: is its node's agent running? (spec.nodeName=%s)", namespace, name, what, stateDir, pod.Spec.NodeName)
+	}
+	return dir, nil
+}

@@ -1,0 +1,105 @@
+// Package podexec runs a command with a pod's DNS files in place: in a
+// private mount namespace where the pod's resolv.conf and hosts, as the node
+// agent writes them (internal/podfiles), are bind-mounted read-only on
+// /etc/resolv.conf and /etc/hosts, the way kubelet bind-mounts them into a
+// container. Nothing else is isolated: the command sees the host's
+// processes, network and files otherwise.
+//
+// A Go program cannot safely unshare a mount namespace for a child it
+// starts with os/exec and then mount inside it, so the work happens in a
+// hidden subcommand of the dnsplane binary (Subcommand): it unshares the
+// mount namespace on its locked thread, makes every mount private so nothing
+// propagates back to the host, bind-mounts the files and execs the command.
+// `dnsplane exec` execs that subcommand in place; the agent's exec server
+// starts it as a child with pipes (Command).
+package podexec
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+
+	"github.com/dnsplane/dnsplane/internal/podfiles"
+)
+
+// Subcommand is the hidden dnsplane subcommand: `dnsplane __podexec DIR --
+// CMD [ARG...]`.
+const Subcommand = "__podexec"
+
+// ErrNeedsRoot is wrapped by the errors of Enter when the process may not
+// create a mount namespace or mount (not Linux, or not root).
+var ErrNeedsRoot = errors.New("dnsplane exec needs root on Linux")
+
+// Exit statuses of the subcommand when it cannot run the command, as
+// shells and container runtimes use them.
+const (
+	ExitCannotRun = 126 // found but not executable, or set-up failed
+	ExitNotFound  = 127 // no such command
+)
+
+// CheckFiles reports whether dir holds both of the pod's files; the error
+// names the first one missing.
+func CheckFiles(dir string) error {
+	for _, name := range []string{podfiles.ResolvConf, podfiles.Hosts} {
+		fi, err := os.Stat(filepath.Join(dir, name))
+		if err != nil {
+			return err
+		}
+		if !fi.Mode().IsRegular() {
+			return fmt.Errorf("%s is not a regular file", filepath.Join(dir, name))
+		}
+	}
+	return nil
+}
+
+// Command returns the command that runs argv with dir's files in place:
+// prefix (the argv that starts dnsplane, e.g. /proc/self/exe) followed by
+// Subcommand, dir, "--" and argv.
+func Command(ctx context.Context, prefix []string, dir string, argv []string) *exec.Cmd {
+	args := append([]string{}, prefix[1:]...)
+	args = append(args, Subcommand, dir, "--")
+	args = append(args, argv...)
+	return exec.CommandContext(ctx, prefix[0], args...)
+}
+
+// DefaultPrefix is the argv prefix that starts the running dnsplane binary
+// again: /proc/self/exe, which stays right when the binary was replaced
+// on disk.
+func DefaultPrefix() []string { return []string{"/proc/self/exe"} }
+
+// ParseArgs splits the subcommand's arguments: DIR -- CMD [ARG...].
+func ParseArgs(args []string) (dir string, argv []string, err error) {
+	if len(args) < 3 || args[1] != "--" || args[0] == "" {
+		return "", nil, fmt.Errorf("usage: dnsplane %s DIR -- COMMAND [ARG...]", Subcommand)
+	}
+	return args[0], args[2:], nil
+}
+
+// Main is the subcommand: it enters a mount namespace with dir's files on
+// /etc and execs argv, so it returns only on failure, with the status to
+// exit with and the error to print.
+func Main(args []string) (int, error) {
+	dir, argv, err := ParseArgs(args)
+	if err != nil {
+		return 2, err
+	}
+	if err := CheckFiles(dir); err != nil {
+		return ExitCannotRun, fmt.Errorf("pod files: %w", err)
+	}
+	if err := Enter(dir); err != nil {
+		return ExitCannotRun, err
+	}
+	// Looked up after the mounts, in the environment the command gets.
+	path, err := exec.LookPath(argv[0])
+	if err != nil {
+		return ExitNotFound, err
+	}
+	err = execve(path, argv, os.Environ())
+	if errors.Is(err, os.ErrNotExist) {
+		return ExitNotFound, fmt.Errorf("exec %s: %w", argv[0], err)
+	}
+	return ExitCannotRun, fmt.Errorf("exec %s: %w", argv[0], err)
+}
