@@ -4,6 +4,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/dnsplane/dnsplane/internal/controlplane"
+	"github.com/dnsplane/dnsplane/internal/controlplane/agentrole"
 	"github.com/dnsplane/dnsplane/internal/controlplane/dnsroles"
 	"github.com/dnsplane/dnsplane/internal/controlplane/operatorrole"
 )
@@ -21,6 +22,11 @@ const defaultServiceRange = "10.96.0.0/12"
 // changes. Without the privilege to bind port 53 (or with it taken), `up`
 // on its defaults moves to the fallbacks rather than failing the quick
 // start, and says that pods' resolv.conf files cannot reach them.
+// defaultNodeName is the Node `up`'s agent registers: fixed rather than
+// the host name (kubelet's default), so that manifests in docs/ and
+// examples/ can name it in spec.nodeName, as kind and minikube name theirs.
+const defaultNodeName = "dnsplane"
+
 const (
 	defaultDNSListen        = "127.0.10.10:53"
 	fallbackDNSListen       = "127.0.0.1:10053"
@@ -38,13 +44,15 @@ type upFlags struct {
 	optionCode      uint
 	upstreams       []string
 	resolvConf      string
+	nodeName        string
+	podCIDR         string
 }
 
 func newUpCommand() *cobra.Command {
 	var u upFlags
 	cmd := &cobra.Command{
 		Use:   "up",
-		Short: "Run dnsplane on this machine: API server, cluster DNS and node cache",
+		Short: "Run dnsplane on this machine: API server, DNS operator, cluster DNS, node cache and node agent",
 		Long: `Run dnsplane on this machine with an embedded etcd in --data-dir:
 the API server, the cluster DNS (CoreDNS with the kubernetes plugin reading
 the API server, and searchexpand for ClusterFirstWithAutopath names) on
@@ -69,7 +77,9 @@ port is taken) and its flag was not given, it listens on 127.0.0.1:10053
 	f.StringVar(&u.clusterDomain, "cluster-domain", "cluster.local", "cluster domain")
 	f.UintVar(&u.optionCode, "option-code", 65534, "EDNS0 search list option code (65001-65534)")
 	f.StringSliceVar(&u.upstreams, "upstream", nil, "ADDR[:PORT],... upstream resolvers (wins over --upstream-resolv-conf)")
-	f.StringVar(&u.resolvConf, "upstream-resolv-conf", "/etc/resolv.conf", "resolv.conf with the node's upstream nameservers and host search list")
+	f.StringVar(&u.resolvConf, "upstream-resolv-conf", "/etc/resolv.conf", "resolv.conf with the node's upstream nameservers and host search list (also the agent's --resolv-conf)")
+	f.StringVar(&u.nodeName, "node-name", defaultNodeName, "the Node the agent registers; pods reach it through spec.nodeName")
+	f.StringVar(&u.podCIDR, "pod-cidr", "10.244.0.0/24", "the node's pod CIDR, where the agent gives pods their IPs")
 	return cmd
 }
 
@@ -116,5 +126,17 @@ func (u *upFlags) run(cmd *cobra.Command) error {
 	}
 	op := operatorrole.New(operatorrole.Config{ServiceRange: serviceRange, Render: ro, Checker: checker, Instances: dnsRoles.ClusterDNS()})
 	c.Roles = append([]controlplane.Role{op}, c.Roles...)
+	// The agent comes last: pods' resolv.conf names the node cache and
+	// then the cluster DNS where they ended up serving (docs/agent.md).
+	c.Roles = append(c.Roles, agentrole.New(agentrole.Config{
+		NodeName: u.nodeName, ClusterDomain: u.clusterDomain, ResolvConf: u.resolvConf, PodCIDR: u.podCIDR,
+		DNS: func() []string {
+			var addrs []string
+			if nc := dnsRoles.NodeCacheListen(); nc != "" {
+				addrs = append(addrs, nc)
+			}
+			return append(addrs, dnsRoles.Listen())
+		},
+	}))
 	return runControlPlane(cmd, c)
 }

@@ -42,6 +42,11 @@ type Cluster struct {
 	URL        string // https:// address of the API server
 	Kubeconfig string // the admin kubeconfig
 	Logger     *slog.Logger
+	// DataDir is --data-dir, where roles keep their state.
+	DataDir string
+	// PKI is the cluster CA, for roles that serve what the API server
+	// dials (the node agent's exec server).
+	PKI *pki.Bundle
 }
 
 // Role is a set of components with configuration of its own: the DNS
@@ -65,6 +70,8 @@ type ControlPlane struct {
 	Server *apiserver.Server
 
 	log     *slog.Logger
+	pki     *pki.Bundle
+	dataDir string
 	roles   []Role
 	closers []func() error
 
@@ -152,6 +159,7 @@ func Start(ctx context.Context, c Config) (*ControlPlane, error) {
 	if err != nil {
 		return fail(fmt.Errorf("certificates: %w", err))
 	}
+	cp.pki, cp.dataDir = bundle, c.DataDir
 	cp.URL = "https://" + net.JoinHostPort(advertisedHost(c.BindAddress), strconv.Itoa(port))
 	kubeconfig, tokenFile, err := pki.EnsureAdmin(c.DataDir, cp.URL, bundle)
 	if err != nil {
@@ -214,7 +222,7 @@ func Start(ctx context.Context, c Config) (*ControlPlane, error) {
 
 // cluster is what components need to reach the API server.
 func (cp *ControlPlane) cluster() Cluster {
-	return Cluster{URL: cp.URL, Kubeconfig: cp.Kubeconfig, Logger: cp.log}
+	return Cluster{URL: cp.URL, Kubeconfig: cp.Kubeconfig, Logger: cp.log, DataDir: cp.dataDir, PKI: cp.pki}
 }
 
 // launch runs comp in the group with a context of its own, so that Stop

@@ -49,6 +49,10 @@ type ClusterDNSOptions struct {
 	// empty accepts it from any client, and TrustNone alone from none.
 	// NodeCacheTrusted gives what `dnsplane up` uses.
 	Trusted []string
+	// HostSearch is the node's host search list, which searchexpand tries
+	// after the derived list for autopath queries without a usable option
+	// (`host_search`), as CoreDNS's autopath appends its own resolv.conf's.
+	HostSearch []string
 	// CacheTTL is the cache's maximum TTL in seconds; 0 means 30.
 	CacheTTL int
 	// DenialTTL is the maximum TTL of cached negative answers (NXDOMAIN,
@@ -230,6 +234,9 @@ func clusterDNSModel(o ClusterDNSOptions) (Corefile, error) {
 	expand := Plugin{Name: "searchexpand", Args: []string{cd}, Block: []Directive{{Name: "code", Args: []string{strconv.Itoa(int(code))}}}}
 	if len(trusted) > 0 {
 		expand.Block = append(expand.Block, Directive{Name: "trusted", Args: trusted})
+	}
+	if len(o.HostSearch) > 0 {
+		expand.Block = append(expand.Block, Directive{Name: "host_search", Args: o.HostSearch})
 	}
 	ps = append(ps, expand,
 		Plugin{Name: "kubernetes", Args: []string{cd, "in-addr.arpa", "ip6.arpa"}, Block: append(kube,

@@ -290,3 +290,23 @@ func TestNodeCacheTrusted(t *testing.T) {
 		t.Errorf("ForwardSource([::1]:10053) = %s, want ::1", a)
 	}
 }
+
+// TestClusterDNSHostSearch: the host search list reaches searchexpand's
+// host_search, and nothing is written without one.
+func TestClusterDNSHostSearch(t *testing.T) {
+	base := ClusterDNSOptions{Listen: "127.0.0.1:10053", Upstreams: []string{"192.0.2.53"}, Kubeconfig: "/k"}
+	text, err := ClusterDNS(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(text, "host_search") {
+		t.Errorf("host_search without a host search list:\n%s", text)
+	}
+	base.HostSearch = []string{"corp.example", "example.net"}
+	if text, err = ClusterDNS(base); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(text, "host_search corp.example example.net\n") {
+		t.Errorf("no host_search line:\n%s", text)
+	}
+}

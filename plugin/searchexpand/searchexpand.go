@@ -62,6 +62,14 @@ type SearchExpand struct {
 	// later ones are dropped from the list. The bare name is tried on top.
 	// 0 means DefaultMaxForwarded.
 	MaxForwarded int
+	// HostSearch is appended to the derived list of queries without a
+	// usable option: the host search list of the cluster DNS's node, as
+	// CoreDNS's autopath appends its own resolv.conf's. A pod whose node
+	// cache is down, or whose resolver also asks the cluster DNS directly
+	// (musl asks every nameserver at once and takes the first answer),
+	// then gets the answer its node cache would give, on nodes with the
+	// same host search list (docs/autopath.md).
+	HostSearch []string
 
 	// cache keeps finished expansions (cache.go); nil disables it.
 	cache *answerCache
@@ -283,7 +291,12 @@ func (s *SearchExpand) searchList(state byte, value []byte, n searchpath.Name) (
 		list, exceeded = s.prune(n.Base, list)
 		return list, "", exceeded
 	}
-	return searchpath.Derived(n.Namespace, n.ClusterDomain), rejected, false
+	derived := searchpath.Derived(n.Namespace, n.ClusterDomain)
+	if len(s.HostSearch) == 0 {
+		return derived, rejected, false
+	}
+	list, exceeded = s.prune(n.Base, append(derived, s.HostSearch...))
+	return list, rejected, exceeded
 }
 
 // prune returns the list the expansion works with, built in place in

@@ -811,3 +811,24 @@ func TestServeDNSTrustNone(t *testing.T) {
 		t.Errorf("option_rejected_total{reason=untrusted} went from %v to %v", before, after)
 	}
 }
+
+// TestServeDNSHostSearch: a query without a usable option (node cache
+// down or bypassed, or musl asking the cluster DNS beside the cache) tries
+// the configured host search domains after the derived list, so it gets
+// the answer the node cache's option would have given.
+func TestServeDNSHostSearch(t *testing.T) {
+	next := &fakeNext{records: testRecords}
+	s := &SearchExpand{Next: next, ClusterDomain: "cluster.local", Code: searchpath.DefaultOptionCode, TrustNone: true,
+		HostSearch: []string{"corp.example", "cluster.local"}}
+	m, asked := expand(t, s, next, "app", nil)
+	want := sorted("app.ns1.svc.cluster.local.", "app.svc.cluster.local.", "app.cluster.local.", "app.corp.example.", "app.")
+	if !slices.Equal(asked, want) {
+		t.Errorf("asked %v, want the derived list, the host search list (a repeat dropped) and the name: %v", asked, want)
+	}
+	if m.Rcode != dns.RcodeSuccess || len(m.Answer) == 0 {
+		t.Fatalf("reply %v, want the answer under corp.example", m)
+	}
+	if c, ok := m.Answer[0].(*dns.CNAME); !ok || c.Target != "app.corp.example." {
+		t.Errorf("first answer %v, want a CNAME to app.corp.example.", m.Answer[0])
+	}
+}

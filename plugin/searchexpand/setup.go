@@ -124,6 +124,21 @@ func parse(c *caddy.Controller) (*config, error) {
 					return nil, fmt.Errorf("max_forwarded %q: want a number of search domains, 1-%d", args[0], searchpath.MaxEntries)
 				}
 				s.MaxForwarded = n
+			case "host_search":
+				args := c.RemainingArgs()
+				if len(args) == 0 {
+					return nil, c.ArgErr()
+				}
+				if len(s.HostSearch)+len(args) > searchpath.MaxEntries {
+					return nil, fmt.Errorf("host_search: at most %d domains", searchpath.MaxEntries)
+				}
+				for _, a := range args {
+					d, err := searchpath.NormalizeDomain(a)
+					if err != nil {
+						return nil, fmt.Errorf("host_search: %w", err)
+					}
+					s.HostSearch = append(s.HostSearch, d)
+				}
 			case "cache_size":
 				args := c.RemainingArgs()
 				if len(args) != 1 {

@@ -3,6 +3,7 @@ package searchexpand
 import (
 	"net/netip"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -126,5 +127,31 @@ func TestSetupRegisters(t *testing.T) {
 	err := setup(caddy.NewTestController("dns", "searchexpand {\nbogus\n}"))
 	if err == nil || !strings.HasPrefix(err.Error(), "plugin/searchexpand:") {
 		t.Fatalf("setup error %v, want a plugin/searchexpand error", err)
+	}
+}
+
+// TestSetupHostSearch: host_search lists the domains appended to the
+// derived list, normalised; repeated lines add up to the option's limit.
+func TestSetupHostSearch(t *testing.T) {
+	for _, tt := range []struct {
+		input, wantErr string
+		want           []string
+	}{
+		{"searchexpand {\nhost_search Corp.Example. example.net\n}", "", []string{"corp.example", "example.net"}},
+		{"searchexpand {\nhost_search a.example\nhost_search b.example\n}", "", []string{"a.example", "b.example"}},
+		{"searchexpand {\nhost_search\n}", "Wrong argument count", nil},
+		{"searchexpand {\nhost_search bad..example\n}", "host_search", nil},
+		{"searchexpand {\nhost_search " + strings.Repeat("d.example ", 33) + "\n}", "host_search: at most 32 domains", nil},
+	} {
+		s, err := parse(caddy.NewTestController("dns", tt.input))
+		if tt.wantErr != "" {
+			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+				t.Errorf("parse(%q) error %v, want one containing %q", tt.input, err, tt.wantErr)
+			}
+			continue
+		}
+		if err != nil || !slices.Equal(s.HostSearch, tt.want) {
+			t.Errorf("parse(%q) = %v, %v; want %v", tt.input, s.HostSearch, err, tt.want)
+		}
 	}
 }

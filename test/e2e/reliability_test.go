@@ -37,8 +37,15 @@ var upRE = regexp.MustCompile(`(?m)^dnsplane is up\n  API server:  (\S+)\n  kube
 // prlimit; nil for none), and waits for its banner.
 func startUp(t *testing.T, dataDir string, wrapper []string, extra ...string) *upServer {
 	t.Helper()
-	dnsAddr := fmt.Sprintf("127.0.0.1:%d", freeUDPTCPPort(t))
-	nodeAddr := fmt.Sprintf("127.0.0.1:%d", freeUDPTCPPort(t))
+	// extra may choose the DNS addresses (the agent tests need port 53).
+	dnsAddr := flagValue(extra, "--dns-listen")
+	if dnsAddr == "" {
+		dnsAddr = fmt.Sprintf("127.0.0.1:%d", freeUDPTCPPort(t))
+	}
+	nodeAddr := flagValue(extra, "--nodecache-listen")
+	if nodeAddr == "" {
+		nodeAddr = fmt.Sprintf("127.0.0.1:%d", freeUDPTCPPort(t))
+	}
 	args := []string{"up", "--data-dir", dataDir, "--secure-port", "0",
 		"--dns-listen", dnsAddr, "--nodecache-listen", nodeAddr}
 	if !slices.Contains(extra, "--upstream") {
@@ -63,6 +70,17 @@ func startUp(t *testing.T, dataDir string, wrapper []string, extra ...string) *u
 	}
 	m := upRE.FindStringSubmatch(out)
 	return &upServer{process: p, DataDir: dataDir, URL: m[1], Kubeconfig: m[2], ClusterDNS: dnsAddr, NodeCache: nodeAddr}
+}
+
+// flagValue is the value of the last "--name value" pair in args, or "".
+func flagValue(args []string, name string) string {
+	v := ""
+	for i := 0; i+1 < len(args); i++ {
+		if args[i] == name {
+			v = args[i+1]
+		}
+	}
+	return v
 }
 
 // freeUDPTCPPort is a port free for both UDP and TCP on 127.0.0.1 a moment ago.

@@ -128,6 +128,7 @@ func (d *Config) clusterCorefile(kubeconfig string) (string, error) {
 		Kubeconfig:    kubeconfig,
 		Upstreams:     d.Upstreams,
 		Trusted:       trusted,
+		HostSearch:    d.HostSearch,
 	})
 	if err != nil {
 		return "", fmt.Errorf("cluster DNS: %w", err)
@@ -254,6 +255,7 @@ func (r *Roles) RenderOptions(logger *slog.Logger) (render.Options, error) {
 		Trusted:         trusted,
 		InProcess:       true,
 		SystemResolvers: d.Upstreams,
+		HostSearch:      d.HostSearch,
 	}, nil
 }
 

@@ -70,6 +70,10 @@ type Options struct {
 	// stands for; empty means /etc/resolv.conf as the forward plugin reads
 	// it. `dnsplane up` sets its --upstream resolvers.
 	SystemResolvers []string
+	// HostSearch is the node's host search list for searchexpand's
+	// host_search (corefile.ClusterDNSOptions.HostSearch); `up` knows it,
+	// a DaemonSet's pods do not.
+	HostSearch []string
 	// Offline renders for a dry load outside the cluster
 	// (coredns.DryLoad from `dnsplane corefile`): the two things only a
 	// cluster DNS pod has are replaced. Without a Kubeconfig the
@@ -183,6 +187,7 @@ func Corefile(spec *operatorv1.DNSSpec, o Options) ([]byte, []Skipped, error) {
 		Forward:       forwardOptions(ur.Policy, ur.TransportConfig, ur.ProtocolStrategy, o),
 		Stubs:         stubs,
 		Trusted:       o.Trusted,
+		HostSearch:    o.HostSearch,
 		// Whole seconds, fractions dropped (the API documents it); the
 		// rules keep both at 1s or more.
 		CacheTTL:   int(positive / time.Second),

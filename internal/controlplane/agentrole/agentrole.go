@@ -1,0 +1,179 @@
+// Package agentrole runs the node agent of `dnsplane up` as a control plane
+// component: the agent (internal/agent) for this machine's node, and beside
+// it the exec server (internal/podserver) that `kubectl exec` reaches
+// through the API server, with a serving certificate from the cluster's CA.
+// It starts after the DNS roles, because the nameservers it writes into
+// pods' resolv.conf files are the addresses they ended up serving on.
+package agentrole
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/netip"
+	"path/filepath"
+	"strconv"
+
+	"golang.org/x/sync/errgroup"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/dnsplane/dnsplane/internal/agent"
+	"github.com/dnsplane/dnsplane/internal/controlplane"
+	"github.com/dnsplane/dnsplane/internal/pki"
+	"github.com/dnsplane/dnsplane/internal/podserver"
+)
+
+// Config is the agent of `up`. Field comments name the flags.
+type Config struct {
+	NodeName      string // --node-name
+	ClusterDomain string // --cluster-domain
+	ResolvConf    string // --upstream-resolv-conf: the node's resolv.conf, $(HOST) of Custom pods
+	PodCIDR       string // --pod-cidr
+	// StateDir holds the pods' files; "" is <data-dir>/agent, where
+	// `dnsplane exec --data-dir` looks.
+	StateDir string
+	// DNS are the addresses (ADDR:PORT) pods are to ask, node cache first,
+	// read once the DNS roles have started (their fallbacks settled).
+	DNS func() []string
+}
+
+// Role is the agent as a control plane role.
+type Role struct{ cfg Config }
+
+// New returns the role for c.
+func New(c Config) *Role { return &Role{cfg: c} }
+
+// StateDir is where the agent writes pods' files for a data dir.
+func StateDir(dataDir string) string { return filepath.Join(dataDir, "agent") }
+
+// Validate implements controlplane.Role.
+func (r *Role) Validate() error {
+	if r.cfg.NodeName == "" {
+		return controlplane.ConfigErrorf("--node-name: must not be empty")
+	}
+	if _, err := netip.ParsePrefix(r.cfg.PodCIDR); err != nil {
+		return controlplane.ConfigErrorf("--pod-cidr %q: want a CIDR such as 10.244.0.0/24", r.cfg.PodCIDR)
+	}
+	if r.cfg.DNS == nil {
+		return errors.New("agent role: no DNS addresses")
+	}
+	return nil
+}
+
+// Components implements controlplane.Role.
+func (r *Role) Components(cl controlplane.Cluster) ([]controlplane.Component, error) {
+	restCfg, err := clientcmd.BuildConfigFromFlags("", cl.Kubeconfig)
+	if err != nil {
+		return nil, fmt.Errorf("agent: reading the admin kubeconfig: %w", err)
+	}
+	kube, err := kubernetes.NewForConfig(restCfg)
+	if err != nil {
+		return nil, fmt.Errorf("agent: %w", err)
+	}
+	stateDir := r.cfg.StateDir
+	if stateDir == "" {
+		stateDir = StateDir(cl.DataDir)
+	}
+	certFile, keyFile, err := pki.EnsureAgentServing(filepath.Join(cl.DataDir, "pki"), cl.PKI, []string{"127.0.0.1"})
+	if err != nil {
+		return nil, fmt.Errorf("agent: %w", err)
+	}
+	cert, err := tls.LoadX509KeyPair(certFile, keyFile)
+	if err != nil {
+		return nil, fmt.Errorf("agent: %w", err)
+	}
+	clientCA := x509.NewCertPool()
+	clientCA.AddCert(cl.PKI.CA)
+	logger := cl.Logger.With("role", "agent")
+	srv, err := podserver.New(podserver.Config{StateDir: stateDir, Pods: podLookup{kube}, ClientCA: clientCA, Cert: cert,
+		Logger: logger.With("server", "exec")})
+	if err != nil {
+		return nil, fmt.Errorf("agent: %w", err)
+	}
+	return []controlplane.Component{&component{
+		cfg: r.cfg, stateDir: stateDir, restCfg: restCfg, srv: srv, logger: logger,
+	}}, nil
+}
+
+// podLookup finds a pod's UID for the exec server through the API.
+type podLookup struct{ kube kubernetes.Interface }
+
+func (l podLookup) PodUID(ctx context.Context, namespace, name string) (types.UID, error) {
+	p, err := l.kube.CoreV1().Pods(namespace).Get(ctx, name, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return "", fmt.Errorf("pod %s/%s: %w", namespace, name, podserver.ErrPodNotFound)
+	}
+	if err != nil {
+		return "", err
+	}
+	return p.UID, nil
+}
+
+// component runs the agent and its exec server.
+type component struct {
+	cfg      Config
+	stateDir string
+	restCfg  *rest.Config
+	srv      *podserver.Server
+	logger   *slog.Logger
+
+	ln    net.Listener
+	agent *agent.Agent
+}
+
+func (c *component) Name() string { return "agent" }
+
+// Start binds the exec server's port (the Node reports it) and builds the
+// agent with the DNS roles' settled addresses.
+func (c *component) Start(context.Context) error {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return fmt.Errorf("agent: exec server: %w", err)
+	}
+	var ips []string
+	for _, addr := range c.cfg.DNS() {
+		ap, err := netip.ParseAddrPort(addr)
+		if err != nil {
+			_ = ln.Close()
+			return fmt.Errorf("agent: DNS address %q: %w", addr, err)
+		}
+		if ap.Port() != 53 {
+			// resolv.conf has no port: pods will ask ap.Addr():53.
+			c.logger.Warn("a DNS server is not on port 53, so resolvers in pods cannot reach it (up needs root for port 53)",
+				"addr", addr)
+		}
+		ips = append(ips, ap.Addr().String())
+	}
+	port := ln.Addr().(*net.TCPAddr).Port
+	a, err := agent.New(agent.Config{
+		Client: c.restCfg, NodeName: c.cfg.NodeName, ClusterDNS: ips, ClusterDomain: c.cfg.ClusterDomain,
+		ResolvConf: c.cfg.ResolvConf, PodCIDR: c.cfg.PodCIDR, StateDir: c.stateDir, NodeIP: "127.0.0.1",
+		DaemonPort: int32(port), //nolint:gosec // a TCP port
+		Logger:     c.logger,
+	})
+	if err != nil {
+		_ = ln.Close()
+		return &controlplane.ConfigError{Err: fmt.Errorf("agent: %w", err)}
+	}
+	c.ln, c.agent = ln, a
+	c.logger.Info("agent", "node", c.cfg.NodeName, "cluster-dns", ips, "state-dir", c.stateDir, "exec-port", strconv.Itoa(port))
+	return nil
+}
+
+// Run runs the agent and the exec server until ctx ends.
+func (c *component) Run(ctx context.Context) error {
+	g, ctx := errgroup.WithContext(ctx)
+	g.Go(func() error { return c.srv.Serve(ctx, c.ln) })
+	g.Go(func() error { return c.agent.Run(ctx) })
+	return g.Wait()
+}
