@@ -180,17 +180,18 @@ func TestUpServesAndStops(t *testing.T) {
 	}
 	// Only the node cache chooses the search list: an option sent straight
 	// to the cluster DNS from another address (127.0.0.2, Linux) is ignored,
-	// so the host search candidate is not tried and the bare name answers.
+	// so its domain is not tried and the cluster DNS's own host search list
+	// (host_search, from --upstream-resolv-conf) answers.
 	if runtime.GOOS == "linux" {
 		forger := &dns.Client{Timeout: 2 * time.Second, Dialer: &net.Dialer{LocalAddr: &net.UDPAddr{IP: net.IPv4(127, 0, 0, 2)}}}
 		m := new(dns.Msg)
 		m.SetQuestion("www.example.org.search.default.cluster.local.ap.k8s.io.", dns.TypeA)
 		m.SetEdns0(1232, false)
-		m.IsEdns0().Option = []dns.EDNS0{&dns.EDNS0_LOCAL{Code: 65534, Data: []byte("default.svc.cluster.local,corp.example")}}
+		m.IsEdns0().Option = []dns.EDNS0{&dns.EDNS0_LOCAL{Code: 65534, Data: []byte("default.svc.cluster.local,forged.example")}}
 		if r, _, err := forger.Exchange(m, dnsAddr); err != nil || len(r.Answer) == 0 {
 			t.Errorf("forged option from 127.0.0.2: %v, %v", r, err)
-		} else if cn, ok := r.Answer[0].(*dns.CNAME); !ok || cn.Target != "www.example.org." {
-			t.Errorf("forged option from 127.0.0.2: answer %v; want a CNAME to the bare name (option ignored)", r.Answer[0])
+		} else if cn, ok := r.Answer[0].(*dns.CNAME); !ok || cn.Target != "www.example.org.corp.example." {
+			t.Errorf("forged option from 127.0.0.2: answer %v; want a CNAME to the host_search candidate (option ignored)", r.Answer[0])
 		}
 	}
 

@@ -172,8 +172,13 @@ func (c *component) Start(context.Context) error {
 
 // Run runs the agent and the exec server until ctx ends.
 func (c *component) Run(ctx context.Context) error {
-	g, ctx := errgroup.WithContext(ctx)
-	g.Go(func() error { return c.srv.Serve(ctx, c.ln) })
-	g.Go(func() error { return c.agent.Run(ctx) })
-	return g.Wait()
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() error { return c.srv.Serve(gctx, c.ln) })
+	g.Go(func() error { return c.agent.Run(gctx) })
+	err := g.Wait()
+	if ctx.Err() != nil {
+		// Stopping: what the agent was doing was cut short on purpose.
+		return nil
+	}
+	return err
 }
