@@ -2,8 +2,10 @@ package main
 
 import (
 	"fmt"
+	"net"
 
 	"github.com/spf13/cobra"
+	"golang.org/x/sync/errgroup"
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/dnsplane/dnsplane/internal/agent"
@@ -15,6 +17,7 @@ func newAgentCommand() *cobra.Command {
 		kubeconfig string
 		logLevel   string
 		daemonPort int
+		exec       execServerFlags
 	)
 	cmd := &cobra.Command{
 		Use:   "agent --kubeconfig FILE --pod-cidr CIDR",
@@ -41,12 +44,28 @@ and finishes its deletion. There are no containers. See docs/agent.md.`,
 			if daemonPort < 0 || daemonPort > 65535 {
 				return &exitError{code: exitUsage, msg: fmt.Sprintf("--daemon-port %d: not a port", daemonPort)}
 			}
+			srv, ln, err := exec.start(cfg, c.StateDir, logger)
+			if err != nil {
+				return err
+			}
+			if ln != nil {
+				daemonPort = ln.Addr().(*net.TCPAddr).Port
+			}
 			c.Client, c.Logger, c.DaemonPort = cfg, logger, int32(daemonPort) //nolint:gosec // range checked above
 			a, err := agent.New(c)
 			if err != nil {
+				if ln != nil {
+					_ = ln.Close()
+				}
 				return &exitError{code: exitUsage, msg: err.Error()}
 			}
-			return a.Run(cmd.Context())
+			if srv == nil {
+				return a.Run(cmd.Context())
+			}
+			g, ctx := errgroup.WithContext(cmd.Context())
+			g.Go(func() error { return srv.Serve(ctx, ln) })
+			g.Go(func() error { return a.Run(ctx) })
+			return g.Wait()
 		},
 	}
 	f := cmd.Flags()
@@ -59,7 +78,8 @@ and finishes its deletion. There are no containers. See docs/agent.md.`,
 	f.StringVar(&c.StateDir, "state-dir", "/var/lib/dnsplane/agent", "where the pods' files are written (<state-dir>/pods/)")
 	f.StringVar(&c.NodeIP, "node-ip", "127.0.0.1", "the Node's InternalIP and the pods' hostIP")
 	f.StringVar(&c.HostsFile, "hosts-file", "/etc/hosts", "the node's hosts file, copied into host-network pods' hosts")
-	f.IntVar(&daemonPort, "daemon-port", 0, "port of the node's exec server, reported as status.daemonEndpoints.kubeletEndpoint.Port (0 = none)")
+	f.IntVar(&daemonPort, "daemon-port", 0, "port of the node's exec server, reported as status.daemonEndpoints.kubeletEndpoint.Port (0 = none; set by --tls-cert-file's server)")
+	exec.register(f)
 	f.Int32Var(&c.LeaseDurationSeconds, "node-lease-duration-seconds", 40, "the node Lease's duration, as kubelet's flag")
 	f.DurationVar(&c.StatusInterval, "node-status-update-frequency", 0, "how often the Node status is written (default 10s), as kubelet's flag")
 	f.StringVar(&logLevel, "log-level", "info", "debug, info, warn or error")

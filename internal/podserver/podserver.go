@@ -25,6 +25,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -61,6 +62,12 @@ type Config struct {
 	// PodexecCommand is the argv prefix that starts dnsplane, to which
 	// `__podexec DIR -- CMD...` is appended; nil = /proc/self/exe.
 	PodexecCommand []string
+	// AllowedClients, when not empty, are the only client certificate
+	// common names accepted (the API server's kubelet client, in `up`):
+	// the cluster CA also signs the admin's certificate, and the agent's
+	// port is for the API server alone, as kubelet's is with authorization
+	// on. Others fail the TLS handshake.
+	AllowedClients []string
 	// StreamIdleTimeout ends a session idle this long; 0 = 4h, kubelet's.
 	StreamIdleTimeout time.Duration
 }
@@ -105,6 +112,14 @@ func New(c Config) (*Server, error) {
 		ClientAuth: tls.RequireAndVerifyClientCert,
 		// SPDY and WebSocket upgrades are HTTP/1.1.
 		NextProtos: []string{"http/1.1"},
+	}
+	if allowed := c.AllowedClients; len(allowed) > 0 {
+		s.tls.VerifyConnection = func(cs tls.ConnectionState) error {
+			if len(cs.PeerCertificates) == 0 || !slices.Contains(allowed, cs.PeerCertificates[0].Subject.CommonName) {
+				return fmt.Errorf("podserver: client certificate is not one of %v", allowed)
+			}
+			return nil
+		}
 	}
 	return s, nil
 }

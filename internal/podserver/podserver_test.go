@@ -88,7 +88,7 @@ func start(t *testing.T) *fixture {
 	roots := x509.NewCertPool()
 	roots.AddCert(b.CA)
 	s, err := New(Config{StateDir: state, Pods: pods{"ns1/web": "uid-1", "ns1/nofiles": "uid-2"}, ClientCA: roots, Cert: cert,
-		PodexecCommand: []string{os.Args[0]}})
+		PodexecCommand: []string{os.Args[0]}, AllowedClients: []string{pki.KubeletClientUser}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -218,6 +218,18 @@ func TestRefusesClientsWithoutCACert(t *testing.T) {
 	}
 	if err := get(&tls.Config{RootCAs: roots, Certificates: []tls.Certificate{foreign}}); err == nil {
 		t.Error("a client with another CA's certificate was served")
+	}
+	// The cluster CA's admin certificate: the right CA, not the API server.
+	adminCert, adminKey, err := f.bundle.IssueClientCert(t.TempDir(), "admin", "admin", []string{"system:masters"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	admin, err := tls.LoadX509KeyPair(adminCert, adminKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := get(&tls.Config{RootCAs: roots, Certificates: []tls.Certificate{admin}}); err == nil {
+		t.Error("the cluster CA's admin certificate was served: only the API server's kubelet client may connect")
 	}
 	// TLS 1.1 is refused.
 	ours, _ := tls.LoadX509KeyPair(filepath.Join(f.pkiDir, "apiserver-kubelet-client.crt"), filepath.Join(f.pkiDir, "apiserver-kubelet-client.key"))

@@ -20,9 +20,6 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
@@ -95,28 +92,14 @@ func (r *Role) Components(cl controlplane.Cluster) ([]controlplane.Component, er
 	clientCA := x509.NewCertPool()
 	clientCA.AddCert(cl.PKI.CA)
 	logger := cl.Logger.With("role", "agent")
-	srv, err := podserver.New(podserver.Config{StateDir: stateDir, Pods: podLookup{kube}, ClientCA: clientCA, Cert: cert,
-		Logger: logger.With("server", "exec")})
+	srv, err := podserver.New(podserver.Config{StateDir: stateDir, Pods: podserver.APILookup{Client: kube}, ClientCA: clientCA, Cert: cert,
+		AllowedClients: []string{pki.KubeletClientUser}, Logger: logger.With("server", "exec")})
 	if err != nil {
 		return nil, fmt.Errorf("agent: %w", err)
 	}
 	return []controlplane.Component{&component{
 		cfg: r.cfg, stateDir: stateDir, restCfg: restCfg, srv: srv, logger: logger,
 	}}, nil
-}
-
-// podLookup finds a pod's UID for the exec server through the API.
-type podLookup struct{ kube kubernetes.Interface }
-
-func (l podLookup) PodUID(ctx context.Context, namespace, name string) (types.UID, error) {
-	p, err := l.kube.CoreV1().Pods(namespace).Get(ctx, name, metav1.GetOptions{})
-	if apierrors.IsNotFound(err) {
-		return "", fmt.Errorf("pod %s/%s: %w", namespace, name, podserver.ErrPodNotFound)
-	}
-	if err != nil {
-		return "", err
-	}
-	return p.UID, nil
 }
 
 // component runs the agent and its exec server.
