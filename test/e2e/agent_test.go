@@ -431,3 +431,46 @@ func TestAutopathWithoutNodeCache(t *testing.T) {
 		})
 	}
 }
+
+// TestAgentWalkthrough runs docs/agent.md's "Try it" as written, on test
+// addresses: the examples' pods on up's node, their files through
+// `dnsplane exec … cat`, a Service through glibc and musl, and kubectl
+// exec through the API server.
+func TestAgentWalkthrough(t *testing.T) {
+	requireRoot(t)
+	requireKubectl(t)
+	musl := buildGai(t, "musl-gcc")
+	up := startZoneServer(t, nil, 0)
+	hostConf := writeFile(t, "host-resolv.conf", "nameserver 127.0.0.1\nsearch corp.example\n")
+	dnsAddr, nodeAddr := loopback53(t, 12), loopback53(t, 22)
+	u := startUp(t, filepath.Join(t.TempDir(), "data"), nil,
+		"--dns-listen", dnsAddr, "--nodecache-listen", nodeAddr, "--upstream", up.Addr, "--upstream-resolv-conf", hostConf)
+	k := u.Kubeconfig
+	if got := rowFor(mustKubectl(t, k, "", "get", "nodes"), upNode); len(got) < 2 || got[1] != "Ready" {
+		t.Fatalf("kubectl get nodes: %v, want %s Ready", got, upNode)
+	}
+	mustKubectl(t, k, "", "create", "namespace", "ns1")
+	mustKubectl(t, k, "", "create", "service", "clusterip", "svc1", "-n", "ns1", "--tcp=80:80")
+	ip := mustKubectl(t, k, "", "get", "service", "svc1", "-n", "ns1", "-o", "jsonpath={.spec.clusterIP}")
+	mustKubectl(t, k, "", "apply", "-n", "ns1", "-f", "../../examples/custom-pod.yaml", "-f", "../../examples/autopath-pod.yaml")
+	mustKubectl(t, k, "", "wait", "-n", "ns1", "--for=condition=Ready", "--timeout=60s", "pod/custom-pod", "pod/autopath-pod")
+
+	c := &agentCluster{upServer: u, Namespace: "ns1", ServiceIP: ip}
+	servers := fmt.Sprintf("nameserver %s\nnameserver %s\n", hostOf(nodeAddr), hostOf(dnsAddr))
+	for pod, want := range map[string]string{
+		"custom-pod":   "search ns1.svc.cluster.local my.dns.search.suffix corp.example\n" + servers + "options ndots:2\n",
+		"autopath-pod": "search search.ns1.cluster.local.ap.k8s.io\n" + servers + "options ndots:5\n",
+	} {
+		if out, errOut, code := c.execInPod(t, pod, "cat", "/etc/resolv.conf"); code != 0 || out != want {
+			t.Errorf("dnsplane exec -n ns1 %s -- cat /etc/resolv.conf (exit %d, %s):\n%s\nwant:\n%s", pod, code, errOut, out, want)
+		}
+	}
+	for _, resolver := range []string{"glibc", "musl"} {
+		if got := c.resolve(t, resolver, musl, "autopath-pod", "svc1"); !slices.Equal(got.addrs, []string{ip}) {
+			t.Errorf("%s in autopath-pod: svc1 = %v, want %s", resolver, got.addrs, ip)
+		}
+	}
+	if out := mustKubectl(t, k, "", "exec", "-n", "ns1", "autopath-pod", "--", "getent", "hosts", "svc1.ns1"); !strings.HasPrefix(out, ip+" ") {
+		t.Errorf("kubectl exec … getent hosts svc1.ns1 = %q, want %s first", out, ip)
+	}
+}
