@@ -11,6 +11,10 @@
 // IP 10.<i> spread over 10.64.0.0/10, never 127.0.0.1: the load
 // generator's address belongs to the one pod the benchmark creates itself.
 // It prints the pods created and the time taken; errors exit 1.
+//
+// With --node-name the pods are bound to that node instead and get no
+// status: the node's agent gives them IPs and writes their files
+// (bench/agent.sh).
 package main
 
 import (
@@ -47,6 +51,7 @@ func run(ctx context.Context) error {
 	namespace := flag.String("namespace", "fill", "namespace of the pods; created if missing")
 	count := flag.Int("count", 1000, "pods the namespace should have")
 	clients := flag.Int("clients", 8, "concurrent requests")
+	nodeName := flag.String("node-name", "", "bind the pods to this node (spec.nodeName) and leave their status to its agent")
 	flag.Parse()
 	if *kubeconfig == "" || *count < 0 || *count > 1<<20 || *clients < 1 {
 		return errors.New("want --kubeconfig, --count in 0-1048576 and --clients ≥ 1")
@@ -77,7 +82,7 @@ func run(ctx context.Context) error {
 				if i >= *count || ctx.Err() != nil {
 					return
 				}
-				ok, err := fill(ctx, pods, i)
+				ok, err := fill(ctx, pods, i, *nodeName)
 				if err != nil {
 					errs <- fmt.Errorf("pod fill-%d: %w", i, err)
 					return
@@ -105,11 +110,12 @@ type podClient interface {
 	UpdateStatus(context.Context, *corev1.Pod, metav1.UpdateOptions) (*corev1.Pod, error)
 }
 
-// fill creates pod fill-i with its IP; false when it existed already.
-func fill(ctx context.Context, pods podClient, i int) (bool, error) {
+// fill creates pod fill-i with its IP, or bound to node (no status) when
+// node is set; false when it existed already.
+func fill(ctx context.Context, pods podClient, i int, node string) (bool, error) {
 	p := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("fill-%d", i), Labels: map[string]string{"app": "podfill"}},
-		Spec: corev1.PodSpec{Containers: []corev1.Container{{
+		Spec: corev1.PodSpec{NodeName: node, Containers: []corev1.Container{{
 			Name: "app", Image: "registry.k8s.io/pause:3.10",
 		}}},
 	}
@@ -117,8 +123,8 @@ func fill(ctx context.Context, pods podClient, i int) (bool, error) {
 	if apierrors.IsAlreadyExists(err) {
 		return false, nil
 	}
-	if err != nil {
-		return false, err
+	if err != nil || node != "" {
+		return err == nil, err
 	}
 	ip := fmt.Sprintf("10.%d.%d.%d", 64+(i>>16)&63, (i>>8)&255, i&255)
 	got.Status.Phase = corev1.PodRunning
