@@ -2,6 +2,7 @@ package main
 
 import (
 	"github.com/spf13/cobra"
+	"time"
 
 	"github.com/dnsplane/dnsplane/internal/controlplane"
 	"github.com/dnsplane/dnsplane/internal/controlplane/dnsroles"
@@ -29,6 +30,8 @@ type upFlags struct {
 	optionCode      uint
 	upstreams       []string
 	resolvConf      string
+	// operatorHealthInterval is hidden: tests shorten the 10s.
+	operatorHealthInterval time.Duration
 }
 
 func newUpCommand() *cobra.Command {
@@ -57,6 +60,8 @@ The node cache listens on 127.0.0.1:53 by default. If that cannot be bound
 	f.UintVar(&u.optionCode, "option-code", 65534, "EDNS0 search list option code (65001-65534)")
 	f.StringSliceVar(&u.upstreams, "upstream", nil, "ADDR[:PORT],... upstream resolvers (wins over --upstream-resolv-conf)")
 	f.StringVar(&u.resolvConf, "upstream-resolv-conf", "/etc/resolv.conf", "resolv.conf with the node's upstream nameservers and host search list")
+	f.DurationVar(&u.operatorHealthInterval, "operator-health-interval", 0, "how often the DNS operator reads the forward health (tests)")
+	_ = f.MarkHidden("operator-health-interval")
 	return cmd
 }
 
@@ -97,7 +102,8 @@ func (u *upFlags) run(cmd *cobra.Command) error {
 	if serviceRange == "" {
 		serviceRange = defaultServiceRange
 	}
-	op := operatorrole.New(operatorrole.Config{ServiceRange: serviceRange, Render: ro, Checker: checker, Instances: dnsRoles.ClusterDNS()})
+	op := operatorrole.New(operatorrole.Config{ServiceRange: serviceRange, Render: ro, Checker: checker, Instances: dnsRoles.ClusterDNS(),
+		HealthInterval: u.operatorHealthInterval})
 	c.Roles = append([]controlplane.Role{op}, c.Roles...)
 	return runControlPlane(cmd, c)
 }

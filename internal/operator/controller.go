@@ -31,6 +31,8 @@ type Controller struct {
 	queue  workqueue.TypedRateLimitingInterface[string]
 	synced []cache.InformerSynced
 	start  func(<-chan struct{})
+	// health is read every rec.cfg.HealthInterval; nil reads none.
+	health HealthSource
 }
 
 // NewController wires informers for the DNS (the generated informers)
@@ -53,11 +55,22 @@ func NewController(cfg Config, kube kubernetes.Interface, dns versioned.Interfac
 	if err != nil {
 		return nil, err
 	}
+	health := cfg.Health
+	var podsSynced cache.InformerSynced
+	if health == nil && cfg.ScrapePods {
+		podInf := kubeFactory.Core().V1().Pods()
+		health = MetricsScraper{URLs: PodURLs(podInf.Lister())}
+		podsSynced = podInf.Informer().HasSynced
+	}
 	c := &Controller{
 		rec: rec,
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
 			workqueue.TypedRateLimitingQueueConfig[string]{Name: "dns-operator"}),
-		start: func(stop <-chan struct{}) { dnsFactory.Start(stop); kubeFactory.Start(stop) },
+		start:  func(stop <-chan struct{}) { dnsFactory.Start(stop); kubeFactory.Start(stop) },
+		health: health,
+	}
+	if podsSynced != nil {
+		c.synced = append(c.synced, podsSynced)
 	}
 	enqueue := cache.ResourceEventHandlerFuncs{
 		AddFunc:    func(any) { c.queue.Add(key) },
@@ -92,9 +105,41 @@ func (c *Controller) Run(ctx context.Context) error {
 		<-ctx.Done()
 		c.queue.ShutDown()
 	}()
+	if c.health != nil {
+		go c.watchHealth(ctx)
+	}
 	for c.processNext(ctx) {
 	}
 	return nil
+}
+
+// watchHealth reads the forward health every interval and asks for a pass
+// when a nameserver's health changed: the status is written on changes
+// only.
+func (c *Controller) watchHealth(ctx context.Context) {
+	t := time.NewTicker(c.rec.cfg.HealthInterval)
+	defer t.Stop()
+	failing := false
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		changed, err := c.rec.ScrapeHealth(ctx, c.health)
+		switch {
+		case err != nil && ctx.Err() == nil:
+			if !failing {
+				c.rec.log.Warn("reading the cluster DNS's forward health failed; retrying every interval", "err", err)
+			}
+			failing = true
+		case err == nil:
+			failing = false
+			if changed {
+				c.queue.Add(key)
+			}
+		}
+	}
 }
 
 func (c *Controller) processNext(ctx context.Context) bool {

@@ -56,8 +56,22 @@ type Config struct {
 	// Instances, when set, replaces the DaemonSet: the operator manages
 	// none, and the conditions follow the instances it reports.
 	Instances PodCounter
-	Logger    *slog.Logger
+	// Health, when set, reads the cluster DNS instances' forward
+	// health-check counters every HealthInterval into status.upstreams
+	// and the UpstreamsAvailable condition.
+	Health HealthSource
+	// ScrapePods, when Health is nil, scrapes the metrics endpoints of
+	// the DaemonSet's running pods (port 9153).
+	ScrapePods bool
+	// HealthInterval is how often Health is read; 0 means
+	// DefaultHealthInterval.
+	HealthInterval time.Duration
+	Logger         *slog.Logger
 }
+
+// DefaultHealthInterval is how often the forward health is read by
+// default.
+const DefaultHealthInterval = 10 * time.Second
 
 // Listers are the informer caches the Reconciler reads.
 type Listers struct {
@@ -83,6 +97,10 @@ type Reconciler struct {
 	// a resync does not run the checker again for the same text.
 	rejected    []byte
 	rejectedErr error
+
+	// health follows the forward health of the nameservers; nil without
+	// a HealthSource.
+	health *healthTracker
 }
 
 // NewReconciler returns a Reconciler writing with kube and dns.
@@ -103,7 +121,14 @@ func NewReconciler(cfg Config, kube kubernetes.Interface, dns versioned.Interfac
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Reconciler{cfg: cfg, kube: kube, dns: dns, listers: l, log: log, now: time.Now}, nil
+	if cfg.HealthInterval <= 0 {
+		cfg.HealthInterval = DefaultHealthInterval
+	}
+	rec := &Reconciler{cfg: cfg, kube: kube, dns: dns, listers: l, log: log, now: time.Now}
+	if cfg.Health != nil || cfg.ScrapePods {
+		rec.health = newHealthTracker()
+	}
+	return rec, nil
 }
 
 // Reconcile runs one pass for the DNS "default".
@@ -145,6 +170,11 @@ func (r *Reconciler) Reconcile(ctx context.Context) error {
 		}
 	}
 
+	if r.health != nil {
+		now := metav1.NewTime(r.now().Truncate(time.Second))
+		obs.upstreams = upstreamStatuses(render.Forwarders(&dns.Spec, r.cfg.Render), r.health.snapshot(), dns.Status.Upstreams, now)
+		obs.healthWatched = true
+	}
 	obs.service, _ = r.listers.Services.Services(Namespace).Get(Name)
 	if r.cfg.Instances != nil {
 		if published != nil {
@@ -344,6 +374,16 @@ func (r *Reconciler) ensureStatus(ctx context.Context, dns *operatorv1.DNS, o ob
 		return fmt.Errorf("updating DNS %s status: %w", dns.Name, err)
 	}
 	return nil
+}
+
+// ScrapeHealth reads the forward health once and reports whether a
+// nameserver's health changed (then a pass writes the status).
+func (r *Reconciler) ScrapeHealth(ctx context.Context, src HealthSource) (bool, error) {
+	counts, err := src.Scrape(ctx)
+	if err != nil {
+		return false, err
+	}
+	return r.health.observe(r.now(), counts), nil
 }
 
 func hasLabels(have, want map[string]string) bool {

@@ -45,6 +45,10 @@ type observed struct {
 	rejected string
 	// unmanaged is managementState Unmanaged.
 	unmanaged bool
+	// healthWatched is true when the operator reads the forward health;
+	// upstreams is then every forwarded nameserver's.
+	healthWatched bool
+	upstreams     []operatorv1.UpstreamStatus
 }
 
 // desiredStatus computes the DNS status from what the operator observed.
@@ -57,6 +61,9 @@ func desiredStatus(dns *operatorv1.DNS, clusterDomain string, o observed, now me
 		ClusterDomain:      clusterDomain,
 		ObservedGeneration: dns.Generation,
 		Upstreams:          dns.Status.Upstreams,
+	}
+	if o.healthWatched {
+		st.Upstreams = o.upstreams
 	}
 	hasIP := o.service != nil && o.service.Spec.ClusterIP != "" && o.service.Spec.ClusterIP != corev1.ClusterIPNone
 	if hasIP {
@@ -133,6 +140,13 @@ func desiredStatus(dns *operatorv1.DNS, clusterDomain string, o observed, now me
 		set(operatorv1.DNSDegraded, metav1.ConditionTrue, "DegradedConditions", strings.Join(rollout, " "))
 	default:
 		set(operatorv1.DNSDegraded, metav1.ConditionFalse, "AsExpected", "Enough DNS pods are available, and the DNS service has a cluster IP address.")
+	}
+	if o.healthWatched {
+		if msg := unhealthyUpstreams(st.Upstreams); msg != "" {
+			set(operatorv1.DNSUpstreamsAvailable, metav1.ConditionFalse, "UpstreamUnhealthy", msg)
+		} else {
+			set(operatorv1.DNSUpstreamsAvailable, metav1.ConditionTrue, "AsExpected", "Every nameserver the cluster DNS forwards to passes CoreDNS's health checks, or has not been health-checked.")
+		}
 	}
 	if o.unmanaged {
 		// Nothing is changed, so nothing else is claimed about the spec.

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"sync"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 
@@ -150,3 +151,11 @@ func (i *ClusterDNSInstances) Pods(corefileHash string) operator.Pods {
 // OnApplied implements operatorrole.Instances: fn is called whenever the
 // cluster DNS has tried a Corefile.
 func (i *ClusterDNSInstances) OnApplied(fn func()) { i.r.cluster.notify.set(fn) }
+
+// Scrape implements operator.HealthSource: the in-process cluster DNS's
+// CoreDNS counts its forward health checks in this process's default
+// Prometheus registry (its Corefile exports no metrics endpoint: the port
+// belongs to the host).
+func (i *ClusterDNSInstances) Scrape(ctx context.Context) (operator.FailureCounts, error) {
+	return operator.GathererSource{Gatherer: prometheus.DefaultGatherer, Instance: "cluster-dns"}.Scrape(ctx)
+}

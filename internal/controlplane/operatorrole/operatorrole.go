@@ -38,8 +38,12 @@ type Config struct {
 	// Checker dry-loads Corefiles (a child process: `up` serves CoreDNS).
 	Checker operator.Checker
 	// Instances is the cluster DNS, which replaces the DaemonSet: `up`
-	// runs no kubelet to run its pods.
+	// runs no kubelet to run its pods. When it is also an
+	// operator.HealthSource, the operator reports its forward health.
 	Instances Instances
+	// HealthInterval is how often the forward health is read; 0 means
+	// operator.DefaultHealthInterval.
+	HealthInterval time.Duration
 }
 
 // Role is the DNS operator role.
@@ -89,6 +93,9 @@ func (r *Role) Components(cl controlplane.Cluster) ([]controlplane.Component, er
 	oc := operator.Config{ServiceRange: n, Render: ro, Checker: r.cfg.Checker, Logger: cl.Logger.With("role", "dns-operator")}
 	if r.cfg.Instances != nil {
 		oc.Instances = r.cfg.Instances
+		if hs, ok := r.cfg.Instances.(operator.HealthSource); ok {
+			oc.Health, oc.HealthInterval = hs, r.cfg.HealthInterval
+		}
 	}
 	c, err := operator.NewController(oc, kube, dns)
 	if err != nil {

@@ -20,8 +20,10 @@ package render
 import (
 	"fmt"
 	"net"
+	"net/netip"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -125,35 +127,7 @@ func Corefile(spec *operatorv1.DNSSpec, o Options) ([]byte, []Skipped, error) {
 	}
 	specPath := field.NewPath("spec")
 
-	var stubs []corefile.StubDomain
-	fps := d.PluginConfig.ForwardPlugins
-	fpPath := specPath.Child("pluginConfig", "forwardPlugins")
-	for i, fp := range fps {
-		if errs := dnsspec.ValidateForwardPluginAt(fps, i, cd, fpPath); len(errs) > 0 {
-			skip(fpPath.Index(i), errs)
-			continue
-		}
-		stubs = append(stubs, corefile.StubDomain{
-			Domain:    fp.Domain,
-			Upstreams: fp.NameServers,
-			Forward:   forwardOptions(fp.Policy, fp.TransportConfig, fp.ProtocolStrategy, o),
-		})
-	}
-
-	ur := d.UpstreamResolvers
-	urPath := specPath.Child("upstreamResolvers")
-	if errs := dnsspec.ValidateUpstreamResolvers(&ur, urPath); len(errs) > 0 {
-		skip(urPath, errs)
-		ur = dnsspec.DefaultedUpstreamResolvers(operatorv1.UpstreamResolvers{})
-	}
-	upstreams := make([]string, 0, len(ur.Upstreams))
-	for _, u := range ur.Upstreams {
-		if u.Type == operatorv1.SystemResolvConfType && len(o.SystemResolvers) > 0 {
-			upstreams = append(upstreams, o.SystemResolvers...)
-			continue
-		}
-		upstreams = append(upstreams, upstream(u))
-	}
+	stubs, ur, upstreams := forwarding(d, cd, o, skip)
 
 	positive, negative := DefaultPositiveTTL, DefaultNegativeTTL
 	if errs := dnsspec.ValidateCache(d.Cache, specPath.Child("cache")); len(errs) > 0 {
@@ -206,6 +180,92 @@ func Corefile(spec *operatorv1.DNSSpec, o Options) ([]byte, []Skipped, error) {
 		return nil, skipped, fmt.Errorf("rendering the Corefile: %w", err)
 	}
 	return []byte(text), skipped, nil
+}
+
+// forwarding is what the Corefile forwards: the valid forward plugins as
+// stub domains, and the upstream resolvers (the defaults when invalid)
+// with the forward plugin's upstreams they stand for. skip is told what
+// is left out.
+func forwarding(d operatorv1.DNSSpec, cd string, o Options, skip func(*field.Path, field.ErrorList)) ([]corefile.StubDomain, operatorv1.UpstreamResolvers, []string) {
+	specPath := field.NewPath("spec")
+	var stubs []corefile.StubDomain
+	fps := d.PluginConfig.ForwardPlugins
+	fpPath := specPath.Child("pluginConfig", "forwardPlugins")
+	for i, fp := range fps {
+		if errs := dnsspec.ValidateForwardPluginAt(fps, i, cd, fpPath); len(errs) > 0 {
+			skip(fpPath.Index(i), errs)
+			continue
+		}
+		stubs = append(stubs, corefile.StubDomain{
+			Domain:    fp.Domain,
+			Upstreams: fp.NameServers,
+			Forward:   forwardOptions(fp.Policy, fp.TransportConfig, fp.ProtocolStrategy, o),
+		})
+	}
+
+	ur := d.UpstreamResolvers
+	urPath := specPath.Child("upstreamResolvers")
+	if errs := dnsspec.ValidateUpstreamResolvers(&ur, urPath); len(errs) > 0 {
+		skip(urPath, errs)
+		ur = dnsspec.DefaultedUpstreamResolvers(operatorv1.UpstreamResolvers{})
+	}
+	upstreams := make([]string, 0, len(ur.Upstreams))
+	for _, u := range ur.Upstreams {
+		if u.Type == operatorv1.SystemResolvConfType && len(o.SystemResolvers) > 0 {
+			upstreams = append(upstreams, o.SystemResolvers...)
+			continue
+		}
+		upstreams = append(upstreams, upstream(u))
+	}
+	return stubs, ur, upstreams
+}
+
+// Forwarder is a domain the Corefile forwards and its nameservers.
+type Forwarder struct {
+	// Domain is the forwarded domain, "." for the upstream resolvers.
+	Domain string
+	// Addresses are the nameservers as CoreDNS's forward metrics name
+	// them (the "to" label): IP:PORT, [IPv6]:PORT, the transport's
+	// port when the spec gives none.
+	Addresses []string
+	// ResolvConf is true when the domain also forwards to the nameservers
+	// of a resolv.conf the operator cannot read (a SystemResolvConf
+	// upstream without Options.SystemResolvers): the cluster DNS's
+	// metrics name them.
+	ResolvConf bool
+}
+
+// Forwarders are the domains the Corefile Corefile(spec, o) renders
+// forwards, with their nameservers: the valid forward plugins in spec
+// order, then ".".
+func Forwarders(spec *operatorv1.DNSSpec, o Options) []Forwarder {
+	d := dnsspec.Defaulted(*spec)
+	stubs, ur, upstreams := forwarding(d, dnsspec.ClusterDomain(o.ClusterDomain), o, func(*field.Path, field.ErrorList) {})
+	out := make([]Forwarder, 0, len(stubs)+1)
+	for _, s := range stubs {
+		out = append(out, forwarder(s.Domain, s.Upstreams, s.Forward.TLS))
+	}
+	return append(out, forwarder(".", upstreams, dnsspec.IsTLS(ur.TransportConfig)))
+}
+
+func forwarder(domain string, upstreams []string, tls bool) Forwarder {
+	f := Forwarder{Domain: domain}
+	port := uint16(53)
+	if tls {
+		port = 853
+	}
+	for _, u := range upstreams {
+		if u == corefile.ResolvConf {
+			f.ResolvConf = true
+			continue
+		}
+		if ap, err := netip.ParseAddrPort(u); err == nil {
+			f.Addresses = append(f.Addresses, ap.String())
+		} else if a, err := netip.ParseAddr(strings.Trim(u, "[]")); err == nil {
+			f.Addresses = append(f.Addresses, netip.AddrPortFrom(a, port).String())
+		}
+	}
+	return f
 }
 
 // forwardOptions maps a forwarder's policy, transport and protocol to the

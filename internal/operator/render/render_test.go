@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -344,5 +345,30 @@ func TestNoCoreDNSOrClientGo(t *testing.T) {
 				t.Errorf("internal/operator/render depends on %s", p)
 			}
 		}
+	}
+}
+
+func TestForwarders(t *testing.T) {
+	spec := &operatorv1.DNSSpec{
+		PluginConfig: operatorv1.PluginConfig{ForwardPlugins: []operatorv1.ForwardPlugin{
+			{Domain: "foo.com", NameServers: []string{"192.0.2.1", "192.0.2.2:5353", "2001:db8::1"}},
+			{Domain: "tls.com", NameServers: []string{"192.0.2.3"}, TransportConfig: &operatorv1.DNSTransportConfig{
+				Transport: operatorv1.TLSTransport, TLS: &operatorv1.DNSOverTLSConfig{ServerName: "dns.tls.com"}}},
+			{Domain: "cluster.local", NameServers: []string{"192.0.2.9"}}, // invalid: left out
+		}},
+	}
+	got := Forwarders(spec, Options{})
+	want := []Forwarder{
+		{Domain: "foo.com", Addresses: []string{"192.0.2.1:53", "192.0.2.2:5353", "[2001:db8::1]:53"}},
+		{Domain: "tls.com", Addresses: []string{"192.0.2.3:853"}},
+		{Domain: ".", ResolvConf: true},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("Forwarders = %+v, want %+v", got, want)
+	}
+	got = Forwarders(&operatorv1.DNSSpec{}, Options{SystemResolvers: []string{"127.0.0.1:5300", "10.0.0.1"}})
+	want = []Forwarder{{Domain: ".", Addresses: []string{"127.0.0.1:5300", "10.0.0.1:53"}}}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("Forwarders with system resolvers = %+v, want %+v", got, want)
 	}
 }
