@@ -41,6 +41,7 @@ type Starter interface {
 type Cluster struct {
 	URL        string // https:// address of the API server
 	Kubeconfig string // the admin kubeconfig
+	DataDir    string // --data-dir: components keep their files under it
 	Logger     *slog.Logger
 }
 
@@ -65,6 +66,7 @@ type ControlPlane struct {
 	Server *apiserver.Server
 
 	log     *slog.Logger
+	dataDir string
 	roles   []Role
 	closers []func() error
 
@@ -126,7 +128,7 @@ func Start(ctx context.Context, c Config) (*ControlPlane, error) {
 		return nil, fmt.Errorf("data dir: %w", err)
 	}
 	groupCtx := context.WithoutCancel(ctx)
-	cp := &ControlPlane{log: log, roles: c.Roles}
+	cp := &ControlPlane{log: log, roles: c.Roles, dataDir: c.DataDir}
 	cp.group, cp.groupCtx = errgroup.WithContext(groupCtx)
 	fail := func(err error) (*ControlPlane, error) {
 		ln.Close()
@@ -210,7 +212,7 @@ func Start(ctx context.Context, c Config) (*ControlPlane, error) {
 
 // cluster is what components need to reach the API server.
 func (cp *ControlPlane) cluster() Cluster {
-	return Cluster{URL: cp.URL, Kubeconfig: cp.Kubeconfig, Logger: cp.log}
+	return Cluster{URL: cp.URL, Kubeconfig: cp.Kubeconfig, DataDir: cp.dataDir, Logger: cp.log}
 }
 
 // launch runs comp in the group with a context of its own, so that Stop

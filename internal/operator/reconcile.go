@@ -7,6 +7,8 @@ import (
 	"log/slog"
 	"maps"
 	"net"
+	"os"
+	"path/filepath"
 	"sync"
 	"time"
 
@@ -148,7 +150,9 @@ func (r *Reconciler) Reconcile(ctx context.Context) error {
 		return fmt.Errorf("reading DNS %s: %w", operatorv1.DefaultName, err)
 	}
 
-	rendered, skipped, err := render.Corefile(&dns.Spec, r.cfg.Render)
+	ro := r.cfg.Render
+	ro.CABundles = r.caBundles(&dns.Spec)
+	rendered, skipped, err := render.Corefile(&dns.Spec, ro)
 	if err != nil {
 		return fmt.Errorf("rendering the Corefile: %w", err)
 	}
@@ -156,7 +160,7 @@ func (r *Reconciler) Reconcile(ctx context.Context) error {
 
 	published := r.publishedCorefile()
 	if !obs.unmanaged {
-		if published, obs.rejected, err = r.ensureCorefile(ctx, rendered, published); err != nil {
+		if published, obs.rejected, err = r.ensureCorefile(ctx, &dns.Spec, ro, rendered, published); err != nil {
 			return err
 		}
 		ip, _ := ServiceIP(r.cfg.ServiceRange) // checked in NewReconciler
@@ -204,11 +208,11 @@ func (r *Reconciler) publishedCorefile() []byte {
 // ensureCorefile publishes rendered unless it is published already or
 // fails the dry load; it returns the Corefile published afterwards and why
 // rendered was rejected.
-func (r *Reconciler) ensureCorefile(ctx context.Context, rendered, published []byte) ([]byte, string, error) {
+func (r *Reconciler) ensureCorefile(ctx context.Context, spec *operatorv1.DNSSpec, ro render.Options, rendered, published []byte) ([]byte, string, error) {
 	if string(rendered) == string(published) {
 		return published, "", nil
 	}
-	if err := r.check(ctx, rendered); err != nil {
+	if err := r.check(ctx, spec, ro, rendered); err != nil {
 		if ctx.Err() != nil {
 			return nil, "", fmt.Errorf("checking the Corefile: %w", err)
 		}
@@ -218,7 +222,7 @@ func (r *Reconciler) ensureCorefile(ctx context.Context, rendered, published []b
 	if err := r.ensureNamespace(ctx); err != nil {
 		return nil, "", err
 	}
-	want := desiredConfigMap(rendered)
+	want := desiredConfigMap(rendered, ro.CABundles)
 	cms := r.kube.CoreV1().ConfigMaps(Namespace)
 	cur, err := r.listers.ConfigMaps.ConfigMaps(Namespace).Get(Name)
 	switch {
@@ -241,7 +245,11 @@ func (r *Reconciler) ensureCorefile(ctx context.Context, rendered, published []b
 }
 
 // check runs the checker unless corefile is the one it last rejected.
-func (r *Reconciler) check(ctx context.Context, corefile []byte) error {
+// The CA bundles are not where the cluster DNS will read them (the
+// DaemonSet's mount), so a Corefile with bundles is dry-loaded as
+// rendered with them in a temporary directory: the same Corefile but
+// for the paths of the tls lines.
+func (r *Reconciler) check(ctx context.Context, spec *operatorv1.DNSSpec, ro render.Options, corefile []byte) error {
 	r.mu.Lock()
 	if r.rejected != nil && string(r.rejected) == string(corefile) {
 		err := r.rejectedErr
@@ -249,7 +257,24 @@ func (r *Reconciler) check(ctx context.Context, corefile []byte) error {
 		return err
 	}
 	r.mu.Unlock()
-	err := r.cfg.Checker.Check(ctx, corefile)
+	checked := corefile
+	if len(ro.CABundles) > 0 {
+		dir, err := os.MkdirTemp("", "dnsplane-ca-bundles-")
+		if err != nil {
+			return fmt.Errorf("checking the Corefile: %w", err)
+		}
+		defer os.RemoveAll(dir)
+		for name, pem := range ro.CABundles {
+			if err := os.WriteFile(filepath.Join(dir, render.CABundleFile(name)), []byte(pem), 0o600); err != nil {
+				return fmt.Errorf("checking the Corefile: %w", err)
+			}
+		}
+		ro.CABundleDir = dir
+		if checked, _, err = render.Corefile(spec, ro); err != nil {
+			return fmt.Errorf("checking the Corefile: %w", err)
+		}
+	}
+	err := r.cfg.Checker.Check(ctx, checked)
 	if err != nil && ctx.Err() == nil {
 		r.mu.Lock()
 		r.rejected, r.rejectedErr = corefile, err
@@ -374,6 +399,35 @@ func (r *Reconciler) ensureStatus(ctx context.Context, dns *operatorv1.DNS, o ob
 		return fmt.Errorf("updating DNS %s status: %w", dns.Name, err)
 	}
 	return nil
+}
+
+// caBundles are the CA bundles the spec's TLS forwarders name that exist
+// (ConfigMaps of the operator's namespace with key ca-bundle.crt), by
+// name; never nil, so that the renderer leaves out the forwarders whose
+// bundle is missing.
+func (r *Reconciler) caBundles(spec *operatorv1.DNSSpec) map[string]string {
+	out := map[string]string{}
+	add := func(tc *operatorv1.DNSTransportConfig) {
+		if tc == nil || tc.TLS == nil || tc.TLS.CABundle == nil || tc.TLS.CABundle.Name == "" {
+			return
+		}
+		name := tc.TLS.CABundle.Name
+		if name == Name { // the operator's own ConfigMap holds no bundle
+			return
+		}
+		cm, err := r.listers.ConfigMaps.ConfigMaps(Namespace).Get(name)
+		if err != nil {
+			return
+		}
+		if pem, ok := cm.Data[render.CABundleKey]; ok && pem != "" {
+			out[name] = pem
+		}
+	}
+	for _, fp := range spec.PluginConfig.ForwardPlugins {
+		add(fp.TransportConfig)
+	}
+	add(spec.UpstreamResolvers.TransportConfig)
+	return out
 }
 
 // ScrapeHealth reads the forward health once and reports whether a

@@ -22,7 +22,9 @@ import (
 type clusterDNS struct {
 	listen     string
 	kubeconfig string
-	logger     *slog.Logger
+	// filesDir receives the ConfigMap's CA bundles.
+	filesDir string
+	logger   *slog.Logger
 	// first receives the outcome of the first Corefile tried.
 	first chan error
 	done  chan error
@@ -70,7 +72,7 @@ func (c *clusterDNS) Start(ctx context.Context) error {
 	c.stop, c.done = cancel, make(chan error, 1)
 	go func() {
 		c.done <- coredns.RunFromConfigMapWithOptions(runCtx, client, operator.Namespace, operator.Name,
-			coredns.ConfigMapOptions{Logger: c.logger, OnApply: c.applied})
+			coredns.ConfigMapOptions{Logger: c.logger, OnApply: c.applied, FilesDir: c.filesDir})
 	}()
 	select {
 	case err := <-c.first:

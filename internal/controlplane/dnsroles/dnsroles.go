@@ -21,6 +21,7 @@ import (
 	"github.com/dnsplane/dnsplane/internal/controlplane"
 	"github.com/dnsplane/dnsplane/internal/coredns"
 	"github.com/dnsplane/dnsplane/internal/corefile"
+	"github.com/dnsplane/dnsplane/internal/operator"
 	"github.com/dnsplane/dnsplane/internal/operator/render"
 )
 
@@ -211,6 +212,9 @@ func (r *Roles) Validate() error { return r.cfg.Validate() }
 func (r *Roles) Components(cl controlplane.Cluster) ([]controlplane.Component, error) {
 	cluster, node := r.cfg.components(cl.Kubeconfig, cl.Logger)
 	cluster.notify = r.cluster.notify
+	if cl.DataDir != "" {
+		cluster.filesDir = operator.InProcessCABundleDir(cl.DataDir)
+	}
 	r.cluster, r.node = cluster, node
 	if node == nil {
 		return []controlplane.Component{cluster}, nil

@@ -90,6 +90,10 @@ func (r *Role) Components(cl controlplane.Cluster) ([]controlplane.Component, er
 	if ro.Kubeconfig == "" {
 		ro.Kubeconfig = cl.Kubeconfig
 	}
+	if r.cfg.Instances != nil && ro.CABundleDir == "" && cl.DataDir != "" {
+		// The in-process cluster DNS writes the bundles there.
+		ro.CABundleDir = operator.InProcessCABundleDir(cl.DataDir)
+	}
 	oc := operator.Config{ServiceRange: n, Render: ro, Checker: r.cfg.Checker, Logger: cl.Logger.With("role", "dns-operator")}
 	if r.cfg.Instances != nil {
 		oc.Instances = r.cfg.Instances

@@ -18,10 +18,13 @@
 package render
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"net"
 	"net/netip"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -45,10 +48,20 @@ type Options struct {
 	// Kubeconfig is the kubeconfig the kubernetes plugin reads the API
 	// with; empty means the service account of the pod CoreDNS runs in.
 	Kubeconfig string
-	// CABundleDir is where the operator mounts the ConfigMaps that TLS
-	// forwarders name as caBundle: <CABundleDir>/<name>/ca-bundle.crt.
-	// Empty means DefaultCABundleDir.
+	// CABundleDir is where the cluster DNS sees the CA bundles TLS
+	// forwarders name (caBundle): <CABundleDir>/ca-<name>.crt, the key
+	// the operator copies each bundle to in its ConfigMap
+	// (CABundleFile). Empty means DefaultCABundleDir, where the
+	// DaemonSet's pods mount that ConfigMap.
 	CABundleDir string
+	// CABundles, when not nil, are the CA bundles the operator found, by
+	// ConfigMap name (the PEM text of its ca-bundle.crt key). A TLS
+	// forwarder naming a bundle not in it is left out (Skipped), and the
+	// Corefile starts with a comment line per bundle it uses, with the
+	// bundle's sha256: CoreDNS reads a CA file only at setup, so a
+	// changed bundle must change the Corefile to be reloaded. Nil renders
+	// the paths unchecked (`dnsplane corefile`).
+	CABundles map[string]string
 	// Health, Ready and Metrics are the health, readiness and Prometheus
 	// endpoints; empty means ":8080", ":8181" and ":9153", CoreDNS's
 	// defaults.
@@ -82,8 +95,13 @@ type Options struct {
 	Offline bool
 }
 
-// DefaultCABundleDir is where CA bundle ConfigMaps are mounted by default.
-const DefaultCABundleDir = "/etc/dnsplane/ca-bundles"
+// DefaultCABundleDir is where the DaemonSet's pods mount the operator's
+// ConfigMap, with the Corefile and the CA bundles.
+const DefaultCABundleDir = "/etc/dnsplane/corefile"
+
+// CABundleFile is the ConfigMap key, and the file name in CABundleDir,
+// of the CA bundle of ConfigMap name.
+func CABundleFile(name string) string { return "ca-" + name + ".crt" }
 
 // CABundleKey is the ConfigMap key that holds a CA bundle, as in
 // OpenShift.
@@ -179,6 +197,9 @@ func Corefile(spec *operatorv1.DNSSpec, o Options) ([]byte, []Skipped, error) {
 	if err != nil {
 		return nil, skipped, fmt.Errorf("rendering the Corefile: %w", err)
 	}
+	if o.CABundles != nil && !o.Offline {
+		text = caBundleComments(stubs, c.Forward, o) + text
+	}
 	return []byte(text), skipped, nil
 }
 
@@ -196,6 +217,10 @@ func forwarding(d operatorv1.DNSSpec, cd string, o Options, skip func(*field.Pat
 			skip(fpPath.Index(i), errs)
 			continue
 		}
+		if errs := checkCABundle(fp.TransportConfig, fpPath.Index(i), o); len(errs) > 0 {
+			skip(fpPath.Index(i), errs)
+			continue
+		}
 		stubs = append(stubs, corefile.StubDomain{
 			Domain:    fp.Domain,
 			Upstreams: fp.NameServers,
@@ -205,7 +230,11 @@ func forwarding(d operatorv1.DNSSpec, cd string, o Options, skip func(*field.Pat
 
 	ur := d.UpstreamResolvers
 	urPath := specPath.Child("upstreamResolvers")
-	if errs := dnsspec.ValidateUpstreamResolvers(&ur, urPath); len(errs) > 0 {
+	errs := dnsspec.ValidateUpstreamResolvers(&ur, urPath)
+	if len(errs) == 0 {
+		errs = checkCABundle(ur.TransportConfig, urPath, o)
+	}
+	if len(errs) > 0 {
 		skip(urPath, errs)
 		ur = dnsspec.DefaultedUpstreamResolvers(operatorv1.UpstreamResolvers{})
 	}
@@ -218,6 +247,53 @@ func forwarding(d operatorv1.DNSSpec, cd string, o Options, skip func(*field.Pat
 		upstreams = append(upstreams, upstream(u))
 	}
 	return stubs, ur, upstreams
+}
+
+// checkCABundle requires the CA bundle a TLS transport names to be among
+// o.CABundles, when the operator gave them.
+func checkCABundle(tc *operatorv1.DNSTransportConfig, path *field.Path, o Options) field.ErrorList {
+	if o.CABundles == nil || o.Offline || !dnsspec.IsTLS(tc) || tc.TLS.CABundle == nil {
+		return nil
+	}
+	name := tc.TLS.CABundle.Name
+	if _, ok := o.CABundles[name]; ok {
+		return nil
+	}
+	return field.ErrorList{field.NotFound(path.Child("transportConfig", "tls", "caBundle", "name"),
+		fmt.Sprintf("%s: no ConfigMap %s with key %s in the operator's namespace", name, name, CABundleKey))}
+}
+
+// caBundleComments are the Corefile's first lines: the sha256 of each CA
+// bundle its TLS forwarders read, so that a changed bundle changes the
+// Corefile (CoreDNS reads the file at setup only).
+func caBundleComments(stubs []corefile.StubDomain, ur corefile.ForwardOptions, o Options) string {
+	used := map[string]bool{}
+	for _, f := range append([]corefile.ForwardOptions{ur}, stubForwards(stubs)...) {
+		if f.TLSCAFile != "" {
+			used[strings.TrimSuffix(strings.TrimPrefix(filepath.Base(f.TLSCAFile), "ca-"), ".crt")] = true
+		}
+	}
+	names := make([]string, 0, len(used))
+	for n := range used {
+		if _, ok := o.CABundles[n]; ok {
+			names = append(names, n)
+		}
+	}
+	sort.Strings(names)
+	var b strings.Builder
+	for _, n := range names {
+		sum := sha256.Sum256([]byte(o.CABundles[n]))
+		fmt.Fprintf(&b, "# ca-bundle %s sha256:%s\n", n, hex.EncodeToString(sum[:]))
+	}
+	return b.String()
+}
+
+func stubForwards(stubs []corefile.StubDomain) []corefile.ForwardOptions {
+	out := make([]corefile.ForwardOptions, len(stubs))
+	for i, s := range stubs {
+		out[i] = s.Forward
+	}
+	return out
 }
 
 // Forwarder is a domain the Corefile forwards and its nameservers.
@@ -279,7 +355,7 @@ func forwardOptions(policy operatorv1.ForwardPolicy, tc *operatorv1.DNSTransport
 		f.TLS = true
 		f.TLSServerName = tc.TLS.ServerName
 		if ca := tc.TLS.CABundle; ca != nil && !o.Offline {
-			f.TLSCAFile = filepath.Join(orDefault(o.CABundleDir, DefaultCABundleDir), ca.Name, CABundleKey)
+			f.TLSCAFile = filepath.Join(orDefault(o.CABundleDir, DefaultCABundleDir), CABundleFile(ca.Name))
 		}
 	}
 	return f

@@ -372,3 +372,34 @@ func TestForwarders(t *testing.T) {
 		t.Errorf("Forwarders with system resolvers = %+v, want %+v", got, want)
 	}
 }
+
+func TestCorefileCABundles(t *testing.T) {
+	s := spec(t, `
+pluginConfig:
+  forwardPlugins:
+  - {domain: foo.com, nameServers: [192.0.2.1], transportConfig: {transport: TLS, tls: {serverName: dns.foo.com, caBundle: {name: foo-ca}}}}
+  - {domain: bar.com, nameServers: [192.0.2.2], transportConfig: {transport: TLS, tls: {serverName: dns.bar.com, caBundle: {name: bar-ca}}}}`)
+	o := Options{CABundleDir: "/d", CABundles: map[string]string{"foo-ca": "PEM1"}}
+	got, skipped, err := Corefile(s, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(string(got), "# ca-bundle foo-ca sha256:") || strings.Contains(string(got), "bar") {
+		t.Errorf("Corefile does not start with foo-ca's hash alone, or names bar:\n%s", got)
+	}
+	if !strings.Contains(string(got), "tls /d/ca-foo-ca.crt") {
+		t.Errorf("no tls line for foo-ca:\n%s", got)
+	}
+	if len(skipped) != 1 || skipped[0].Path != "spec.pluginConfig.forwardPlugins[1]" ||
+		!strings.Contains(skipped[0].String(), "caBundle.name: Not found") || !strings.Contains(skipped[0].String(), "no ConfigMap bar-ca") {
+		t.Errorf("skipped = %v", skipped)
+	}
+	o.CABundles["foo-ca"] = "PEM2"
+	changed, _, _ := Corefile(s, o)
+	if string(changed) == string(got) {
+		t.Error("a changed bundle must change the Corefile")
+	}
+	if strings.SplitN(string(changed), "\n", 2)[1] != strings.SplitN(string(got), "\n", 2)[1] {
+		t.Error("a changed bundle changed more than the comment line")
+	}
+}
