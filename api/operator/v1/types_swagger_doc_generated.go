@@ -148,3 +148,45 @@ var map_UpstreamStatus = map[string]string{
 func (UpstreamStatus) SwaggerDoc() map[string]string {
 	return map_UpstreamStatus
 }
+
+// KubebuilderMarkers are the +kubebuilder markers of DNSSpec's fields by JSON name (internal/openapi).
+func (DNSSpec) KubebuilderMarkers() map[string][]string {
+	return map[string][]string{
+		"logLevel":          {"validation:Enum=Normal;Debug;Trace", "default=Normal"},
+		"managementState":   {"validation:Enum=Managed;Unmanaged", "default=Managed"},
+		"upstreamResolvers": {"default={}"},
+	}
+}
+
+// KubebuilderMarkers are the +kubebuilder markers of DNSTransportConfig's fields by JSON name (internal/openapi).
+func (DNSTransportConfig) KubebuilderMarkers() map[string][]string {
+	return map[string][]string{
+		"transport": {"validation:Enum=Cleartext;TLS;\"\""},
+	}
+}
+
+// KubebuilderMarkers are the +kubebuilder markers of ForwardPlugin's fields by JSON name (internal/openapi).
+func (ForwardPlugin) KubebuilderMarkers() map[string][]string {
+	return map[string][]string{
+		"nameServers":      {"validation:MinItems=1", "validation:MaxItems=15"},
+		"policy":           {"validation:Enum=Random;RoundRobin;Sequential", "default=Random"},
+		"protocolStrategy": {"validation:Enum=TCP;\"\""},
+	}
+}
+
+// KubebuilderMarkers are the +kubebuilder markers of Upstream's fields by JSON name (internal/openapi).
+func (Upstream) KubebuilderMarkers() map[string][]string {
+	return map[string][]string{
+		"port": {"validation:Minimum=1", "validation:Maximum=65535"},
+		"type": {"validation:Enum=SystemResolvConf;Network"},
+	}
+}
+
+// KubebuilderMarkers are the +kubebuilder markers of UpstreamResolvers's fields by JSON name (internal/openapi).
+func (UpstreamResolvers) KubebuilderMarkers() map[string][]string {
+	return map[string][]string{
+		"policy":           {"validation:Enum=Random;RoundRobin;Sequential", "default=Sequential"},
+		"protocolStrategy": {"validation:Enum=TCP;\"\""},
+		"upstreams":        {"validation:MaxItems=15", "default={{type: SystemResolvConf}}"},
+	}
+}
