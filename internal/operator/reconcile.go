@@ -163,6 +163,26 @@ func (r *Reconciler) Reconcile(ctx context.Context) error {
 		if published, obs.rejected, err = r.ensureCorefile(ctx, &dns.Spec, ro, rendered, published); err != nil {
 			return err
 		}
+		if obs.rejected != "" {
+			// Nothing was ever published and the spec's Corefile does
+			// not load: serve the default spec's rather than nothing (a
+			// DaemonSet without a Corefile, an `up` waiting forever),
+			// and keep saying why in Degraded.
+			def, _, err := render.Corefile(&operatorv1.DNSSpec{}, ro)
+			if err != nil {
+				return fmt.Errorf("rendering the default Corefile: %w", err)
+			}
+			if published == nil {
+				var defRejected string
+				if published, defRejected, err = r.ensureCorefile(ctx, &operatorv1.DNSSpec{}, ro, def, nil); err != nil {
+					return err
+				}
+				if published == nil {
+					obs.rejected += "; the default Corefile does not load either: " + defRejected
+				}
+			}
+			obs.fallback = published != nil && string(published) == string(def)
+		}
 		ip, _ := ServiceIP(r.cfg.ServiceRange) // checked in NewReconciler
 		if err := r.ensureService(ctx, ip.String()); err != nil {
 			return err

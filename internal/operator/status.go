@@ -43,6 +43,9 @@ type observed struct {
 	// rejected is why the rendered Corefile was not published (it failed
 	// the dry load), or "".
 	rejected string
+	// fallback is true when the default spec's Corefile is published
+	// because the spec's was rejected before any was published.
+	fallback bool
 	// unmanaged is managementState Unmanaged.
 	unmanaged bool
 	// healthWatched is true when the operator reads the forward health;
@@ -108,7 +111,10 @@ func desiredStatus(dns *operatorv1.DNS, clusterDomain string, o observed, now me
 	for _, s := range o.skipped {
 		config = append(config, s.String())
 	}
-	if o.rejected != "" {
+	switch {
+	case o.rejected != "" && o.fallback:
+		config = append(config, "The rendered Corefile was not published, and none was before: the Corefile of the default DNS spec is served: "+o.rejected)
+	case o.rejected != "":
 		config = append(config, "The rendered Corefile was not published, the last good one is served: "+o.rejected)
 	}
 
