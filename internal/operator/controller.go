@@ -5,13 +5,17 @@ import (
 	"fmt"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
+	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/record"
 	"k8s.io/client-go/util/workqueue"
 
 	"github.com/dnsplane/dnsplane/api/client/clientset/versioned"
+	dnsscheme "github.com/dnsplane/dnsplane/api/client/clientset/versioned/scheme"
 	"github.com/dnsplane/dnsplane/api/client/informers/externalversions"
 )
 
@@ -19,6 +23,11 @@ import (
 // failed pass is retried even without a change; a pass that finds
 // nothing to do writes nothing.
 const resync = 10 * time.Minute
+
+// EventComponent is the source of the events the operator records on the
+// DNS object (in the namespace "default", as for every cluster-scoped
+// object).
+const EventComponent = "dns-operator"
 
 // key is the work queue's only key: everything the operator watches
 // feeds the one DNS object "default".
@@ -51,6 +60,13 @@ func NewController(cfg Config, kube kubernetes.Interface, dns versioned.Interfac
 		l.DaemonSets = dsInf.Lister()
 		informersToSync = append(informersToSync, dsInf.Informer())
 	}
+	var broadcaster record.EventBroadcaster
+	if cfg.Recorder == nil {
+		// The core v1 events API: the broadcaster aggregates repeats of
+		// an event into one Event with a count.
+		broadcaster = record.NewBroadcaster()
+		cfg.Recorder = broadcaster.NewRecorder(dnsscheme.Scheme, corev1.EventSource{Component: EventComponent})
+	}
 	rec, err := NewReconciler(cfg, kube, dns, l)
 	if err != nil {
 		return nil, err
@@ -66,7 +82,14 @@ func NewController(cfg Config, kube kubernetes.Interface, dns versioned.Interfac
 		rec: rec,
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
 			workqueue.TypedRateLimitingQueueConfig[string]{Name: "dns-operator"}),
-		start:  func(stop <-chan struct{}) { dnsFactory.Start(stop); kubeFactory.Start(stop) },
+		start: func(stop <-chan struct{}) {
+			dnsFactory.Start(stop)
+			kubeFactory.Start(stop)
+			if broadcaster != nil {
+				broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: kube.CoreV1().Events("")})
+				go func() { <-stop; broadcaster.Shutdown() }()
+			}
+		},
 		health: health,
 	}
 	if podsSynced != nil {

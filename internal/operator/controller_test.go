@@ -5,6 +5,7 @@ import (
 	"errors"
 	"log/slog"
 	"net"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -253,7 +254,10 @@ func TestControllerFallbackCorefile(t *testing.T) {
 	_, err = dnsClient.OperatorV1().DNSes().Create(ctx, &operatorv1.DNS{
 		ObjectMeta: metav1.ObjectMeta{Name: "default"},
 		Spec: operatorv1.DNSSpec{PluginConfig: operatorv1.PluginConfig{ForwardPlugins: []operatorv1.ForwardPlugin{
-			{Domain: "reject.example", NameServers: []string{"127.0.0.1"}}}}},
+			{Domain: "reject.example", NameServers: []string{"127.0.0.1"}},
+			{Domain: "tls.example", NameServers: []string{"127.0.0.1"}, TransportConfig: &operatorv1.DNSTransportConfig{
+				Transport: operatorv1.TLSTransport, TLS: &operatorv1.DNSOverTLSConfig{ServerName: "dns.tls.example",
+					CABundle: &operatorv1.ConfigMapNameReference{Name: "missing-ca"}}}}}}},
 	}, metav1.CreateOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -286,6 +290,36 @@ func TestControllerFallbackCorefile(t *testing.T) {
 		}
 		c := meta.FindStatusCondition(d.Status.Conditions, operatorv1.DNSDegraded)
 		return c != nil && c.Status == metav1.ConditionTrue && c.Reason == "CorefileRejected" &&
-			strings.Contains(c.Message, "the Corefile of the default DNS spec is served") && strings.Contains(c.Message, "rejected for the test"), nil
+			strings.Contains(c.Message, "the Corefile of the default DNS spec is served") && strings.Contains(c.Message, "rejected for the test") &&
+			strings.Contains(c.Message, "missing-ca"), nil
 	})
+
+	// Events on the DNS, once per transition: more passes add none.
+	events := func() map[string]int32 {
+		list, err := ts.Client.CoreV1().Events("default").List(ctx, metav1.ListOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := map[string]int32{}
+		for _, e := range list.Items {
+			if e.InvolvedObject.Kind == "DNS" && e.InvolvedObject.Name == "default" && e.Source.Component == EventComponent {
+				out[e.Type+"/"+e.Reason] += e.Count
+			}
+		}
+		return out
+	}
+	wantEvents := map[string]int32{"Normal/CorefilePublished": 1, "Warning/CorefileRejected": 1, "Warning/ForwarderSkipped": 1}
+	waitFor(t, "the events", func() (bool, error) {
+		got := events()
+		return len(got) == 3 && got["Normal/CorefilePublished"] >= 1 && got["Warning/CorefileRejected"] >= 1 && got["Warning/ForwarderSkipped"] >= 1, nil
+	})
+	for range 3 {
+		if err := c.rec.Reconcile(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	time.Sleep(500 * time.Millisecond) // the broadcaster writes asynchronously
+	if got := events(); !reflect.DeepEqual(got, wantEvents) {
+		t.Errorf("events after more passes = %v, want %v", got, wantEvents)
+	}
 }

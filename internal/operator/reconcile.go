@@ -13,12 +13,14 @@ import (
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	appslisters "k8s.io/client-go/listers/apps/v1"
 	corelisters "k8s.io/client-go/listers/core/v1"
+	"k8s.io/client-go/tools/record"
 
 	"github.com/dnsplane/dnsplane/api/client/clientset/versioned"
 	operatorlisters "github.com/dnsplane/dnsplane/api/client/listers/operator/v1"
@@ -65,6 +67,10 @@ type Config struct {
 	// ScrapePods, when Health is nil, scrapes the metrics endpoints of
 	// the DaemonSet's running pods (port 9153).
 	ScrapePods bool
+	// Recorder, when set, receives the DNS object's events
+	// (CorefilePublished, CorefileRejected, ForwarderSkipped); the
+	// Controller sets one writing to the core v1 events API.
+	Recorder record.EventRecorder
 	// HealthInterval is how often Health is read; 0 means
 	// DefaultHealthInterval.
 	HealthInterval time.Duration
@@ -103,6 +109,40 @@ type Reconciler struct {
 	// health follows the forward health of the nameservers; nil without
 	// a HealthSource.
 	health *healthTracker
+
+	// skipped are the parts left out at the last pass, so that an event
+	// is recorded when one is first left out, not at every resync.
+	skipped map[string]bool
+}
+
+// The reasons of the events recorded on the DNS object.
+const (
+	EventCorefilePublished = "CorefilePublished"
+	EventCorefileRejected  = "CorefileRejected"
+	EventForwarderSkipped  = "ForwarderSkipped"
+)
+
+// event records an event on dns when there is a recorder.
+func (r *Reconciler) event(dns *operatorv1.DNS, typ, reason, msg string) {
+	if r.cfg.Recorder != nil {
+		r.cfg.Recorder.Event(dns, typ, reason, msg)
+	}
+}
+
+// recordSkipped records a ForwarderSkipped event per part newly left out.
+func (r *Reconciler) recordSkipped(dns *operatorv1.DNS, skipped []render.Skipped) {
+	r.mu.Lock()
+	prev := r.skipped
+	r.skipped = map[string]bool{}
+	for _, s := range skipped {
+		r.skipped[s.String()] = true
+	}
+	r.mu.Unlock()
+	for _, s := range skipped {
+		if !prev[s.String()] {
+			r.event(dns, corev1.EventTypeWarning, EventForwarderSkipped, s.String())
+		}
+	}
 }
 
 // NewReconciler returns a Reconciler writing with kube and dns.
@@ -157,10 +197,11 @@ func (r *Reconciler) Reconcile(ctx context.Context) error {
 		return fmt.Errorf("rendering the Corefile: %w", err)
 	}
 	obs := observed{skipped: skipped, unmanaged: dns.Spec.ManagementState == operatorv1.Unmanaged}
+	r.recordSkipped(dns, skipped)
 
 	published := r.publishedCorefile()
 	if !obs.unmanaged {
-		if published, obs.rejected, err = r.ensureCorefile(ctx, &dns.Spec, ro, rendered, published); err != nil {
+		if published, obs.rejected, err = r.ensureCorefile(ctx, dns, &dns.Spec, ro, rendered, published); err != nil {
 			return err
 		}
 		if obs.rejected != "" {
@@ -174,7 +215,7 @@ func (r *Reconciler) Reconcile(ctx context.Context) error {
 			}
 			if published == nil {
 				var defRejected string
-				if published, defRejected, err = r.ensureCorefile(ctx, &operatorv1.DNSSpec{}, ro, def, nil); err != nil {
+				if published, defRejected, err = r.ensureCorefile(ctx, dns, &operatorv1.DNSSpec{}, ro, def, nil); err != nil {
 					return err
 				}
 				if published == nil {
@@ -228,15 +269,19 @@ func (r *Reconciler) publishedCorefile() []byte {
 // ensureCorefile publishes rendered unless it is published already or
 // fails the dry load; it returns the Corefile published afterwards and why
 // rendered was rejected.
-func (r *Reconciler) ensureCorefile(ctx context.Context, spec *operatorv1.DNSSpec, ro render.Options, rendered, published []byte) ([]byte, string, error) {
+func (r *Reconciler) ensureCorefile(ctx context.Context, dns *operatorv1.DNS, spec *operatorv1.DNSSpec, ro render.Options, rendered, published []byte) ([]byte, string, error) {
 	if string(rendered) == string(published) {
 		return published, "", nil
 	}
-	if err := r.check(ctx, spec, ro, rendered); err != nil {
+	if fresh, err := r.check(ctx, spec, ro, rendered); err != nil {
 		if ctx.Err() != nil {
 			return nil, "", fmt.Errorf("checking the Corefile: %w", err)
 		}
-		r.log.Error("rendered Corefile does not load; keeping the published one", "err", err)
+		if fresh {
+			r.log.Error("rendered Corefile does not load; keeping the published one", "err", err)
+			r.event(dns, corev1.EventTypeWarning, EventCorefileRejected,
+				fmt.Sprintf("The rendered Corefile (hash %s) does not load and was not published: %v", CorefileHash(rendered), err))
+		}
 		return published, err.Error(), nil
 	}
 	if err := r.ensureNamespace(ctx); err != nil {
@@ -261,6 +306,8 @@ func (r *Reconciler) ensureCorefile(ctx context.Context, spec *operatorv1.DNSSpe
 		}
 	}
 	r.log.Info("published Corefile", "configmap", Namespace+"/"+Name, "hash", CorefileHash(rendered))
+	r.event(dns, corev1.EventTypeNormal, EventCorefilePublished,
+		fmt.Sprintf("Published the Corefile (hash %s) in ConfigMap %s/%s.", CorefileHash(rendered), Namespace, Name))
 	return rendered, "", nil
 }
 
@@ -269,38 +316,39 @@ func (r *Reconciler) ensureCorefile(ctx context.Context, spec *operatorv1.DNSSpe
 // DaemonSet's mount), so a Corefile with bundles is dry-loaded as
 // rendered with them in a temporary directory: the same Corefile but
 // for the paths of the tls lines.
-func (r *Reconciler) check(ctx context.Context, spec *operatorv1.DNSSpec, ro render.Options, corefile []byte) error {
+// fresh is false when the error is the remembered one.
+func (r *Reconciler) check(ctx context.Context, spec *operatorv1.DNSSpec, ro render.Options, corefile []byte) (fresh bool, err error) {
 	r.mu.Lock()
 	if r.rejected != nil && string(r.rejected) == string(corefile) {
 		err := r.rejectedErr
 		r.mu.Unlock()
-		return err
+		return false, err
 	}
 	r.mu.Unlock()
 	checked := corefile
 	if len(ro.CABundles) > 0 {
 		dir, err := os.MkdirTemp("", "dnsplane-ca-bundles-")
 		if err != nil {
-			return fmt.Errorf("checking the Corefile: %w", err)
+			return true, fmt.Errorf("checking the Corefile: %w", err)
 		}
 		defer os.RemoveAll(dir)
 		for name, pem := range ro.CABundles {
 			if err := os.WriteFile(filepath.Join(dir, render.CABundleFile(name)), []byte(pem), 0o600); err != nil {
-				return fmt.Errorf("checking the Corefile: %w", err)
+				return true, fmt.Errorf("checking the Corefile: %w", err)
 			}
 		}
 		ro.CABundleDir = dir
 		if checked, _, err = render.Corefile(spec, ro); err != nil {
-			return fmt.Errorf("checking the Corefile: %w", err)
+			return true, fmt.Errorf("checking the Corefile: %w", err)
 		}
 	}
-	err := r.cfg.Checker.Check(ctx, checked)
+	err = r.cfg.Checker.Check(ctx, checked)
 	if err != nil && ctx.Err() == nil {
 		r.mu.Lock()
 		r.rejected, r.rejectedErr = corefile, err
 		r.mu.Unlock()
 	}
-	return err
+	return true, err
 }
 
 func (r *Reconciler) ensureNamespace(ctx context.Context) error {
