@@ -161,8 +161,8 @@ func (c *component) Start(ctx context.Context) error {
 			return fmt.Errorf("dns-operator stopped before publishing a Corefile: %w", err)
 		case <-bound.C:
 			cancel()
-			<-c.done
-			return fmt.Errorf("dns-operator: no Corefile published within %v (kubectl get dns default -o yaml shows why in Degraded)", c.timeout)
+			err := <-c.done // nil once the controller stopped for the cancel
+			return errors.Join(fmt.Errorf("dns-operator: no Corefile published within %v (kubectl get dns default -o yaml shows why in Degraded)", c.timeout), err)
 		case <-t.C:
 		}
 	}
