@@ -72,11 +72,12 @@ func NewController(cfg Config, kube kubernetes.Interface, dns versioned.Interfac
 		return nil, err
 	}
 	health := cfg.Health
-	var podsSynced cache.InformerSynced
 	if health == nil && cfg.ScrapePods {
+		// Not waited for: an operator not allowed to list pods still
+		// reconciles, it only finds no metrics endpoint (and logs why).
 		podInf := kubeFactory.Core().V1().Pods()
 		health = MetricsScraper{URLs: PodURLs(podInf.Lister())}
-		podsSynced = podInf.Informer().HasSynced
+		podInf.Informer()
 	}
 	c := &Controller{
 		rec: rec,
@@ -91,9 +92,6 @@ func NewController(cfg Config, kube kubernetes.Interface, dns versioned.Interfac
 			}
 		},
 		health: health,
-	}
-	if podsSynced != nil {
-		c.synced = append(c.synced, podsSynced)
 	}
 	enqueue := cache.ResourceEventHandlerFuncs{
 		AddFunc:    func(any) { c.queue.Add(key) },

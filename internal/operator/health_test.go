@@ -4,11 +4,15 @@ import (
 	"context"
 	"net/http"
 	"net/http/httptest"
+	"sort"
 	"strings"
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	corelisters "k8s.io/client-go/listers/core/v1"
+	"k8s.io/client-go/tools/cache"
 
 	operatorv1 "github.com/dnsplane/dnsplane/api/operator/v1"
 	"github.com/dnsplane/dnsplane/internal/operator/render"
@@ -147,5 +151,37 @@ coredns_forward_healthcheck_broken_total 3
 	}
 	if _, err := (MetricsScraper{URLs: StaticURLs([]string{down})}).Scrape(context.Background()); err == nil {
 		t.Error("no endpoint answered: want an error")
+	}
+}
+
+func TestOperatorPodURLs(t *testing.T) {
+	idx := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
+	urls := PodURLs(corelisters.NewPodLister(idx))
+	if _, err := urls(context.Background()); err == nil {
+		t.Error("no pods: want an error naming the DaemonSet")
+	}
+	pod := func(name, ns, ip string, phase corev1.PodPhase, lbls map[string]string) *corev1.Pod {
+		return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: lbls},
+			Status: corev1.PodStatus{Phase: phase, PodIP: ip}}
+	}
+	for _, p := range []*corev1.Pod{
+		pod("a", Namespace, "10.0.0.1", corev1.PodRunning, labels()),
+		pod("b", Namespace, "fd00::2", corev1.PodRunning, labels()),
+		pod("pending", Namespace, "", corev1.PodPending, labels()),
+		pod("other", Namespace, "10.0.0.9", corev1.PodRunning, map[string]string{"app": "x"}),
+		pod("elsewhere", "kube-system", "10.0.0.8", corev1.PodRunning, labels()),
+	} {
+		if err := idx.Add(p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := urls(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	sort.Strings(got)
+	want := []string{"http://10.0.0.1:9153/metrics", "http://[fd00::2]:9153/metrics"}
+	if strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("urls = %v, want %v", got, want)
 	}
 }

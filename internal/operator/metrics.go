@@ -98,6 +98,9 @@ func PodURLs(pods corelisters.PodLister) func(context.Context) ([]string, error)
 		if err != nil {
 			return nil, err
 		}
+		if len(ps) == 0 {
+			return nil, fmt.Errorf("no pod of %s/%s found (is the operator allowed to list pods there?)", Namespace, Name)
+		}
 		var urls []string
 		for _, p := range ps {
 			if p.Status.Phase != corev1.PodRunning || p.Status.PodIP == "" {
