@@ -79,7 +79,7 @@ Exit status: 0 printed, 1 invalid or does not load, 2 usage error.`,
 	f.StringVar(&o.ClusterDomain, "cluster-domain", "cluster.local", "cluster domain")
 	f.StringVar(&o.Listen, "listen", ":5353", "where the server blocks listen: :PORT or ADDR:PORT")
 	f.StringVar(&o.Kubeconfig, "kubeconfig", "", "kubeconfig the kubernetes plugin reads (default: the pod's service account)")
-	f.StringVar(&o.CABundleDir, "ca-bundle-dir", render.DefaultCABundleDir, "where TLS forwarders' CA bundle ConfigMaps are mounted")
+	f.StringVar(&o.CABundleDir, "ca-bundle-dir", render.DefaultCABundleDir, "where the cluster DNS reads the CA bundles of TLS forwarders (ca-NAME.crt, the operator ConfigMap's keys)")
 	_ = cmd.MarkFlagRequired("filename")
 	return cmd
 }

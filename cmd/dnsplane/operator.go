@@ -5,6 +5,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"time"
 
 	"github.com/spf13/cobra"
 	"k8s.io/client-go/kubernetes"
@@ -24,6 +25,8 @@ const corefileCheckCommand = "corefile-check"
 func newOperatorCommand() *cobra.Command {
 	var kubeconfig, serviceRange, clusterDomain, image, logLevel string
 	var printCRD bool
+	var metricsURLs []string
+	var healthInterval time.Duration
 	cmd := &cobra.Command{
 		Use:   "operator --kubeconfig FILE",
 		Short: "Run the DNS operator: reconcile the DNS resource into the cluster DNS",
@@ -34,7 +37,8 @@ It reconciles the operator.dnsplane.io/v1 DNS "default" (creating it when
 missing) into the ConfigMap dnsplane-system/dns-default (key Corefile), the
 cluster DNS Service dnsplane-system/dns-default (the 10th address of
 --service-cluster-ip-range) and the DaemonSet dnsplane-system/dns-default,
-and writes the DNS status. See docs/dns-operator.md.`,
+and writes the DNS status, with the forward health of every nameserver
+read from the cluster DNS's metrics. See docs/dns-operator.md.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if printCRD {
@@ -72,13 +76,22 @@ and writes the DNS status. See docs/dns-operator.md.`,
 			if err != nil {
 				return err
 			}
-			c, err := operator.NewController(operator.Config{
-				ServiceRange: rng,
-				Render:       render.Options{ClusterDomain: clusterDomain},
-				Checker:      checker,
-				Image:        image,
-				Logger:       logger,
-			}, kube, dns)
+			if healthInterval <= 0 {
+				return &exitError{code: exitUsage, msg: "--health-interval must be positive"}
+			}
+			oc := operator.Config{
+				ServiceRange:   rng,
+				Render:         render.Options{ClusterDomain: clusterDomain},
+				Checker:        checker,
+				Image:          image,
+				Logger:         logger,
+				HealthInterval: healthInterval,
+				ScrapePods:     len(metricsURLs) == 0,
+			}
+			if len(metricsURLs) > 0 {
+				oc.Health = operator.MetricsScraper{URLs: operator.StaticURLs(metricsURLs)}
+			}
+			c, err := operator.NewController(oc, kube, dns)
 			if err != nil {
 				return &exitError{code: exitUsage, msg: err.Error()}
 			}
@@ -91,6 +104,8 @@ and writes the DNS status. See docs/dns-operator.md.`,
 	f.StringVar(&clusterDomain, "cluster-domain", "cluster.local", "cluster domain")
 	f.StringVar(&image, "image", operator.DefaultImage, "image of the cluster DNS pods")
 	f.StringVar(&logLevel, "log-level", "info", "debug, info, warn or error")
+	f.StringArrayVar(&metricsURLs, "metrics-url", nil, "Prometheus endpoint of a cluster DNS instance to read the forward health from (repeatable); none scrapes the DaemonSet's pods on port 9153")
+	f.DurationVar(&healthInterval, "health-interval", operator.DefaultHealthInterval, "how often the forward health is read")
 	f.BoolVar(&printCRD, "print-crd", false, "print the DNS CustomResourceDefinition (for a Kubernetes cluster) and exit")
 	return cmd
 }

@@ -69,9 +69,10 @@ func generate(dir string) ([]byte, error) {
 		return nil, err
 	}
 	var (
-		pkg    string
-		types  []runtime.KubeTypes
-		tagged []fieldDoc
+		pkg     string
+		types   []runtime.KubeTypes
+		tagged  []fieldDoc
+		markers []typeMarkers
 	)
 	fset := token.NewFileSet()
 	for _, path := range files {
@@ -94,6 +95,11 @@ func generate(dir string) ([]byte, error) {
 			return nil, err
 		}
 		tagged = append(tagged, fds...)
+		tms, err := structMarkers(fset, f)
+		if err != nil {
+			return nil, err
+		}
+		markers = append(markers, tms...)
 	}
 	if err := addFieldDocs(types, tagged); err != nil {
 		return nil, err
@@ -102,6 +108,7 @@ func generate(dir string) ([]byte, error) {
 	if err := runtime.WriteSwaggerDocFunc(types, &body); err != nil {
 		return nil, fmt.Errorf("writing the SwaggerDoc methods of %s: %w", dir, err)
 	}
+	writeMarkers(&body, markers)
 	if body.Len() == 0 {
 		return nil, nil
 	}

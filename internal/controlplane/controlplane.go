@@ -41,9 +41,8 @@ type Starter interface {
 type Cluster struct {
 	URL        string // https:// address of the API server
 	Kubeconfig string // the admin kubeconfig
+	DataDir    string // --data-dir: components keep their files under it
 	Logger     *slog.Logger
-	// DataDir is --data-dir, where roles keep their state.
-	DataDir string
 	// PKI is the cluster CA, for roles that serve what the API server
 	// dials (the node agent's exec server).
 	PKI *pki.Bundle
@@ -133,7 +132,7 @@ func Start(ctx context.Context, c Config) (*ControlPlane, error) {
 		return nil, fmt.Errorf("data dir: %w", err)
 	}
 	groupCtx := context.WithoutCancel(ctx)
-	cp := &ControlPlane{log: log, roles: c.Roles}
+	cp := &ControlPlane{log: log, roles: c.Roles, dataDir: c.DataDir}
 	cp.group, cp.groupCtx = errgroup.WithContext(groupCtx)
 	fail := func(err error) (*ControlPlane, error) {
 		ln.Close()
@@ -159,7 +158,7 @@ func Start(ctx context.Context, c Config) (*ControlPlane, error) {
 	if err != nil {
 		return fail(fmt.Errorf("certificates: %w", err))
 	}
-	cp.pki, cp.dataDir = bundle, c.DataDir
+	cp.pki = bundle
 	cp.URL = "https://" + net.JoinHostPort(advertisedHost(c.BindAddress), strconv.Itoa(port))
 	kubeconfig, tokenFile, err := pki.EnsureAdmin(c.DataDir, cp.URL, bundle)
 	if err != nil {

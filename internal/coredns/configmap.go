@@ -4,6 +4,9 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
 	"sync"
 
 	corev1 "k8s.io/api/core/v1"
@@ -42,6 +45,13 @@ type ConfigMapOptions struct {
 	// reports the cluster DNS up, and reports which Corefile serves in the
 	// DNS status.
 	OnApply func(corefile string, err error)
+	// FilesDir, when set, receives the ConfigMap's other keys as files
+	// (the CA bundles the Corefile's TLS forwarders read), written before
+	// each Corefile is applied; files of keys that are gone are removed.
+	// A Corefile that depends on a file's content must change with it
+	// (the DNS operator puts each bundle's hash in a comment), since
+	// CoreDNS reads such files only at setup.
+	FilesDir string
 }
 
 // RunFromConfigMapWithOptions is RunFromConfigMap with options.
@@ -95,6 +105,11 @@ func RunFromConfigMapWithOptions(ctx context.Context, client kubernetes.Interfac
 		case !st.hasKey:
 			logger.Warn("ConfigMap has no "+CorefileKey+" key; waiting", "serving", a.serving())
 		default:
+			if o.FilesDir != "" {
+				if err := writeFiles(o.FilesDir, st.files); err != nil {
+					logger.Error("writing the ConfigMap's files; applying the Corefile anyway", "dir", o.FilesDir, "err", err)
+				}
+			}
 			a.apply(ctx, st.corefile)
 		}
 	}
@@ -103,6 +118,49 @@ func RunFromConfigMapWithOptions(ctx context.Context, client kubernetes.Interfac
 type cmState struct {
 	exists, hasKey bool
 	corefile       string
+	// files are the other keys.
+	files map[string]string
+}
+
+// writeFiles makes dir hold exactly files: each written to a temporary
+// file and renamed, so a reader never sees half a file.
+func writeFiles(dir string, files map[string]string) error {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return err
+	}
+	for name, data := range files {
+		if name != filepath.Base(name) || strings.HasPrefix(name, ".") {
+			continue // not a plain file name: ConfigMap keys are, but be sure
+		}
+		path := filepath.Join(dir, name)
+		if cur, err := os.ReadFile(path); err == nil && string(cur) == data {
+			continue
+		}
+		tmp, err := os.CreateTemp(dir, ".tmp-")
+		if err != nil {
+			return err
+		}
+		_, werr := tmp.WriteString(data)
+		cerr := tmp.Close()
+		if err := errors.Join(werr, cerr); err != nil {
+			os.Remove(tmp.Name())
+			return err
+		}
+		if err := os.Rename(tmp.Name(), path); err != nil {
+			os.Remove(tmp.Name())
+			return err
+		}
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		if _, ok := files[e.Name()]; !ok && !e.IsDir() {
+			_ = os.Remove(filepath.Join(dir, e.Name()))
+		}
+	}
+	return nil
 }
 
 // cmWatcher keeps the latest observed ConfigMap state and wakes the apply
@@ -127,6 +185,14 @@ func (w *cmWatcher) set(cm *corev1.ConfigMap) {
 	if cm != nil {
 		st.exists = true
 		st.corefile, st.hasKey = cm.Data[CorefileKey]
+		for k, v := range cm.Data {
+			if k != CorefileKey {
+				if st.files == nil {
+					st.files = map[string]string{}
+				}
+				st.files[k] = v
+			}
+		}
 	}
 	w.mu.Lock()
 	w.st = st

@@ -142,6 +142,9 @@ func (g *Generator) structSchema(t reflect.Type) *Schema {
 		}
 		p.Description = desc
 		patchExtensions(p, f.field)
+		if err := applyMarkers(p, kubebuilderMarkers(t)[f.name], f.typ); err != nil {
+			g.fail(fmt.Errorf("openapi: %v.%s: %w", t, f.name, err))
+		}
 		s.Properties[f.name] = p
 	}
 	return s

@@ -18,6 +18,15 @@ type Schema struct {
 	Type        string    `json:"type,omitempty"`
 	Format      string    `json:"format,omitempty"`
 
+	// Enum, Default and the bounds come from a type's +kubebuilder
+	// markers (markers.go).
+	Enum     []any    `json:"enum,omitempty"`
+	Default  any      `json:"default,omitempty"`
+	Minimum  *float64 `json:"minimum,omitempty"`
+	Maximum  *float64 `json:"maximum,omitempty"`
+	MinItems *int64   `json:"minItems,omitempty"`
+	MaxItems *int64   `json:"maxItems,omitempty"`
+
 	Items                *Schema            `json:"items,omitempty"`
 	Properties           map[string]*Schema `json:"properties,omitempty"`
 	AdditionalProperties *Schema            `json:"additionalProperties,omitempty"`

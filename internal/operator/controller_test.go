@@ -5,6 +5,7 @@ import (
 	"errors"
 	"log/slog"
 	"net"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -19,6 +20,7 @@ import (
 	operatorv1 "github.com/dnsplane/dnsplane/api/operator/v1"
 	"github.com/dnsplane/dnsplane/internal/controlplane"
 	"github.com/dnsplane/dnsplane/internal/controlplane/controlplanetest"
+	"github.com/dnsplane/dnsplane/internal/operator/render"
 )
 
 // fakeChecker rejects Corefiles that mention reject.example, standing in
@@ -232,5 +234,92 @@ func TestControllerAgainstAPIServer(t *testing.T) {
 	_, err = cms.Get(ctx, Name, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
 		t.Fatal("ConfigMap missing")
+	}
+}
+
+// TestControllerFallbackCorefile: a stored DNS whose Corefile never loads
+// gets the default spec's Corefile published, so the cluster DNS (and
+// `up`, which waits for it) has one, and Degraded says why.
+func TestControllerFallbackCorefile(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a control plane")
+	}
+	ts := controlplanetest.StartTestServer(t, controlplane.Config{})
+	dnsClient, err := versioned.NewForConfig(ts.ClientConfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	_, err = dnsClient.OperatorV1().DNSes().Create(ctx, &operatorv1.DNS{
+		ObjectMeta: metav1.ObjectMeta{Name: "default"},
+		Spec: operatorv1.DNSSpec{PluginConfig: operatorv1.PluginConfig{ForwardPlugins: []operatorv1.ForwardPlugin{
+			{Domain: "reject.example", NameServers: []string{"127.0.0.1"}},
+			{Domain: "tls.example", NameServers: []string{"127.0.0.1"}, TransportConfig: &operatorv1.DNSTransportConfig{
+				Transport: operatorv1.TLSTransport, TLS: &operatorv1.DNSOverTLSConfig{ServerName: "dns.tls.example",
+					CABundle: &operatorv1.ConfigMapNameReference{Name: "missing-ca"}}}}}}},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, serviceRange, _ := net.ParseCIDR("10.96.0.0/12")
+	c, err := NewController(Config{ServiceRange: serviceRange, Checker: &fakeChecker{}, Logger: slog.New(slog.DiscardHandler)}, ts.Client, dnsClient)
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- c.Run(ctx) }()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("Run: %v", err)
+		}
+	}()
+	want, _, err := render.Corefile(&operatorv1.DNSSpec{}, render.Options{CABundles: map[string]string{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the default Corefile published", func() (bool, error) {
+		cm, err := ts.Client.CoreV1().ConfigMaps(Namespace).Get(ctx, Name, metav1.GetOptions{})
+		return err == nil && cm.Data[CorefileKey] == string(want), err
+	})
+	waitFor(t, "Degraded CorefileRejected naming the fallback", func() (bool, error) {
+		d, err := dnsClient.OperatorV1().DNSes().Get(ctx, "default", metav1.GetOptions{})
+		if err != nil {
+			return false, err
+		}
+		c := meta.FindStatusCondition(d.Status.Conditions, operatorv1.DNSDegraded)
+		return c != nil && c.Status == metav1.ConditionTrue && c.Reason == "CorefileRejected" &&
+			strings.Contains(c.Message, "the Corefile of the default DNS spec is served") && strings.Contains(c.Message, "rejected for the test") &&
+			strings.Contains(c.Message, "missing-ca"), nil
+	})
+
+	// Events on the DNS, once per transition: more passes add none.
+	events := func() map[string]int32 {
+		list, err := ts.Client.CoreV1().Events("default").List(ctx, metav1.ListOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := map[string]int32{}
+		for _, e := range list.Items {
+			if e.InvolvedObject.Kind == "DNS" && e.InvolvedObject.Name == "default" && e.Source.Component == EventComponent {
+				out[e.Type+"/"+e.Reason] += e.Count
+			}
+		}
+		return out
+	}
+	wantEvents := map[string]int32{"Normal/CorefilePublished": 1, "Warning/CorefileRejected": 1, "Warning/ForwarderSkipped": 1}
+	waitFor(t, "the events", func() (bool, error) {
+		got := events()
+		return len(got) == 3 && got["Normal/CorefilePublished"] >= 1 && got["Warning/CorefileRejected"] >= 1 && got["Warning/ForwarderSkipped"] >= 1, nil
+	})
+	for range 3 {
+		if err := c.rec.Reconcile(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	time.Sleep(500 * time.Millisecond) // the broadcaster writes asynchronously
+	if got := events(); !reflect.DeepEqual(got, wantEvents) {
+		t.Errorf("events after more passes = %v, want %v", got, wantEvents)
 	}
 }

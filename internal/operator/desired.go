@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"math/big"
 	"net"
+	"path/filepath"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -19,6 +20,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 
 	operatorv1 "github.com/dnsplane/dnsplane/api/operator/v1"
+	"github.com/dnsplane/dnsplane/internal/operator/render"
 )
 
 // The managed objects' names, as OpenShift's (openshift-dns/dns-default).
@@ -44,6 +46,13 @@ const (
 	podMetricsPort = 9153
 	corefileDir    = "/etc/dnsplane/corefile"
 )
+
+// InProcessCABundleDir is where the in-process cluster DNS of `dnsplane
+// up` writes the CA bundles of the operator's ConfigMap, under its data
+// dir; the operator renders the Corefile's tls lines with it.
+func InProcessCABundleDir(dataDir string) string {
+	return filepath.Join(dataDir, "cluster-dns", "ca-bundles")
+}
 
 // ServiceIP is the cluster DNS Service's address: the 10th address of the
 // service range, as kube-dns's 10.96.0.10 in 10.96.0.0/12.
@@ -75,10 +84,17 @@ func desiredNamespace() *corev1.Namespace {
 	return &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: Namespace}}
 }
 
-func desiredConfigMap(corefile []byte) *corev1.ConfigMap {
+// desiredConfigMap holds the Corefile and a copy of each CA bundle TLS
+// forwarders name, under render.CABundleFile(name): the cluster DNS
+// reads them beside its Corefile.
+func desiredConfigMap(corefile []byte, caBundles map[string]string) *corev1.ConfigMap {
+	data := map[string]string{CorefileKey: string(corefile)}
+	for name, pem := range caBundles {
+		data[render.CABundleFile(name)] = pem
+	}
 	return &corev1.ConfigMap{
 		ObjectMeta: metav1.ObjectMeta{Name: Name, Namespace: Namespace, Labels: labels()},
-		Data:       map[string]string{CorefileKey: string(corefile)},
+		Data:       data,
 	}
 }
 
@@ -147,8 +163,9 @@ func desiredDaemonSet(image, corefileHash string) *appsv1.DaemonSet {
 					Volumes: []corev1.Volume{{
 						Name: "corefile",
 						VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
+							// Every key: the Corefile and the CA bundles
+							// (render.DefaultCABundleDir is this mount).
 							LocalObjectReference: corev1.LocalObjectReference{Name: Name},
-							Items:                []corev1.KeyToPath{{Key: CorefileKey, Path: CorefileKey}},
 						}},
 					}},
 				},

@@ -68,7 +68,7 @@ func TestDesiredObjects(t *testing.T) {
 	if got := ds.Spec.Template.Annotations[CorefileHashAnnotation]; got != "abc" {
 		t.Fatalf("hash annotation %q", got)
 	}
-	if cm := desiredConfigMap([]byte("x")); cm.Data[CorefileKey] != "x" || cm.Namespace != Namespace || cm.Name != Name {
+	if cm := desiredConfigMap([]byte("x"), nil); cm.Data[CorefileKey] != "x" || cm.Namespace != Namespace || cm.Name != Name {
 		t.Fatalf("configmap %+v", cm)
 	}
 }

@@ -7,16 +7,20 @@ import (
 	"log/slog"
 	"maps"
 	"net"
+	"os"
+	"path/filepath"
 	"sync"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	appslisters "k8s.io/client-go/listers/apps/v1"
 	corelisters "k8s.io/client-go/listers/core/v1"
+	"k8s.io/client-go/tools/record"
 
 	"github.com/dnsplane/dnsplane/api/client/clientset/versioned"
 	operatorlisters "github.com/dnsplane/dnsplane/api/client/listers/operator/v1"
@@ -56,8 +60,26 @@ type Config struct {
 	// Instances, when set, replaces the DaemonSet: the operator manages
 	// none, and the conditions follow the instances it reports.
 	Instances PodCounter
-	Logger    *slog.Logger
+	// Health, when set, reads the cluster DNS instances' forward
+	// health-check counters every HealthInterval into status.upstreams
+	// and the UpstreamsAvailable condition.
+	Health HealthSource
+	// ScrapePods, when Health is nil, scrapes the metrics endpoints of
+	// the DaemonSet's running pods (port 9153).
+	ScrapePods bool
+	// Recorder, when set, receives the DNS object's events
+	// (CorefilePublished, CorefileRejected, ForwarderSkipped); the
+	// Controller sets one writing to the core v1 events API.
+	Recorder record.EventRecorder
+	// HealthInterval is how often Health is read; 0 means
+	// DefaultHealthInterval.
+	HealthInterval time.Duration
+	Logger         *slog.Logger
 }
+
+// DefaultHealthInterval is how often the forward health is read by
+// default.
+const DefaultHealthInterval = 10 * time.Second
 
 // Listers are the informer caches the Reconciler reads.
 type Listers struct {
@@ -83,6 +105,44 @@ type Reconciler struct {
 	// a resync does not run the checker again for the same text.
 	rejected    []byte
 	rejectedErr error
+
+	// health follows the forward health of the nameservers; nil without
+	// a HealthSource.
+	health *healthTracker
+
+	// skipped are the parts left out at the last pass, so that an event
+	// is recorded when one is first left out, not at every resync.
+	skipped map[string]bool
+}
+
+// The reasons of the events recorded on the DNS object.
+const (
+	EventCorefilePublished = "CorefilePublished"
+	EventCorefileRejected  = "CorefileRejected"
+	EventForwarderSkipped  = "ForwarderSkipped"
+)
+
+// event records an event on dns when there is a recorder.
+func (r *Reconciler) event(dns *operatorv1.DNS, typ, reason, msg string) {
+	if r.cfg.Recorder != nil {
+		r.cfg.Recorder.Event(dns, typ, reason, msg)
+	}
+}
+
+// recordSkipped records a ForwarderSkipped event per part newly left out.
+func (r *Reconciler) recordSkipped(dns *operatorv1.DNS, skipped []render.Skipped) {
+	r.mu.Lock()
+	prev := r.skipped
+	r.skipped = map[string]bool{}
+	for _, s := range skipped {
+		r.skipped[s.String()] = true
+	}
+	r.mu.Unlock()
+	for _, s := range skipped {
+		if !prev[s.String()] {
+			r.event(dns, corev1.EventTypeWarning, EventForwarderSkipped, s.String())
+		}
+	}
 }
 
 // NewReconciler returns a Reconciler writing with kube and dns.
@@ -103,7 +163,14 @@ func NewReconciler(cfg Config, kube kubernetes.Interface, dns versioned.Interfac
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Reconciler{cfg: cfg, kube: kube, dns: dns, listers: l, log: log, now: time.Now}, nil
+	if cfg.HealthInterval <= 0 {
+		cfg.HealthInterval = DefaultHealthInterval
+	}
+	rec := &Reconciler{cfg: cfg, kube: kube, dns: dns, listers: l, log: log, now: time.Now}
+	if cfg.Health != nil || cfg.ScrapePods {
+		rec.health = newHealthTracker()
+	}
+	return rec, nil
 }
 
 // Reconcile runs one pass for the DNS "default".
@@ -123,16 +190,39 @@ func (r *Reconciler) Reconcile(ctx context.Context) error {
 		return fmt.Errorf("reading DNS %s: %w", operatorv1.DefaultName, err)
 	}
 
-	rendered, skipped, err := render.Corefile(&dns.Spec, r.cfg.Render)
+	ro := r.cfg.Render
+	ro.CABundles = r.caBundles(&dns.Spec)
+	rendered, skipped, err := render.Corefile(&dns.Spec, ro)
 	if err != nil {
 		return fmt.Errorf("rendering the Corefile: %w", err)
 	}
 	obs := observed{skipped: skipped, unmanaged: dns.Spec.ManagementState == operatorv1.Unmanaged}
+	r.recordSkipped(dns, skipped)
 
 	published := r.publishedCorefile()
 	if !obs.unmanaged {
-		if published, obs.rejected, err = r.ensureCorefile(ctx, rendered, published); err != nil {
+		if published, obs.rejected, err = r.ensureCorefile(ctx, dns, &dns.Spec, ro, rendered, published); err != nil {
 			return err
+		}
+		if obs.rejected != "" {
+			// Nothing was ever published and the spec's Corefile does
+			// not load: serve the default spec's rather than nothing (a
+			// DaemonSet without a Corefile, an `up` waiting forever),
+			// and keep saying why in Degraded.
+			def, _, err := render.Corefile(&operatorv1.DNSSpec{}, ro)
+			if err != nil {
+				return fmt.Errorf("rendering the default Corefile: %w", err)
+			}
+			if published == nil {
+				var defRejected string
+				if published, defRejected, err = r.ensureCorefile(ctx, dns, &operatorv1.DNSSpec{}, ro, def, nil); err != nil {
+					return err
+				}
+				if published == nil {
+					obs.rejected += "; the default Corefile does not load either: " + defRejected
+				}
+			}
+			obs.fallback = published != nil && string(published) == string(def)
 		}
 		ip, _ := ServiceIP(r.cfg.ServiceRange) // checked in NewReconciler
 		if err := r.ensureService(ctx, ip.String()); err != nil {
@@ -145,6 +235,11 @@ func (r *Reconciler) Reconcile(ctx context.Context) error {
 		}
 	}
 
+	if r.health != nil {
+		now := metav1.NewTime(r.now().Truncate(time.Second))
+		obs.upstreams = upstreamStatuses(render.Forwarders(&dns.Spec, r.cfg.Render), r.health.snapshot(), dns.Status.Upstreams, now)
+		obs.healthWatched = true
+	}
 	obs.service, _ = r.listers.Services.Services(Namespace).Get(Name)
 	if r.cfg.Instances != nil {
 		if published != nil {
@@ -174,21 +269,25 @@ func (r *Reconciler) publishedCorefile() []byte {
 // ensureCorefile publishes rendered unless it is published already or
 // fails the dry load; it returns the Corefile published afterwards and why
 // rendered was rejected.
-func (r *Reconciler) ensureCorefile(ctx context.Context, rendered, published []byte) ([]byte, string, error) {
+func (r *Reconciler) ensureCorefile(ctx context.Context, dns *operatorv1.DNS, spec *operatorv1.DNSSpec, ro render.Options, rendered, published []byte) ([]byte, string, error) {
 	if string(rendered) == string(published) {
 		return published, "", nil
 	}
-	if err := r.check(ctx, rendered); err != nil {
+	if fresh, err := r.check(ctx, spec, ro, rendered); err != nil {
 		if ctx.Err() != nil {
 			return nil, "", fmt.Errorf("checking the Corefile: %w", err)
 		}
-		r.log.Error("rendered Corefile does not load; keeping the published one", "err", err)
+		if fresh {
+			r.log.Error("rendered Corefile does not load; keeping the published one", "err", err)
+			r.event(dns, corev1.EventTypeWarning, EventCorefileRejected,
+				fmt.Sprintf("The rendered Corefile (hash %s) does not load and was not published: %v", CorefileHash(rendered), err))
+		}
 		return published, err.Error(), nil
 	}
 	if err := r.ensureNamespace(ctx); err != nil {
 		return nil, "", err
 	}
-	want := desiredConfigMap(rendered)
+	want := desiredConfigMap(rendered, ro.CABundles)
 	cms := r.kube.CoreV1().ConfigMaps(Namespace)
 	cur, err := r.listers.ConfigMaps.ConfigMaps(Namespace).Get(Name)
 	switch {
@@ -207,25 +306,49 @@ func (r *Reconciler) ensureCorefile(ctx context.Context, rendered, published []b
 		}
 	}
 	r.log.Info("published Corefile", "configmap", Namespace+"/"+Name, "hash", CorefileHash(rendered))
+	r.event(dns, corev1.EventTypeNormal, EventCorefilePublished,
+		fmt.Sprintf("Published the Corefile (hash %s) in ConfigMap %s/%s.", CorefileHash(rendered), Namespace, Name))
 	return rendered, "", nil
 }
 
 // check runs the checker unless corefile is the one it last rejected.
-func (r *Reconciler) check(ctx context.Context, corefile []byte) error {
+// The CA bundles are not where the cluster DNS will read them (the
+// DaemonSet's mount), so a Corefile with bundles is dry-loaded as
+// rendered with them in a temporary directory: the same Corefile but
+// for the paths of the tls lines.
+// fresh is false when the error is the remembered one.
+func (r *Reconciler) check(ctx context.Context, spec *operatorv1.DNSSpec, ro render.Options, corefile []byte) (fresh bool, err error) {
 	r.mu.Lock()
 	if r.rejected != nil && string(r.rejected) == string(corefile) {
 		err := r.rejectedErr
 		r.mu.Unlock()
-		return err
+		return false, err
 	}
 	r.mu.Unlock()
-	err := r.cfg.Checker.Check(ctx, corefile)
+	checked := corefile
+	if len(ro.CABundles) > 0 {
+		dir, err := os.MkdirTemp("", "dnsplane-ca-bundles-")
+		if err != nil {
+			return true, fmt.Errorf("checking the Corefile: %w", err)
+		}
+		defer os.RemoveAll(dir)
+		for name, pem := range ro.CABundles {
+			if err := os.WriteFile(filepath.Join(dir, render.CABundleFile(name)), []byte(pem), 0o600); err != nil {
+				return true, fmt.Errorf("checking the Corefile: %w", err)
+			}
+		}
+		ro.CABundleDir = dir
+		if checked, _, err = render.Corefile(spec, ro); err != nil {
+			return true, fmt.Errorf("checking the Corefile: %w", err)
+		}
+	}
+	err = r.cfg.Checker.Check(ctx, checked)
 	if err != nil && ctx.Err() == nil {
 		r.mu.Lock()
 		r.rejected, r.rejectedErr = corefile, err
 		r.mu.Unlock()
 	}
-	return err
+	return true, err
 }
 
 func (r *Reconciler) ensureNamespace(ctx context.Context) error {
@@ -344,6 +467,45 @@ func (r *Reconciler) ensureStatus(ctx context.Context, dns *operatorv1.DNS, o ob
 		return fmt.Errorf("updating DNS %s status: %w", dns.Name, err)
 	}
 	return nil
+}
+
+// caBundles are the CA bundles the spec's TLS forwarders name that exist
+// (ConfigMaps of the operator's namespace with key ca-bundle.crt), by
+// name; never nil, so that the renderer leaves out the forwarders whose
+// bundle is missing.
+func (r *Reconciler) caBundles(spec *operatorv1.DNSSpec) map[string]string {
+	out := map[string]string{}
+	add := func(tc *operatorv1.DNSTransportConfig) {
+		if tc == nil || tc.TLS == nil || tc.TLS.CABundle == nil || tc.TLS.CABundle.Name == "" {
+			return
+		}
+		name := tc.TLS.CABundle.Name
+		if name == Name { // the operator's own ConfigMap holds no bundle
+			return
+		}
+		cm, err := r.listers.ConfigMaps.ConfigMaps(Namespace).Get(name)
+		if err != nil {
+			return
+		}
+		if pem, ok := cm.Data[render.CABundleKey]; ok && pem != "" {
+			out[name] = pem
+		}
+	}
+	for _, fp := range spec.PluginConfig.ForwardPlugins {
+		add(fp.TransportConfig)
+	}
+	add(spec.UpstreamResolvers.TransportConfig)
+	return out
+}
+
+// ScrapeHealth reads the forward health once and reports whether a
+// nameserver's health changed (then a pass writes the status).
+func (r *Reconciler) ScrapeHealth(ctx context.Context, src HealthSource) (bool, error) {
+	counts, err := src.Scrape(ctx)
+	if err != nil {
+		return false, err
+	}
+	return r.health.observe(r.now(), counts), nil
 }
 
 func hasLabels(have, want map[string]string) bool {

@@ -43,8 +43,15 @@ type observed struct {
 	// rejected is why the rendered Corefile was not published (it failed
 	// the dry load), or "".
 	rejected string
+	// fallback is true when the default spec's Corefile is published
+	// because the spec's was rejected before any was published.
+	fallback bool
 	// unmanaged is managementState Unmanaged.
 	unmanaged bool
+	// healthWatched is true when the operator reads the forward health;
+	// upstreams is then every forwarded nameserver's.
+	healthWatched bool
+	upstreams     []operatorv1.UpstreamStatus
 }
 
 // desiredStatus computes the DNS status from what the operator observed.
@@ -57,6 +64,9 @@ func desiredStatus(dns *operatorv1.DNS, clusterDomain string, o observed, now me
 		ClusterDomain:      clusterDomain,
 		ObservedGeneration: dns.Generation,
 		Upstreams:          dns.Status.Upstreams,
+	}
+	if o.healthWatched {
+		st.Upstreams = o.upstreams
 	}
 	hasIP := o.service != nil && o.service.Spec.ClusterIP != "" && o.service.Spec.ClusterIP != corev1.ClusterIPNone
 	if hasIP {
@@ -101,7 +111,10 @@ func desiredStatus(dns *operatorv1.DNS, clusterDomain string, o observed, now me
 	for _, s := range o.skipped {
 		config = append(config, s.String())
 	}
-	if o.rejected != "" {
+	switch {
+	case o.rejected != "" && o.fallback:
+		config = append(config, "The rendered Corefile was not published, and none was before: the Corefile of the default DNS spec is served: "+o.rejected)
+	case o.rejected != "":
 		config = append(config, "The rendered Corefile was not published, the last good one is served: "+o.rejected)
 	}
 
@@ -133,6 +146,13 @@ func desiredStatus(dns *operatorv1.DNS, clusterDomain string, o observed, now me
 		set(operatorv1.DNSDegraded, metav1.ConditionTrue, "DegradedConditions", strings.Join(rollout, " "))
 	default:
 		set(operatorv1.DNSDegraded, metav1.ConditionFalse, "AsExpected", "Enough DNS pods are available, and the DNS service has a cluster IP address.")
+	}
+	if o.healthWatched {
+		if msg := unhealthyUpstreams(st.Upstreams); msg != "" {
+			set(operatorv1.DNSUpstreamsAvailable, metav1.ConditionFalse, "UpstreamUnhealthy", msg)
+		} else {
+			set(operatorv1.DNSUpstreamsAvailable, metav1.ConditionTrue, "AsExpected", "Every nameserver the cluster DNS forwards to passes CoreDNS's health checks, or has not been health-checked.")
+		}
 	}
 	if o.unmanaged {
 		// Nothing is changed, so nothing else is claimed about the spec.

@@ -82,6 +82,12 @@ func TestKubectlExplain(t *testing.T) {
 			path: "dns.spec",
 			want: []string{"FIELD: spec <DNSSpec>", "is the desired cluster DNS configuration."},
 		},
+		{
+			// The +kubebuilder:validation:Enum markers reach the OpenAPI
+			// (hack/swaggerdoc, internal/openapi/markers.go).
+			path: "dns.spec.logLevel",
+			want: []string{"FIELD: logLevel <string>", "ENUM:", "Normal", "Debug", "Trace"},
+		},
 	} {
 		t.Run(tc.path, func(t *testing.T) {
 			out := mustKubectl(t, kc, "", "explain", tc.path)

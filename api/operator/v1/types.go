@@ -313,8 +313,10 @@ type DNSStatus struct {
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
 
 	// Conditions are the latest observations of the cluster DNS: Available,
-	// Progressing and Degraded. Degraded names the parts of the spec the
-	// operator left out of the Corefile because they are invalid.
+	// Progressing, Degraded and UpstreamsAvailable. Degraded names the
+	// parts of the spec the operator left out of the Corefile because they
+	// are invalid; UpstreamsAvailable the nameservers failing health
+	// checks.
 	// +optional
 	// +listType=map
 	// +listMapKey=type
@@ -338,6 +340,14 @@ const (
 	// DNSDegraded is True when the cluster DNS runs without part of its
 	// configuration: an invalid forward plugin left out, pods unavailable.
 	DNSDegraded = "Degraded"
+	// DNSUpstreamsAvailable is False, with reason UpstreamUnhealthy, while
+	// a nameserver the cluster DNS forwards to fails CoreDNS's forward
+	// health checks; status.upstreams names each. It is a condition of its
+	// own so that one dead nameserver (the forward plugin sends the
+	// queries to the others) does not make the whole cluster DNS
+	// Degraded. Set only when the operator reads the cluster DNS's
+	// metrics.
+	DNSUpstreamsAvailable = "UpstreamsAvailable"
 )
 
 // UpstreamStatus is the health of one nameserver the cluster DNS forwards
@@ -355,12 +365,16 @@ type UpstreamStatus struct {
 	// Healthy is false while the nameserver fails CoreDNS's health checks.
 	Healthy bool `json:"healthy"`
 
-	// LastChecked is when the operator last read the nameserver's health.
+	// LastChecked is when the operator found the nameserver in its
+	// current state (healthy or not): it is updated on a change only, not
+	// at every read of the metrics, so that an unchanged health writes
+	// nothing.
 	// +optional
 	LastChecked metav1.Time `json:"lastChecked,omitempty"`
 
-	// Message says why the nameserver is unhealthy (failed health checks
-	// and since when); empty when it is healthy.
+	// Message says why the nameserver is unhealthy (the failed health
+	// checks counted when it was found unhealthy, and since when); empty
+	// when it is healthy.
 	// +optional
 	Message string `json:"message,omitempty"`
 }

@@ -73,7 +73,7 @@ var map_DNSStatus = map[string]string{
 	"clusterIP":          "ClusterIP is the cluster IP of the cluster DNS Service, the nameserver pods are given in their resolv.conf.",
 	"clusterDomain":      "ClusterDomain is the cluster domain the cluster DNS serves, such as \"cluster.local\".",
 	"observedGeneration": "ObservedGeneration is the metadata.generation of the spec the status describes.",
-	"conditions":         "Conditions are the latest observations of the cluster DNS: Available, Progressing and Degraded. Degraded names the parts of the spec the operator left out of the Corefile because they are invalid.",
+	"conditions":         "Conditions are the latest observations of the cluster DNS: Available, Progressing, Degraded and UpstreamsAvailable. Degraded names the parts of the spec the operator left out of the Corefile because they are invalid; UpstreamsAvailable the nameservers failing health checks.",
 	"upstreams":          "Upstreams is the health of every nameserver the cluster DNS forwards to, forward plugins and upstream resolvers alike, as CoreDNS's forward health checks see it.",
 }
 
@@ -141,10 +141,52 @@ var map_UpstreamStatus = map[string]string{
 	"domain":      "Domain is the forwarded domain the nameserver serves, or \".\" for the upstream resolvers.",
 	"address":     "Address is the nameserver's IP:PORT ([IPv6]:PORT), as CoreDNS names it in its metrics; the nameservers of a SystemResolvConf upstream appear one by one.",
 	"healthy":     "Healthy is false while the nameserver fails CoreDNS's health checks.",
-	"lastChecked": "LastChecked is when the operator last read the nameserver's health.",
-	"message":     "Message says why the nameserver is unhealthy (failed health checks and since when); empty when it is healthy.",
+	"lastChecked": "LastChecked is when the operator found the nameserver in its current state (healthy or not): it is updated on a change only, not at every read of the metrics, so that an unchanged health writes nothing.",
+	"message":     "Message says why the nameserver is unhealthy (the failed health checks counted when it was found unhealthy, and since when); empty when it is healthy.",
 }
 
 func (UpstreamStatus) SwaggerDoc() map[string]string {
 	return map_UpstreamStatus
+}
+
+// KubebuilderMarkers are the +kubebuilder markers of DNSSpec's fields by JSON name (internal/openapi).
+func (DNSSpec) KubebuilderMarkers() map[string][]string {
+	return map[string][]string{
+		"logLevel":          {"validation:Enum=Normal;Debug;Trace", "default=Normal"},
+		"managementState":   {"validation:Enum=Managed;Unmanaged", "default=Managed"},
+		"upstreamResolvers": {"default={}"},
+	}
+}
+
+// KubebuilderMarkers are the +kubebuilder markers of DNSTransportConfig's fields by JSON name (internal/openapi).
+func (DNSTransportConfig) KubebuilderMarkers() map[string][]string {
+	return map[string][]string{
+		"transport": {"validation:Enum=Cleartext;TLS;\"\""},
+	}
+}
+
+// KubebuilderMarkers are the +kubebuilder markers of ForwardPlugin's fields by JSON name (internal/openapi).
+func (ForwardPlugin) KubebuilderMarkers() map[string][]string {
+	return map[string][]string{
+		"nameServers":      {"validation:MinItems=1", "validation:MaxItems=15"},
+		"policy":           {"validation:Enum=Random;RoundRobin;Sequential", "default=Random"},
+		"protocolStrategy": {"validation:Enum=TCP;\"\""},
+	}
+}
+
+// KubebuilderMarkers are the +kubebuilder markers of Upstream's fields by JSON name (internal/openapi).
+func (Upstream) KubebuilderMarkers() map[string][]string {
+	return map[string][]string{
+		"port": {"validation:Minimum=1", "validation:Maximum=65535"},
+		"type": {"validation:Enum=SystemResolvConf;Network"},
+	}
+}
+
+// KubebuilderMarkers are the +kubebuilder markers of UpstreamResolvers's fields by JSON name (internal/openapi).
+func (UpstreamResolvers) KubebuilderMarkers() map[string][]string {
+	return map[string][]string{
+		"policy":           {"validation:Enum=Random;RoundRobin;Sequential", "default=Sequential"},
+		"protocolStrategy": {"validation:Enum=TCP;\"\""},
+		"upstreams":        {"validation:MaxItems=15", "default={{type: SystemResolvConf}}"},
+	}
 }

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"sync"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 
@@ -21,7 +22,9 @@ import (
 type clusterDNS struct {
 	listen     string
 	kubeconfig string
-	logger     *slog.Logger
+	// filesDir receives the ConfigMap's CA bundles.
+	filesDir string
+	logger   *slog.Logger
 	// first receives the outcome of the first Corefile tried.
 	first chan error
 	done  chan error
@@ -69,7 +72,7 @@ func (c *clusterDNS) Start(ctx context.Context) error {
 	c.stop, c.done = cancel, make(chan error, 1)
 	go func() {
 		c.done <- coredns.RunFromConfigMapWithOptions(runCtx, client, operator.Namespace, operator.Name,
-			coredns.ConfigMapOptions{Logger: c.logger, OnApply: c.applied})
+			coredns.ConfigMapOptions{Logger: c.logger, OnApply: c.applied, FilesDir: c.filesDir})
 	}()
 	select {
 	case err := <-c.first:
@@ -150,3 +153,11 @@ func (i *ClusterDNSInstances) Pods(corefileHash string) operator.Pods {
 // OnApplied implements operatorrole.Instances: fn is called whenever the
 // cluster DNS has tried a Corefile.
 func (i *ClusterDNSInstances) OnApplied(fn func()) { i.r.cluster.notify.set(fn) }
+
+// Scrape implements operator.HealthSource: the in-process cluster DNS's
+// CoreDNS counts its forward health checks in this process's default
+// Prometheus registry (its Corefile exports no metrics endpoint: the port
+// belongs to the host).
+func (i *ClusterDNSInstances) Scrape(ctx context.Context) (operator.FailureCounts, error) {
+	return operator.GathererSource{Gatherer: prometheus.DefaultGatherer, Instance: "cluster-dns"}.Scrape(ctx)
+}

@@ -22,6 +22,7 @@ import (
 	"github.com/dnsplane/dnsplane/internal/controlplane"
 	"github.com/dnsplane/dnsplane/internal/coredns"
 	"github.com/dnsplane/dnsplane/internal/corefile"
+	"github.com/dnsplane/dnsplane/internal/operator"
 	"github.com/dnsplane/dnsplane/internal/operator/render"
 )
 
@@ -268,6 +269,9 @@ func (r *Roles) Components(cl controlplane.Cluster) ([]controlplane.Component, e
 	r.settleListen(cl.Logger)
 	cluster, node := r.cfg.components(cl.Kubeconfig, cl.Logger)
 	cluster.notify = r.cluster.notify
+	if cl.DataDir != "" {
+		cluster.filesDir = operator.InProcessCABundleDir(cl.DataDir)
+	}
 	r.cluster, r.node = cluster, node
 	if node == nil {
 		return []controlplane.Component{cluster}, nil

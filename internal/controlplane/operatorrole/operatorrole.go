@@ -38,9 +38,22 @@ type Config struct {
 	// Checker dry-loads Corefiles (a child process: `up` serves CoreDNS).
 	Checker operator.Checker
 	// Instances is the cluster DNS, which replaces the DaemonSet: `up`
-	// runs no kubelet to run its pods.
+	// runs no kubelet to run its pods. When it is also an
+	// operator.HealthSource, the operator reports its forward health.
 	Instances Instances
+	// FirstCorefileTimeout bounds Start's wait for the first published
+	// Corefile; 0 means DefaultFirstCorefileTimeout.
+	FirstCorefileTimeout time.Duration
+	// HealthInterval is how often the forward health is read; 0 means
+	// operator.DefaultHealthInterval.
+	HealthInterval time.Duration
 }
+
+// DefaultFirstCorefileTimeout is how long `up` waits for the operator's
+// first Corefile. The operator publishes the default spec's Corefile when
+// the stored DNS's does not load, so only an operator that cannot write
+// (or a default Corefile that does not load) gets there.
+const DefaultFirstCorefileTimeout = 2 * time.Minute
 
 // Role is the DNS operator role.
 type Role struct{ cfg Config }
@@ -86,9 +99,16 @@ func (r *Role) Components(cl controlplane.Cluster) ([]controlplane.Component, er
 	if ro.Kubeconfig == "" {
 		ro.Kubeconfig = cl.Kubeconfig
 	}
+	if r.cfg.Instances != nil && ro.CABundleDir == "" && cl.DataDir != "" {
+		// The in-process cluster DNS writes the bundles there.
+		ro.CABundleDir = operator.InProcessCABundleDir(cl.DataDir)
+	}
 	oc := operator.Config{ServiceRange: n, Render: ro, Checker: r.cfg.Checker, Logger: cl.Logger.With("role", "dns-operator")}
 	if r.cfg.Instances != nil {
 		oc.Instances = r.cfg.Instances
+		if hs, ok := r.cfg.Instances.(operator.HealthSource); ok {
+			oc.Health, oc.HealthInterval = hs, r.cfg.HealthInterval
+		}
 	}
 	c, err := operator.NewController(oc, kube, dns)
 	if err != nil {
@@ -97,16 +117,21 @@ func (r *Role) Components(cl controlplane.Cluster) ([]controlplane.Component, er
 	if r.cfg.Instances != nil {
 		r.cfg.Instances.OnApplied(c.Enqueue)
 	}
-	return []controlplane.Component{&component{c: c, kube: kube, done: make(chan error, 1)}}, nil
+	timeout := r.cfg.FirstCorefileTimeout
+	if timeout <= 0 {
+		timeout = DefaultFirstCorefileTimeout
+	}
+	return []controlplane.Component{&component{c: c, kube: kube, done: make(chan error, 1), timeout: timeout}}, nil
 }
 
 // component runs the controller. Start returns once a Corefile is
 // published, so that the cluster DNS started next has one to serve.
 type component struct {
-	c    *operator.Controller
-	kube kubernetes.Interface
-	stop context.CancelFunc
-	done chan error
+	c       *operator.Controller
+	kube    kubernetes.Interface
+	stop    context.CancelFunc
+	done    chan error
+	timeout time.Duration
 }
 
 func (c *component) Name() string { return "dns-operator" }
@@ -117,6 +142,8 @@ func (c *component) Start(ctx context.Context) error {
 	go func() { c.done <- c.c.Run(runCtx) }()
 	t := time.NewTicker(50 * time.Millisecond)
 	defer t.Stop()
+	bound := time.NewTimer(c.timeout)
+	defer bound.Stop()
 	for {
 		_, err := c.kube.CoreV1().ConfigMaps(operator.Namespace).Get(ctx, operator.Name, metav1.GetOptions{})
 		if err == nil {
@@ -132,6 +159,10 @@ func (c *component) Start(ctx context.Context) error {
 		case err := <-c.done:
 			cancel()
 			return fmt.Errorf("dns-operator stopped before publishing a Corefile: %w", err)
+		case <-bound.C:
+			cancel()
+			err := <-c.done // nil once the controller stopped for the cancel
+			return errors.Join(fmt.Errorf("dns-operator: no Corefile published within %v (kubectl get dns default -o yaml shows why in Degraded)", c.timeout), err)
 		case <-t.C:
 		}
 	}

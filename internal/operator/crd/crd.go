@@ -42,6 +42,11 @@ func DNS() ([]byte, error) {
 		return nil, err
 	}
 	delete(root, "x-kubernetes-group-version-kind")
+	if props, ok := root["properties"].(map[string]any); ok {
+		// The API server refuses anything but the type for the root's
+		// metadata, a description included.
+		props["metadata"] = map[string]any{"type": "object"}
+	}
 	crd := map[string]any{
 		"apiVersion": "apiextensions.k8s.io/v1",
 		"kind":       "CustomResourceDefinition",
@@ -107,6 +112,12 @@ func resolve(defs map[string]any, v any, path []string) (any, error) {
 		}
 		for k, x := range v {
 			if k == "allOf" && len(out) > 0 {
+				continue
+			}
+			if k == "x-kubernetes-patch-merge-key" || k == "x-kubernetes-patch-strategy" {
+				// Strategic merge patch does not apply to custom
+				// resources, and a CRD's schema has no such fields: a
+				// strict apply of the CRD would refuse them.
 				continue
 			}
 			r, err := resolve(defs, x, path)

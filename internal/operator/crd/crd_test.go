@@ -4,6 +4,12 @@ import (
 	"strings"
 	"testing"
 
+	apiext "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
+	"k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/install"
+	apiextv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/yaml"
 )
 
@@ -47,5 +53,47 @@ func TestDNS(t *testing.T) {
 		if _, ok := props["spec"].Properties[p]; !ok {
 			t.Errorf("spec.%s missing", p)
 		}
+	}
+}
+
+// TestDNSValidCRD checks the CRD's schema is structural by the API
+// server's own rules (apiextensions-apiserver's; its default validation
+// needs CEL, which the module does not require, so defaults are checked
+// by value below) and that the +kubebuilder markers reached the schema.
+func TestDNSValidCRD(t *testing.T) {
+	out, err := DNS()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var v1crd apiextv1.CustomResourceDefinition
+	if err := yaml.UnmarshalStrict(out, &v1crd); err != nil {
+		t.Fatal(err)
+	}
+	scheme := runtime.NewScheme()
+	install.Install(scheme)
+	var props apiext.JSONSchemaProps
+	if err := scheme.Convert(v1crd.Spec.Versions[0].Schema.OpenAPIV3Schema, &props, nil); err != nil {
+		t.Fatal(err)
+	}
+	ss, err := structuralschema.NewStructural(&props)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if errs := structuralschema.ValidateStructural(field.NewPath("openAPIV3Schema"), ss); len(errs) > 0 {
+		t.Errorf("the CRD's schema is not structural: %v", errs.ToAggregate())
+	}
+	spec := v1crd.Spec.Versions[0].Schema.OpenAPIV3Schema.Properties["spec"]
+	ll := spec.Properties["logLevel"]
+	if len(ll.Enum) != 3 || ll.Default == nil || string(ll.Default.Raw) != `"Normal"` {
+		t.Errorf("spec.logLevel: enum %v, default %v", ll.Enum, ll.Default)
+	}
+	ur := spec.Properties["upstreamResolvers"]
+	ups := ur.Properties["upstreams"]
+	if ups.Default == nil || string(ups.Default.Raw) != `[{"type":"SystemResolvConf"}]` || ups.MaxItems == nil || *ups.MaxItems != 15 {
+		t.Errorf("spec.upstreamResolvers.upstreams: default %v, maxItems %v", ups.Default, ups.MaxItems)
+	}
+	port := ups.Items.Schema.Properties["port"]
+	if port.Minimum == nil || *port.Minimum != 1 || port.Maximum == nil || *port.Maximum != 65535 {
+		t.Errorf("upstreams[].port: minimum %v, maximum %v", port.Minimum, port.Maximum)
 	}
 }

@@ -18,10 +18,15 @@
 package render
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"net"
+	"net/netip"
 	"path/filepath"
+	"sort"
 	"strconv"
+	"strings"
 	"time"
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -43,10 +48,20 @@ type Options struct {
 	// Kubeconfig is the kubeconfig the kubernetes plugin reads the API
 	// with; empty means the service account of the pod CoreDNS runs in.
 	Kubeconfig string
-	// CABundleDir is where the operator mounts the ConfigMaps that TLS
-	// forwarders name as caBundle: <CABundleDir>/<name>/ca-bundle.crt.
-	// Empty means DefaultCABundleDir.
+	// CABundleDir is where the cluster DNS sees the CA bundles TLS
+	// forwarders name (caBundle): <CABundleDir>/ca-<name>.crt, the key
+	// the operator copies each bundle to in its ConfigMap
+	// (CABundleFile). Empty means DefaultCABundleDir, where the
+	// DaemonSet's pods mount that ConfigMap.
 	CABundleDir string
+	// CABundles, when not nil, are the CA bundles the operator found, by
+	// ConfigMap name (the PEM text of its ca-bundle.crt key). A TLS
+	// forwarder naming a bundle not in it is left out (Skipped), and the
+	// Corefile starts with a comment line per bundle it uses, with the
+	// bundle's sha256: CoreDNS reads a CA file only at setup, so a
+	// changed bundle must change the Corefile to be reloaded. Nil renders
+	// the paths unchecked (`dnsplane corefile`).
+	CABundles map[string]string
 	// Health, Ready and Metrics are the health, readiness and Prometheus
 	// endpoints; empty means ":8080", ":8181" and ":9153", CoreDNS's
 	// defaults.
@@ -84,8 +99,13 @@ type Options struct {
 	Offline bool
 }
 
-// DefaultCABundleDir is where CA bundle ConfigMaps are mounted by default.
-const DefaultCABundleDir = "/etc/dnsplane/ca-bundles"
+// DefaultCABundleDir is where the DaemonSet's pods mount the operator's
+// ConfigMap, with the Corefile and the CA bundles.
+const DefaultCABundleDir = "/etc/dnsplane/corefile"
+
+// CABundleFile is the ConfigMap key, and the file name in CABundleDir,
+// of the CA bundle of ConfigMap name.
+func CABundleFile(name string) string { return "ca-" + name + ".crt" }
 
 // CABundleKey is the ConfigMap key that holds a CA bundle, as in
 // OpenShift.
@@ -129,35 +149,7 @@ func Corefile(spec *operatorv1.DNSSpec, o Options) ([]byte, []Skipped, error) {
 	}
 	specPath := field.NewPath("spec")
 
-	var stubs []corefile.StubDomain
-	fps := d.PluginConfig.ForwardPlugins
-	fpPath := specPath.Child("pluginConfig", "forwardPlugins")
-	for i, fp := range fps {
-		if errs := dnsspec.ValidateForwardPluginAt(fps, i, cd, fpPath); len(errs) > 0 {
-			skip(fpPath.Index(i), errs)
-			continue
-		}
-		stubs = append(stubs, corefile.StubDomain{
-			Domain:    fp.Domain,
-			Upstreams: fp.NameServers,
-			Forward:   forwardOptions(fp.Policy, fp.TransportConfig, fp.ProtocolStrategy, o),
-		})
-	}
-
-	ur := d.UpstreamResolvers
-	urPath := specPath.Child("upstreamResolvers")
-	if errs := dnsspec.ValidateUpstreamResolvers(&ur, urPath); len(errs) > 0 {
-		skip(urPath, errs)
-		ur = dnsspec.DefaultedUpstreamResolvers(operatorv1.UpstreamResolvers{})
-	}
-	upstreams := make([]string, 0, len(ur.Upstreams))
-	for _, u := range ur.Upstreams {
-		if u.Type == operatorv1.SystemResolvConfType && len(o.SystemResolvers) > 0 {
-			upstreams = append(upstreams, o.SystemResolvers...)
-			continue
-		}
-		upstreams = append(upstreams, upstream(u))
-	}
+	stubs, ur, upstreams := forwarding(d, cd, o, skip)
 
 	positive, negative := DefaultPositiveTTL, DefaultNegativeTTL
 	if errs := dnsspec.ValidateCache(d.Cache, specPath.Child("cache")); len(errs) > 0 {
@@ -210,7 +202,151 @@ func Corefile(spec *operatorv1.DNSSpec, o Options) ([]byte, []Skipped, error) {
 	if err != nil {
 		return nil, skipped, fmt.Errorf("rendering the Corefile: %w", err)
 	}
+	if o.CABundles != nil && !o.Offline {
+		text = caBundleComments(stubs, c.Forward, o) + text
+	}
 	return []byte(text), skipped, nil
+}
+
+// forwarding is what the Corefile forwards: the valid forward plugins as
+// stub domains, and the upstream resolvers (the defaults when invalid)
+// with the forward plugin's upstreams they stand for. skip is told what
+// is left out.
+func forwarding(d operatorv1.DNSSpec, cd string, o Options, skip func(*field.Path, field.ErrorList)) ([]corefile.StubDomain, operatorv1.UpstreamResolvers, []string) {
+	specPath := field.NewPath("spec")
+	var stubs []corefile.StubDomain
+	fps := d.PluginConfig.ForwardPlugins
+	fpPath := specPath.Child("pluginConfig", "forwardPlugins")
+	for i, fp := range fps {
+		if errs := dnsspec.ValidateForwardPluginAt(fps, i, cd, fpPath); len(errs) > 0 {
+			skip(fpPath.Index(i), errs)
+			continue
+		}
+		if errs := checkCABundle(fp.TransportConfig, fpPath.Index(i), o); len(errs) > 0 {
+			skip(fpPath.Index(i), errs)
+			continue
+		}
+		stubs = append(stubs, corefile.StubDomain{
+			Domain:    fp.Domain,
+			Upstreams: fp.NameServers,
+			Forward:   forwardOptions(fp.Policy, fp.TransportConfig, fp.ProtocolStrategy, o),
+		})
+	}
+
+	ur := d.UpstreamResolvers
+	urPath := specPath.Child("upstreamResolvers")
+	errs := dnsspec.ValidateUpstreamResolvers(&ur, urPath)
+	if len(errs) == 0 {
+		errs = checkCABundle(ur.TransportConfig, urPath, o)
+	}
+	if len(errs) > 0 {
+		skip(urPath, errs)
+		ur = dnsspec.DefaultedUpstreamResolvers(operatorv1.UpstreamResolvers{})
+	}
+	upstreams := make([]string, 0, len(ur.Upstreams))
+	for _, u := range ur.Upstreams {
+		if u.Type == operatorv1.SystemResolvConfType && len(o.SystemResolvers) > 0 {
+			upstreams = append(upstreams, o.SystemResolvers...)
+			continue
+		}
+		upstreams = append(upstreams, upstream(u))
+	}
+	return stubs, ur, upstreams
+}
+
+// checkCABundle requires the CA bundle a TLS transport names to be among
+// o.CABundles, when the operator gave them.
+func checkCABundle(tc *operatorv1.DNSTransportConfig, path *field.Path, o Options) field.ErrorList {
+	if o.CABundles == nil || o.Offline || !dnsspec.IsTLS(tc) || tc.TLS.CABundle == nil {
+		return nil
+	}
+	name := tc.TLS.CABundle.Name
+	if _, ok := o.CABundles[name]; ok {
+		return nil
+	}
+	return field.ErrorList{field.NotFound(path.Child("transportConfig", "tls", "caBundle", "name"),
+		fmt.Sprintf("%s: no ConfigMap %s with key %s in the operator's namespace", name, name, CABundleKey))}
+}
+
+// caBundleComments are the Corefile's first lines: the sha256 of each CA
+// bundle its TLS forwarders read, so that a changed bundle changes the
+// Corefile (CoreDNS reads the file at setup only).
+func caBundleComments(stubs []corefile.StubDomain, ur corefile.ForwardOptions, o Options) string {
+	used := map[string]bool{}
+	for _, f := range append([]corefile.ForwardOptions{ur}, stubForwards(stubs)...) {
+		if f.TLSCAFile != "" {
+			used[strings.TrimSuffix(strings.TrimPrefix(filepath.Base(f.TLSCAFile), "ca-"), ".crt")] = true
+		}
+	}
+	names := make([]string, 0, len(used))
+	for n := range used {
+		if _, ok := o.CABundles[n]; ok {
+			names = append(names, n)
+		}
+	}
+	sort.Strings(names)
+	var b strings.Builder
+	for _, n := range names {
+		sum := sha256.Sum256([]byte(o.CABundles[n]))
+		fmt.Fprintf(&b, "# ca-bundle %s sha256:%s\n", n, hex.EncodeToString(sum[:]))
+	}
+	return b.String()
+}
+
+func stubForwards(stubs []corefile.StubDomain) []corefile.ForwardOptions {
+	out := make([]corefile.ForwardOptions, len(stubs))
+	for i, s := range stubs {
+		out[i] = s.Forward
+	}
+	return out
+}
+
+// Forwarder is a domain the Corefile forwards and its nameservers.
+type Forwarder struct {
+	// Domain is the forwarded domain, "." for the upstream resolvers.
+	Domain string
+	// Addresses are the nameservers as CoreDNS's forward metrics name
+	// them (the "to" label): IP:PORT, [IPv6]:PORT, the transport's
+	// port when the spec gives none.
+	Addresses []string
+	// ResolvConf is true when the domain also forwards to the nameservers
+	// of a resolv.conf the operator cannot read (a SystemResolvConf
+	// upstream without Options.SystemResolvers): the cluster DNS's
+	// metrics name them.
+	ResolvConf bool
+}
+
+// Forwarders are the domains the Corefile Corefile(spec, o) renders
+// forwards, with their nameservers: the valid forward plugins in spec
+// order, then ".".
+func Forwarders(spec *operatorv1.DNSSpec, o Options) []Forwarder {
+	d := dnsspec.Defaulted(*spec)
+	stubs, ur, upstreams := forwarding(d, dnsspec.ClusterDomain(o.ClusterDomain), o, func(*field.Path, field.ErrorList) {})
+	out := make([]Forwarder, 0, len(stubs)+1)
+	for _, s := range stubs {
+		out = append(out, forwarder(s.Domain, s.Upstreams, s.Forward.TLS))
+	}
+	return append(out, forwarder(".", upstreams, dnsspec.IsTLS(ur.TransportConfig)))
+}
+
+func forwarder(domain string, upstreams []string, tls bool) Forwarder {
+	f := Forwarder{Domain: domain}
+	port := uint16(53)
+	if tls {
+		port = 853
+	}
+	for _, u := range upstreams {
+		if u == corefile.ResolvConf {
+			f.ResolvConf = true
+			continue
+		}
+		if ap, err := netip.ParseAddrPort(u); err == nil {
+			f.Addresses = append(f.Addresses, ap.String())
+		} else if a, err := netip.ParseAddr(strings.Trim(u, "[]")); err == nil {
+			f.Addresses = append(f.Addresses, netip.AddrPortFrom(a, port).String())
+		}
+	}
+	return f
 }
 
 // forwardOptions maps a forwarder's policy, transport and protocol to the
@@ -224,7 +360,7 @@ func forwardOptions(policy operatorv1.ForwardPolicy, tc *operatorv1.DNSTransport
 		f.TLS = true
 		f.TLSServerName = tc.TLS.ServerName
 		if ca := tc.TLS.CABundle; ca != nil && !o.Offline {
-			f.TLSCAFile = filepath.Join(orDefault(o.CABundleDir, DefaultCABundleDir), ca.Name, CABundleKey)
+			f.TLSCAFile = filepath.Join(orDefault(o.CABundleDir, DefaultCABundleDir), CABundleFile(ca.Name))
 		}
 	}
 	return f

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -344,5 +345,61 @@ func TestNoCoreDNSOrClientGo(t *testing.T) {
 				t.Errorf("internal/operator/render depends on %s", p)
 			}
 		}
+	}
+}
+
+func TestForwarders(t *testing.T) {
+	spec := &operatorv1.DNSSpec{
+		PluginConfig: operatorv1.PluginConfig{ForwardPlugins: []operatorv1.ForwardPlugin{
+			{Domain: "foo.com", NameServers: []string{"192.0.2.1", "192.0.2.2:5353", "2001:db8::1"}},
+			{Domain: "tls.com", NameServers: []string{"192.0.2.3"}, TransportConfig: &operatorv1.DNSTransportConfig{
+				Transport: operatorv1.TLSTransport, TLS: &operatorv1.DNSOverTLSConfig{ServerName: "dns.tls.com"}}},
+			{Domain: "cluster.local", NameServers: []string{"192.0.2.9"}}, // invalid: left out
+		}},
+	}
+	got := Forwarders(spec, Options{})
+	want := []Forwarder{
+		{Domain: "foo.com", Addresses: []string{"192.0.2.1:53", "192.0.2.2:5353", "[2001:db8::1]:53"}},
+		{Domain: "tls.com", Addresses: []string{"192.0.2.3:853"}},
+		{Domain: ".", ResolvConf: true},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("Forwarders = %+v, want %+v", got, want)
+	}
+	got = Forwarders(&operatorv1.DNSSpec{}, Options{SystemResolvers: []string{"127.0.0.1:5300", "10.0.0.1"}})
+	want = []Forwarder{{Domain: ".", Addresses: []string{"127.0.0.1:5300", "10.0.0.1:53"}}}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("Forwarders with system resolvers = %+v, want %+v", got, want)
+	}
+}
+
+func TestCorefileCABundles(t *testing.T) {
+	s := spec(t, `
+pluginConfig:
+  forwardPlugins:
+  - {domain: foo.com, nameServers: [192.0.2.1], transportConfig: {transport: TLS, tls: {serverName: dns.foo.com, caBundle: {name: foo-ca}}}}
+  - {domain: bar.com, nameServers: [192.0.2.2], transportConfig: {transport: TLS, tls: {serverName: dns.bar.com, caBundle: {name: bar-ca}}}}`)
+	o := Options{CABundleDir: "/d", CABundles: map[string]string{"foo-ca": "PEM1"}}
+	got, skipped, err := Corefile(s, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(string(got), "# ca-bundle foo-ca sha256:") || strings.Contains(string(got), "bar") {
+		t.Errorf("Corefile does not start with foo-ca's hash alone, or names bar:\n%s", got)
+	}
+	if !strings.Contains(string(got), "tls /d/ca-foo-ca.crt") {
+		t.Errorf("no tls line for foo-ca:\n%s", got)
+	}
+	if len(skipped) != 1 || skipped[0].Path != "spec.pluginConfig.forwardPlugins[1]" ||
+		!strings.Contains(skipped[0].String(), "caBundle.name: Not found") || !strings.Contains(skipped[0].String(), "no ConfigMap bar-ca") {
+		t.Errorf("skipped = %v", skipped)
+	}
+	o.CABundles["foo-ca"] = "PEM2"
+	changed, _, _ := Corefile(s, o)
+	if string(changed) == string(got) {
+		t.Error("a changed bundle must change the Corefile")
+	}
+	if strings.SplitN(string(changed), "\n", 2)[1] != strings.SplitN(string(got), "\n", 2)[1] {
+		t.Error("a changed bundle changed more than the comment line")
 	}
 }
