@@ -190,11 +190,18 @@ func (a *Agent) Run(ctx context.Context) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	a.runCtx = ctx
-	kube, err := kubernetes.NewForConfig(a.cfg.Client)
+	restCfg := rest.CopyConfig(a.cfg.Client)
+	if restCfg.QPS == 0 && restCfg.Burst == 0 && restCfg.RateLimiter == nil {
+		// kubelet's --kube-api-qps and --kube-api-burst defaults: client-go's
+		// own (5, 10) made a status write per pod the bottleneck, about six
+		// pods a second (bench/agent.sh).
+		restCfg.QPS, restCfg.Burst = 50, 100
+	}
+	kube, err := kubernetes.NewForConfig(restCfg)
 	if err != nil {
 		return fmt.Errorf("--kubeconfig: %w", err)
 	}
-	dp, err := versioned.NewForConfig(a.cfg.Client)
+	dp, err := versioned.NewForConfig(restCfg)
 	if err != nil {
 		return fmt.Errorf("--kubeconfig: %w", err)
 	}
