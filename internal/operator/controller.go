@@ -183,5 +183,8 @@ func (c *Controller) processNext(ctx context.Context) bool {
 		return true
 	}
 	c.queue.Forget(k)
+	if d := c.rec.RecheckAfter(); d > 0 {
+		c.queue.AddAfter(k, d)
+	}
 	return true
 }

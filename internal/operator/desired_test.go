@@ -4,6 +4,7 @@ import (
 	"net"
 	"strings"
 	"testing"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -146,7 +147,7 @@ func TestDesiredStatus(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			dns := &operatorv1.DNS{ObjectMeta: metav1.ObjectMeta{Name: "default", Generation: 4}}
 			dns.Status.Conditions = tt.prev
-			st := desiredStatus(dns, "cluster.local", tt.o, now)
+			st, _ := desiredStatus(dns, "cluster.local", tt.o, now)
 			get := func(typ string) metav1.Condition {
 				for _, c := range st.Conditions {
 					if c.Type == typ {
@@ -173,8 +174,56 @@ func TestDesiredStatus(t *testing.T) {
 			if tt.o.service == svc && st.ClusterIP != "10.96.0.10" {
 				t.Errorf("clusterIP %q", st.ClusterIP)
 			}
-			if !statusEqual(st, desiredStatus(&operatorv1.DNS{ObjectMeta: dns.ObjectMeta, Status: st}, "cluster.local", tt.o, metav1.Unix(2000, 0))) {
+			again, _ := desiredStatus(&operatorv1.DNS{ObjectMeta: dns.ObjectMeta, Status: st}, "cluster.local", tt.o, metav1.Unix(2000, 0))
+			if !statusEqual(st, again) {
 				t.Errorf("recomputing an unchanged status differs: a resync would write")
+			}
+		})
+	}
+}
+
+// TestDesiredStatusAntiFlap: Progressing, and Degraded for rollout states,
+// do not turn True again within flapTolerance of turning False; the
+// status is due again when the tolerance ends. Spec problems are not held
+// back.
+func TestDesiredStatusAntiFlap(t *testing.T) {
+	now := metav1.Unix(1000, 0)
+	svc := desiredService("10.96.0.10")
+	falseAt := func(typ string, ago time.Duration) metav1.Condition {
+		return metav1.Condition{Type: typ, Status: metav1.ConditionFalse, Reason: "AsExpected", LastTransitionTime: metav1.NewTime(now.Add(-ago))}
+	}
+	for _, tt := range []struct {
+		name        string
+		o           observed
+		prev        metav1.Condition
+		typ         string
+		wantStatus  metav1.ConditionStatus
+		wantRecheck time.Duration
+	}{
+		{"progressing held back", observed{service: svc, pods: &Pods{3, 1, 3}}, falseAt("Progressing", 10*time.Second),
+			"Progressing", metav1.ConditionFalse, 30 * time.Second},
+		{"progressing after the tolerance", observed{service: svc, pods: &Pods{3, 1, 3}}, falseAt("Progressing", 41*time.Second),
+			"Progressing", metav1.ConditionTrue, 0},
+		{"degraded rollout held back", observed{service: svc, pods: &Pods{10, 10, 7}}, falseAt("Degraded", 5*time.Second),
+			"Degraded", metav1.ConditionFalse, 35 * time.Second},
+		{"degraded spec problem at once", observed{service: svc, pods: &Pods{3, 3, 3}, rejected: "Corefile:3 - Error"}, falseAt("Degraded", 5*time.Second),
+			"Degraded", metav1.ConditionTrue, 0},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			dns := &operatorv1.DNS{ObjectMeta: metav1.ObjectMeta{Name: "default", Generation: 2}}
+			dns.Status.Conditions = []metav1.Condition{tt.prev}
+			st, recheck := desiredStatus(dns, "cluster.local", tt.o, now)
+			var got *metav1.Condition
+			for i := range st.Conditions {
+				if st.Conditions[i].Type == tt.typ {
+					got = &st.Conditions[i]
+				}
+			}
+			if got == nil || got.Status != tt.wantStatus || recheck != tt.wantRecheck {
+				t.Fatalf("%s = %+v, recheck %v; want %s, recheck %v", tt.typ, got, recheck, tt.wantStatus, tt.wantRecheck)
+			}
+			if got.ObservedGeneration != 2 {
+				t.Errorf("observedGeneration %d, want 2", got.ObservedGeneration)
 			}
 		})
 	}

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -99,6 +100,10 @@ type Reconciler struct {
 	listers Listers
 	log     *slog.Logger
 	now     func() time.Time
+	// recheck is when the last pass's status is due again (a condition
+	// change held back by flapTolerance), 0 for never; the controller's
+	// one worker reads it after Reconcile (RecheckAfter).
+	recheck atomic.Int64 // a time.Duration
 
 	mu sync.Mutex
 	// rejected remembers the last Corefile that failed the dry load, so
@@ -173,8 +178,13 @@ func NewReconciler(cfg Config, kube kubernetes.Interface, dns versioned.Interfac
 	return rec, nil
 }
 
+// RecheckAfter is how soon the last Reconcile wants to run again, 0 for
+// only on the next change: a condition transition it held back.
+func (r *Reconciler) RecheckAfter() time.Duration { return time.Duration(r.recheck.Load()) }
+
 // Reconcile runs one pass for the DNS "default".
 func (r *Reconciler) Reconcile(ctx context.Context) error {
+	r.recheck.Store(0)
 	dns, err := r.listers.DNS.Get(operatorv1.DefaultName)
 	if apierrors.IsNotFound(err) {
 		// The API server applies the spec's defaults; the informer
@@ -457,7 +467,8 @@ func daemonSetChanged(cur, want *appsv1.DaemonSet) bool {
 }
 
 func (r *Reconciler) ensureStatus(ctx context.Context, dns *operatorv1.DNS, o observed) error {
-	want := desiredStatus(dns, dnsspec.ClusterDomain(r.cfg.Render.ClusterDomain), o, metav1.NewTime(r.now().Truncate(time.Second)))
+	want, recheck := desiredStatus(dns, dnsspec.ClusterDomain(r.cfg.Render.ClusterDomain), o, metav1.NewTime(r.now().Truncate(time.Second)))
+	r.recheck.Store(int64(recheck))
 	if statusEqual(dns.Status, want) {
 		return nil
 	}

@@ -3,6 +3,7 @@ package operator
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -54,13 +55,22 @@ type observed struct {
 	upstreams     []operatorv1.UpstreamStatus
 }
 
+// flapTolerance holds back a False→True transition of Progressing, or of
+// Degraded for rollout states, that comes this soon after the condition's
+// last transition, as OpenShift's operator does (2× its 20s lameduck;
+// Bug 2037190): a rollout that dips for a moment does not flap the
+// conditions. The status is recomputed when the tolerance ends.
+const flapTolerance = 40 * time.Second
+
 // desiredStatus computes the DNS status from what the operator observed.
 // Conditions follow OpenShift's (reference §3.3): Degraded for rollout
 // states is suppressed while Progressing (OCPBUGS-14346), but a spec or
 // Corefile problem is reported at once, as no rollout will clear it. A
 // condition's lastTransitionTime is kept while its status does not change.
-func desiredStatus(dns *operatorv1.DNS, clusterDomain string, o observed, now metav1.Time) operatorv1.DNSStatus {
-	st := operatorv1.DNSStatus{
+// recheck, when not 0, is when a transition held back by flapTolerance
+// is due: the caller computes the status again then.
+func desiredStatus(dns *operatorv1.DNS, clusterDomain string, o observed, now metav1.Time) (st operatorv1.DNSStatus, recheck time.Duration) {
+	st = operatorv1.DNSStatus{
 		ClusterDomain:      clusterDomain,
 		ObservedGeneration: dns.Generation,
 		Upstreams:          dns.Status.Upstreams,
@@ -125,13 +135,30 @@ func desiredStatus(dns *operatorv1.DNS, clusterDomain string, o observed, now me
 		}
 		st.Conditions = append(st.Conditions, c)
 	}
+	// damped is set for a rollout-driven condition: a False→True change
+	// within flapTolerance of the last transition keeps the old condition.
+	damped := func(t string, status metav1.ConditionStatus, reason, msg string) {
+		old := meta.FindStatusCondition(dns.Status.Conditions, t)
+		if status == metav1.ConditionTrue && old != nil && old.Status == metav1.ConditionFalse {
+			if left := flapTolerance - now.Sub(old.LastTransitionTime.Time); left > 0 {
+				c := *old
+				c.ObservedGeneration = dns.Generation
+				st.Conditions = append(st.Conditions, c)
+				if recheck == 0 || left < recheck {
+					recheck = left
+				}
+				return
+			}
+		}
+		set(t, status, reason, msg)
+	}
 	if len(unavailable) > 0 {
 		set(operatorv1.DNSAvailable, metav1.ConditionFalse, strings.Join(unavailable, "And"), strings.Join(unavailableMsgs, " "))
 	} else {
 		set(operatorv1.DNSAvailable, metav1.ConditionTrue, "AsExpected", "The DNS pods are available, and the DNS service has a cluster IP address.")
 	}
 	if len(progressing) > 0 {
-		set(operatorv1.DNSProgressing, metav1.ConditionTrue, "Reconciling", strings.Join(progressing, " "))
+		damped(operatorv1.DNSProgressing, metav1.ConditionTrue, "Reconciling", strings.Join(progressing, " "))
 	} else {
 		set(operatorv1.DNSProgressing, metav1.ConditionFalse, "AsExpected", "All DNS pods are updated, and the DNS service has a cluster IP address.")
 	}
@@ -143,7 +170,7 @@ func desiredStatus(dns *operatorv1.DNS, clusterDomain string, o observed, now me
 		}
 		set(operatorv1.DNSDegraded, metav1.ConditionTrue, reason, strings.Join(config, "; "))
 	case len(rollout) > 0 && len(progressing) == 0:
-		set(operatorv1.DNSDegraded, metav1.ConditionTrue, "DegradedConditions", strings.Join(rollout, " "))
+		damped(operatorv1.DNSDegraded, metav1.ConditionTrue, "DegradedConditions", strings.Join(rollout, " "))
 	default:
 		set(operatorv1.DNSDegraded, metav1.ConditionFalse, "AsExpected", "Enough DNS pods are available, and the DNS service has a cluster IP address.")
 	}
@@ -156,11 +183,15 @@ func desiredStatus(dns *operatorv1.DNS, clusterDomain string, o observed, now me
 	}
 	if o.unmanaged {
 		// Nothing is changed, so nothing else is claimed about the spec.
+		const note = " The DNS is Unmanaged: the operator changes nothing."
 		for i := range st.Conditions {
-			st.Conditions[i].Message += " The DNS is Unmanaged: the operator changes nothing."
+			// A condition kept from the last status (flapTolerance) has it.
+			if !strings.HasSuffix(st.Conditions[i].Message, note) {
+				st.Conditions[i].Message += note
+			}
 		}
 	}
-	return st
+	return st, recheck
 }
 
 // statusEqual reports whether writing want over have would change
