@@ -23,6 +23,7 @@ set -euo pipefail
 PODS=${PODS:-1000}
 DELAY=${DELAY:-10ms}
 LOOKUPS=${LOOKUPS:-50}
+QPS=${QPS:-50} # the agent's --kube-api-qps (burst twice that): kubelet's default
 
 repo=$(cd "$(dirname "$0")/.." && pwd)
 work=$(mktemp -d)
@@ -61,6 +62,7 @@ log "API server up: $kubeconfig"
 
 state=$work/agent
 "$work/dnsplane" agent --kubeconfig "$kubeconfig" --node-name bench --pod-cidr 10.244.0.0/20 \
+	--kube-api-qps "$QPS" --kube-api-burst $((QPS * 2)) \
 	--cluster-dns 10.96.0.10 --resolv-conf "" --state-dir "$state" --log-level warn 2>"$work/agent.err" &
 agent=$!
 pids+=("$agent")
@@ -86,7 +88,7 @@ rss=$(awk '/^VmRSS/ { print $2 }' "/proc/$agent/status")
 hwm=$(awk '/^VmHWM/ { print $2 }' "/proc/$agent/status")
 
 echo
-echo "## Pods to files ($PODS pods)"
+echo "## Pods to files ($PODS pods, agent --kube-api-qps $QPS)"
 echo
 echo "| creates done | all resolv.conf files on disk | all pods Running | agent RSS | agent peak RSS |"
 echo "|---|---|---|---|---|"
@@ -97,6 +99,8 @@ stop "$agent"
 # --- 2. lookup latency through glibc ------------------------------------------
 
 # Distinct existing external names per policy (p1…p3), so none is cached.
+: >"$work/upstream.out"
+: >"$work/upstream.out.err"
 records=$(for p in 1 2 3; do for i in $(seq "$LOOKUPS"); do printf 'e%d-%d.example.test=192.0.2.10,' "$p" "$i"; done; done)
 "$work/dnsupstream" -listen "127.0.0.1:$(free_port)" -zone example.test,corp.test -a "${records%,}" \
 	-delay "$DELAY" >"$work/upstream.out" 2>"$work/upstream.out.err" &

@@ -17,6 +17,8 @@ func newAgentCommand() *cobra.Command {
 		kubeconfig string
 		logLevel   string
 		daemonPort int
+		apiQPS     float32
+		apiBurst   int
 		exec       execServerFlags
 	)
 	cmd := &cobra.Command{
@@ -51,6 +53,10 @@ and finishes its deletion. There are no containers. See docs/agent.md.`,
 			if ln != nil {
 				daemonPort = ln.Addr().(*net.TCPAddr).Port
 			}
+			if apiQPS <= 0 || apiBurst <= 0 {
+				return &exitError{code: exitUsage, msg: fmt.Sprintf("--kube-api-qps %v, --kube-api-burst %d: want both above 0", apiQPS, apiBurst)}
+			}
+			cfg.QPS, cfg.Burst = apiQPS, apiBurst
 			c.Client, c.Logger, c.DaemonPort = cfg, logger, int32(daemonPort) //nolint:gosec // range checked above
 			a, err := agent.New(c)
 			if err != nil {
@@ -82,6 +88,8 @@ and finishes its deletion. There are no containers. See docs/agent.md.`,
 	exec.register(f)
 	f.Int32Var(&c.LeaseDurationSeconds, "node-lease-duration-seconds", 40, "the node Lease's duration, as kubelet's flag")
 	f.DurationVar(&c.StatusInterval, "node-status-update-frequency", 0, "how often the Node status is written (default 10s), as kubelet's flag")
+	f.Float32Var(&apiQPS, "kube-api-qps", 50, "requests per second to the API server, as kubelet's flag (a pod's status write is one)")
+	f.IntVar(&apiBurst, "kube-api-burst", 100, "burst of requests to the API server, as kubelet's flag")
 	f.StringVar(&logLevel, "log-level", "info", "debug, info, warn or error")
 	return cmd
 }
