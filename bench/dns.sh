@@ -60,36 +60,7 @@ log "building dnsplane and dnsupstream..."
 (cd "$repo" && go build -o "$work/dnsplane" ./cmd/dnsplane && go build -o "$work/dnsupstream" ./bench/dnsupstream)
 log "stock CoreDNS: $coredns ($("$coredns" -version | sed -n 1p))"
 
-# free_port prints a port that nothing on this machine uses for TCP or UDP.
-free_port() {
-	local used p
-	used=$(ss -Htuan | awk '{ n = split($5, a, ":"); print a[n] }')
-	for _ in $(seq 200); do
-		p=$((20000 + RANDOM % 30000))
-		if ! grep -qx "$p" <<<"$used"; then
-			echo "$p"
-			return
-		fi
-	done
-	die "no free port"
-}
-
-# wait_line FILE SED-EXPR PID WHAT: prints the first match of SED-EXPR in FILE
-# once it appears (60 s at most), failing if PID exits first. The process's
-# stderr is in FILE.err.
-wait_line() {
-	local out
-	for _ in $(seq 600); do
-		out=$(sed -n "$2" "$1")
-		if [[ -n $out ]]; then
-			sed -n 1p <<<"$out"
-			return
-		fi
-		kill -0 "$3" 2>/dev/null || die "$4 exited: $(cat "$1" "$1.err" 2>/dev/null)"
-		sleep 0.1
-	done
-	die "$4 did not start within 60 s"
-}
+# free_port and wait_line are in bench/lib.sh.
 
 # --- API server, Service, upstream -------------------------------------------
 
