@@ -5,6 +5,7 @@ import (
 	"net"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -43,9 +44,16 @@ func (s *stoppableNameserver) start(t *testing.T) {
 		pc.Close()
 		t.Fatal(err)
 	}
-	s.udp, s.tcp = &dns.Server{PacketConn: pc, Handler: mux}, &dns.Server{Listener: l, Handler: mux}
-	go func() { _ = s.udp.ActivateAndServe() }()
-	go func() { _ = s.tcp.ActivateAndServe() }()
+	// start returns once both serve: a Shutdown before that is refused
+	// ("server not started") and the server would serve on after stop.
+	var started sync.WaitGroup
+	started.Add(2)
+	udp := &dns.Server{PacketConn: pc, Handler: mux, NotifyStartedFunc: started.Done}
+	tcp := &dns.Server{Listener: l, Handler: mux, NotifyStartedFunc: started.Done}
+	s.udp, s.tcp = udp, tcp
+	go func() { _ = udp.ActivateAndServe() }()
+	go func() { _ = tcp.ActivateAndServe() }()
+	started.Wait()
 }
 
 func (s *stoppableNameserver) stop() {
