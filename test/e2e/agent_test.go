@@ -56,6 +56,15 @@ func buildGai(t *testing.T, compiler string) string {
 	return out
 }
 
+// buildGaiIfPresent is buildGai for musl-gcc, or "" when it is missing.
+func buildGaiIfPresent(t *testing.T) string {
+	t.Helper()
+	if _, err := exec.LookPath("musl-gcc"); err != nil {
+		return ""
+	}
+	return buildGai(t, "musl-gcc")
+}
+
 // loopback53 picks an unused 127.0.<third>.N:53, free for UDP and TCP.
 func loopback53(t *testing.T, third int) string {
 	t.Helper()
@@ -384,7 +393,7 @@ func hostOf(addrPort string) string {
 // without the cache). The log has what the failover cost glibc, for a
 // node cache that refuses (no process: ICMP port unreachable) and one that
 // is silent (a process that never answers: glibc's 5 s timeout); the
-// numbers are in docs/agent.md.
+// numbers are in docs/autopath.md, with musl beside glibc.
 func TestAutopathWithoutNodeCache(t *testing.T) {
 	c := startAgentCluster(t)
 	silent := loopback53(t, 31)
@@ -427,6 +436,18 @@ func TestAutopathWithoutNodeCache(t *testing.T) {
 					t.Errorf("getent ahosts %s = %q, want %s", name, out, want)
 				}
 				t.Logf("node cache %s: glibc lookup of %s through the cluster DNS took %v", tc.node, name, took.Round(time.Millisecond))
+			}
+			// musl asks both nameservers at once: the dead cache costs it
+			// nothing while the cluster DNS answers.
+			if musl := buildGaiIfPresent(t); musl != "" {
+				start := time.Now()
+				out, err := exec.CommandContext(ctxFor(t, 60*time.Second), dnsplaneBin, "exec", "--kubeconfig", c.Kubeconfig,
+					"--state-dir", stateDir, "-n", c.Namespace, "ap-"+tc.node, "--", musl, "svc1").CombinedOutput()
+				took := time.Since(start)
+				if err != nil || strings.TrimSpace(string(out)) != c.ServiceIP {
+					t.Errorf("musl gai svc1 with the node cache down: %q, %v; want %s", out, err, c.ServiceIP)
+				}
+				t.Logf("node cache %s: musl lookup of svc1 through the cluster DNS took %v (dnsplane exec's start included)", tc.node, took.Round(time.Millisecond))
 			}
 		})
 	}
