@@ -93,12 +93,13 @@ func parseExecOptions(q url.Values) (execOptions, error) {
 	if len(o.command) == 0 {
 		return o, apierrors.NewBadRequest("you must specify at least one command for the container")
 	}
+	if o.tty && o.stderr {
+		// kube's conversion drops stderr with a tty (kubelet does too)
+		// before validation counts the streams (FuzzParseExecOptions).
+		o.stderr = false
+	}
 	if !o.stdin && !o.stdout && !o.stderr {
 		return o, apierrors.NewBadRequest("you must specify at least 1 of stdin, stdout, stderr")
-	}
-	if o.tty && o.stderr {
-		// kube's conversion drops stderr with a tty; kubelet does too.
-		o.stderr = false
 	}
 	return o, nil
 }
