@@ -212,10 +212,6 @@ func (a *Agent) Run(ctx context.Context) error {
 	if _, err := a.registerNode(ctx); err != nil {
 		return err
 	}
-	if a.cfg.ResolvConf != "" {
-		a.checkHostLimits(ctx)
-	}
-
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	defer cancel()
@@ -229,6 +225,9 @@ func (a *Agent) Run(ctx context.Context) error {
 
 	a.events = newEvents(ctx, kube, a.cfg.NodeName)
 	defer a.events.shutdown()
+	if a.cfg.ResolvConf != "" {
+		a.checkHostLimits(ctx)
+	}
 
 	factory := externalversions.NewSharedInformerFactoryWithOptions(dp, a.cfg.Resync,
 		externalversions.WithTweakListOptions(func(o *metav1.ListOptions) {
@@ -272,11 +271,15 @@ func (a *Agent) Run(ctx context.Context) error {
 	return nil
 }
 
-// checkHostLimits is kubelet's CheckLimitsForResolvConf: a node Warning
-// when the host search list would make every ClusterFirst pod hit the limits.
+// checkHostLimits is kubelet's CheckLimitsForResolvConf: a Warning Event
+// on the Node (reason CheckLimitsForResolvConf, as kubelet's) when the host
+// resolv.conf would make every ClusterFirst pod hit the limits. Once per
+// start; the broadcaster aggregates repeats across restarts.
 func (a *Agent) checkHostLimits(_ context.Context) {
+	ref := &corev1.ObjectReference{Kind: "Node", Name: a.cfg.NodeName, UID: types.UID(a.cfg.NodeName)}
 	for _, w := range resolvconf.CheckHostLimits(a.cfg.ResolvConf, a.node.Host, a.cfg.ClusterDomain) {
 		a.log.Warn(w.Message, "reason", w.Reason)
+		a.events.recorder.Event(ref, corev1.EventTypeWarning, w.Reason, w.Message)
 	}
 }
 

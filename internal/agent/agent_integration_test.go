@@ -393,4 +393,29 @@ func TestAgent(t *testing.T) {
 	if evs, err := e.events(ctx, bad.Name, agent.ReasonFailedCreatePodSandBox); err != nil || len(evs) != 1 || evs[0].Count != 1 {
 		t.Errorf("sandbox events after restart: %+v %v", evs, err)
 	}
+
+	// A host file over kubelet's limits is a Warning on the Node, as
+	// kubelet's CheckLimitsForResolvConf.
+	e.stop()
+	var many []string
+	for i := range 40 {
+		many = append(many, fmt.Sprintf("d%d.example", i))
+	}
+	if err := os.WriteFile(hostConf, []byte("nameserver 5.6.7.8\nsearch "+strings.Join(many, " ")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	e.start()
+	poll(t, "the node's CheckLimitsForResolvConf event", func(ctx context.Context) error {
+		list, err := e.srv.Client.CoreV1().Events(metav1.NamespaceDefault).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return err
+		}
+		for _, ev := range list.Items {
+			if ev.InvolvedObject.Kind == "Node" && ev.InvolvedObject.Name == nodeName && ev.Reason == "CheckLimitsForResolvConf" &&
+				ev.Type == corev1.EventTypeWarning && strings.Contains(ev.Message, "search") {
+				return nil
+			}
+		}
+		return fmt.Errorf("no such event among %d", len(list.Items))
+	})
 }
