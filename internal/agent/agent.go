@@ -21,6 +21,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -298,7 +299,7 @@ func (a *Agent) ensureLeaseNamespace(ctx context.Context) error {
 // handed out, directories of pods that no longer exist are removed, events
 // already emitted are remembered, and every pod is queued.
 func (a *Agent) restore(ctx context.Context) error {
-	pods, err := a.lister.List(everything())
+	pods, err := a.lister.List(labels.Everything())
 	if err != nil {
 		return err
 	}

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/utils/ptr"
 )
 
 func TestManagedHosts(t *testing.T) {
@@ -19,7 +20,7 @@ func TestManagedHosts(t *testing.T) {
 		{"pod name", corev1.PodSpec{}, nil, local + "10.244.0.2\tweb\n"},
 		{"hostname", corev1.PodSpec{Hostname: "h"}, nil, local + "10.244.0.2\th\n"},
 		{"subdomain", corev1.PodSpec{Hostname: "h", Subdomain: "sub"}, nil, local + "10.244.0.2\th.sub.ns1.svc.cluster.local\th\n"},
-		{"override", corev1.PodSpec{Hostname: "h", Subdomain: "sub", HostnameOverride: ptr("over.example")}, nil, local + "10.244.0.2\tover.example\n"},
+		{"override", corev1.PodSpec{Hostname: "h", Subdomain: "sub", HostnameOverride: ptr.To("over.example")}, nil, local + "10.244.0.2\tover.example\n"},
 		{"aliases", corev1.PodSpec{}, []corev1.HostAlias{{IP: "1.2.3.4", Hostnames: []string{"a", "b"}}, {IP: "::5", Hostnames: []string{"c"}}},
 			local + "10.244.0.2\tweb\n\n# Entries added by HostAliases.\n1.2.3.4\ta\tb\n::5\tc\n"},
 	} {

@@ -8,15 +8,13 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/tools/cache"
+	"k8s.io/utils/ptr"
 
 	dpcorev1 "github.com/dnsplane/dnsplane/api/core/v1"
 	"github.com/dnsplane/dnsplane/internal/podfiles"
 	"github.com/dnsplane/dnsplane/internal/resolvconf"
 )
-
-func everything() labels.Selector { return labels.Everything() }
 
 // syncPod converges one pod key: files, IP, status and events for a live
 // pod; cleanup and the final delete for a deleted one.
@@ -75,7 +73,7 @@ func (a *Agent) finishDelete(ctx context.Context, key string, pod *dpcorev1.Pod)
 	delete(a.tracked, key)
 	uid := pod.UID
 	err := a.dp.CoreV1().Pods(pod.Namespace).Delete(ctx, pod.Name, metav1.DeleteOptions{
-		GracePeriodSeconds: ptr(int64(0)),
+		GracePeriodSeconds: ptr.To(int64(0)),
 		Preconditions:      &metav1.Preconditions{UID: &uid},
 	})
 	if apierrors.IsNotFound(err) || apierrors.IsConflict(err) {

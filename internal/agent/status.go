@@ -6,6 +6,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 )
 
 // Pod condition and container ID of dnsplane's node agent
@@ -108,7 +109,7 @@ func desiredStatus(pod *corev1.PodSpec, old corev1.PodStatus, in statusInput) co
 	for _, c := range pod.Containers {
 		cs := corev1.ContainerStatus{Name: c.Name, Image: c.Image}
 		if ok {
-			cs.Ready, cs.Started = true, ptr(true)
+			cs.Ready, cs.Started = true, ptr.To(true)
 			cs.ContainerID = ContainerIDPrefix + c.Name
 			started := in.now
 			for _, o := range old.ContainerStatuses {
@@ -118,14 +119,14 @@ func desiredStatus(pod *corev1.PodSpec, old corev1.PodStatus, in statusInput) co
 			}
 			cs.State.Running = &corev1.ContainerStateRunning{StartedAt: started}
 		} else {
-			cs.Started = ptr(false)
+			cs.Started = ptr.To(false)
 			cs.State.Waiting = &corev1.ContainerStateWaiting{Reason: "ContainerCreating"}
 		}
 		s.ContainerStatuses = append(s.ContainerStatuses, cs)
 	}
 	for _, c := range pod.InitContainers {
 		// Init containers "ran to completion": there is nothing to run.
-		cs := corev1.ContainerStatus{Name: c.Name, Image: c.Image, Started: ptr(false)}
+		cs := corev1.ContainerStatus{Name: c.Name, Image: c.Image, Started: ptr.To(false)}
 		if ok {
 			cs.Ready = true
 			cs.ContainerID = ContainerIDPrefix + c.Name
@@ -149,5 +150,3 @@ func desiredStatus(pod *corev1.PodSpec, old corev1.PodStatus, in statusInput) co
 func statusEqual(have, want corev1.PodStatus) bool {
 	return apiequality.Semantic.DeepEqual(have, want)
 }
-
-func ptr[T any](v T) *T { return &v }
