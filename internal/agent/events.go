@@ -6,6 +6,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
@@ -46,9 +47,13 @@ func (e *events) shutdown() { e.broadcaster.Shutdown() }
 
 // load remembers the pod events of this node's agent already in the API,
 // so a restarted agent does not emit them again. Called once at start
-// with the UIDs of the node's pods; events of other pods are ignored.
+// with the UIDs of the node's pods; events of other pods are ignored. The
+// field selector (served by kube-apiserver and by dnsplane's) keeps the
+// list to the agents' own pod events.
 func (e *events) load(ctx context.Context, kube kubernetes.Interface, pods map[types.UID]bool) error {
-	opts := metav1.ListOptions{Limit: 500}
+	opts := metav1.ListOptions{Limit: 500, FieldSelector: fields.Set{
+		"source": EventSource, "involvedObject.kind": "Pod",
+	}.AsSelector().String()}
 	for {
 		list, err := kube.CoreV1().Events("").List(ctx, opts)
 		if err != nil {

@@ -54,9 +54,9 @@ func (Strategy) SelectableFields() []string {
 	}
 }
 
-// FieldSet returns the selectable fields of an event. source is the
-// reporting controller, or the older source.component when that is unset,
-// as upstream chooses.
+// FieldSet returns the selectable fields of an event. source is
+// source.component, or the reporting controller when that is unset, as
+// upstream chooses.
 func (Strategy) FieldSet(obj any) fields.Set {
 	e := obj.(*corev1.Event)
 	source := e.Source.Component
