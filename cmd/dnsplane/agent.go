@@ -6,7 +6,6 @@ import (
 
 	"github.com/spf13/cobra"
 	"golang.org/x/sync/errgroup"
-	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/dnsplane/dnsplane/internal/agent"
 )
@@ -32,16 +31,13 @@ the pod an IP from --pod-cidr, reports it Running with kubelet's DNS events,
 and finishes its deletion. There are no containers. See docs/agent.md.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if kubeconfig == "" {
-				return &exitError{code: exitUsage, msg: "--kubeconfig is required"}
+			cfg, err := clientConfig(kubeconfig)
+			if err != nil {
+				return err
 			}
 			logger, err := newLogger(cmd.ErrOrStderr(), logLevel)
 			if err != nil {
 				return &exitError{code: exitUsage, msg: err.Error()}
-			}
-			cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
-			if err != nil {
-				return &exitError{code: exitUsage, msg: fmt.Sprintf("--kubeconfig: %v", err)}
 			}
 			if daemonPort < 0 || daemonPort > 65535 {
 				return &exitError{code: exitUsage, msg: fmt.Sprintf("--daemon-port %d: not a port", daemonPort)}

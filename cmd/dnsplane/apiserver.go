@@ -11,6 +11,8 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/dnsplane/dnsplane/internal/apiserver"
 	"github.com/dnsplane/dnsplane/internal/controlplane"
@@ -132,6 +134,20 @@ func defaultDataDir() string {
 		return filepath.Join(dir, ".dnsplane")
 	}
 	return ".dnsplane"
+}
+
+// clientConfig reads --kubeconfig for the commands that are API clients
+// (agent, operator, dns --configmap); errors are usage errors naming the
+// flag.
+func clientConfig(kubeconfig string) (*rest.Config, error) {
+	if kubeconfig == "" {
+		return nil, &exitError{code: exitUsage, msg: "--kubeconfig is required"}
+	}
+	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	if err != nil {
+		return nil, &exitError{code: exitUsage, msg: fmt.Sprintf("--kubeconfig: %v", err)}
+	}
+	return cfg, nil
 }
 
 func newLogger(w io.Writer, level string) (*slog.Logger, error) {

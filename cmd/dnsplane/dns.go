@@ -10,7 +10,6 @@ import (
 
 	"github.com/spf13/cobra"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/dnsplane/dnsplane/internal/coredns"
 	"github.com/dnsplane/dnsplane/internal/corefile"
@@ -43,9 +42,9 @@ func startError(err error, moveHint string) string {
 // serveDNSFromConfigMap serves the Corefile key of the ConfigMap ns/name,
 // read with kubeconfig, until the command's context ends.
 func serveDNSFromConfigMap(cmd *cobra.Command, kubeconfig, ns, name string, logger *slog.Logger) error {
-	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	cfg, err := clientConfig(kubeconfig)
 	if err != nil {
-		return &exitError{code: exitUsage, msg: fmt.Sprintf("--kubeconfig: %s", err)}
+		return err
 	}
 	cfg.ContentType = "application/json"
 	cs, err := kubernetes.NewForConfig(cfg)

@@ -9,7 +9,6 @@ import (
 
 	"github.com/spf13/cobra"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/dnsplane/dnsplane/api/client/clientset/versioned"
 	"github.com/dnsplane/dnsplane/internal/coredns"
@@ -60,9 +59,9 @@ read from the cluster DNS's metrics. See docs/dns-operator.md.`,
 			if err != nil {
 				return &exitError{code: exitUsage, msg: err.Error()}
 			}
-			cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+			cfg, err := clientConfig(kubeconfig)
 			if err != nil {
-				return &exitError{code: exitUsage, msg: fmt.Sprintf("--kubeconfig: %v", err)}
+				return err
 			}
 			kube, err := kubernetes.NewForConfig(cfg)
 			if err != nil {
