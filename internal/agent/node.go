@@ -127,7 +127,7 @@ func (a *Agent) registerNode(ctx context.Context) (*corev1.Node, error) {
 		if err != nil {
 			return nil, fmt.Errorf("registering node %q: %w", a.cfg.NodeName, err)
 		}
-		a.log.Info("registered node", "node", a.cfg.NodeName, "podCIDR", cidr)
+		a.log.Info("registered node", "podCIDR", cidr)
 	case err != nil:
 		return nil, fmt.Errorf("reading node %q: %w", a.cfg.NodeName, err)
 	default:
