@@ -40,7 +40,7 @@ type Config struct {
 	// `dnsplane exec --data-dir` looks.
 	StateDir string
 	// DNS are the addresses (ADDR:PORT) pods are to ask, node cache first,
-	// read once the DNS roles have started (their fallbacks settled).
+	// read once the DNS roles have started (their addresses settled).
 	DNS func() []string
 }
 
