@@ -18,6 +18,7 @@ func TestLimitFlags(t *testing.T) {
 		{[]string{"--request-timeout", "-1s"}, "error: --request-timeout can not be negative value\n"},
 		{[]string{"--max-connections", "-1"}, "error: --max-connections can not be negative value\n"},
 	}
+	holdDefaultDNS(t) // as another `up` would: flags are checked first
 	for _, cmd := range []string{"apiserver", "up"} {
 		for _, tt := range tests {
 			args := append([]string{cmd, "--data-dir", t.TempDir()}, tt.args...)

@@ -15,25 +15,24 @@ import (
 // --service-cluster-ip-range (controlplane.Config).
 const defaultServiceRange = "10.96.0.0/12"
 
+// defaultNodeName is the Node `up`'s agent registers: fixed rather than
+// the host name (kubelet's default), so that manifests in docs/ and
+// examples/ can name it in spec.nodeName, as kind and minikube name theirs.
+const defaultNodeName = "dnsplane"
+
 // The node cache and the cluster DNS each listen on a loopback address of
 // their own, port 53, because that is the only port a pod's resolv.conf
 // can name (glibc and musl take no port): the node agent of `up` writes
 // both addresses into pods' files (docs/agent.md). They mirror a real
 // cluster's 169.254.20.10 (NodeLocal DNSCache) and 10.96.0.10 (the DNS
 // Service); Linux routes all of 127.0.0.0/8 to lo, so no interface
-// changes. Without the privilege to bind port 53 (or with it taken), `up`
-// on its defaults moves to the fallbacks rather than failing the quick
-// start, and says that pods' resolv.conf files cannot reach them.
-// defaultNodeName is the Node `up`'s agent registers: fixed rather than
-// the host name (kubelet's default), so that manifests in docs/ and
-// examples/ can name it in spec.nodeName, as kind and minikube name theirs.
-const defaultNodeName = "dnsplane"
-
+// changes. A default another process holds moves to the next free
+// loopback address on port 53 (dnsroles.MoveRange); without the privilege
+// for port 53, `up` refuses to start rather than serve where pods cannot
+// ask (docs/operations.md, "Where up serves DNS").
 const (
-	defaultDNSListen        = "127.0.10.10:53"
-	fallbackDNSListen       = "127.0.0.1:10053"
-	defaultNodeCacheListen  = "127.0.20.10:53"
-	fallbackNodeCacheListen = "127.0.0.1:1053"
+	defaultDNSListen       = "127.0.10.10:53"
+	defaultNodeCacheListen = "127.0.20.10:53"
 )
 
 // upFlags are the DNS flags of `up`, next to the API server's.
@@ -66,9 +65,12 @@ how to reach them with kubectl and dig.
 
 The cluster DNS listens on 127.0.10.10:53 and the node cache on
 127.0.20.10:53 by default: port 53, because pods' resolv.conf files name
-them and resolvers take no port. If one cannot be bound (not root, or the
-port is taken) and its flag was not given, it listens on 127.0.0.1:10053
-(cluster DNS) or 127.0.0.1:1053 (node cache) instead and says so;
+them and resolvers take no port. If another process holds one and its flag
+was not given, it moves to the next free address on port 53 (127.0.10.11 to
+127.0.10.19, 127.0.20.11 to 127.0.20.19) and says so. Without the privilege
+for port 53 (root or CAP_NET_BIND_SERVICE), up refuses to start. Addresses
+given with the flags are never moved; on a port other than 53 they serve
+dig and kubectl but not pods, whose resolvers ask port 53 only.
 --nodecache-listen "" runs without the node cache.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return u.run(cmd) },
@@ -96,28 +98,33 @@ func (u *upFlags) run(cmd *cobra.Command) error {
 	}
 	dns := dnsroles.Config{
 		Listen:           u.dnsListen,
+		ListenDefault:    !cmd.Flags().Changed("dns-listen"),
 		NodeCacheListen:  u.nodeCacheListen,
+		NodeCacheDefault: !cmd.Flags().Changed("nodecache-listen"),
 		NodeCacheMetrics: u.nodeCacheMetric,
 		ClusterDomain:    u.clusterDomain,
 		OptionCode:       u.optionCode,
 		Upstreams:        upstreams,
 		HostSearch:       search,
 	}
-	if !cmd.Flags().Changed("nodecache-listen") {
-		dns.NodeCacheFallback = fallbackNodeCacheListen
-	}
-	if !cmd.Flags().Changed("dns-listen") {
-		dns.ListenFallback = fallbackDNSListen
-	}
 	dnsRoles := dnsroles.New(dns)
 	c, err := u.api.config(cmd, dnsRoles)
 	if err != nil {
 		return err
 	}
+	// Bad flags are refused before anything is probed or logged
+	// (docs/apiserver.md); only then are the DNS addresses probed, before
+	// etcd starts, so that a refused address leaves nothing behind.
+	if err := c.Validate(); err != nil {
+		return &exitError{code: exitUsage, msg: err.Error()}
+	}
+	if err := dnsRoles.ChooseAddresses(c.Logger); err != nil {
+		return &exitError{code: exitInvalid, msg: err.Error()}
+	}
 	// The DNS operator renders the cluster DNS's Corefile with `up`'s DNS
 	// flags and publishes it before the cluster DNS starts serving it: its
 	// role comes first (docs/dns-operator.md, "In dnsplane up").
-	ro, err := dnsRoles.RenderOptions(c.Logger)
+	ro, err := dnsRoles.RenderOptions()
 	if err != nil {
 		return &exitError{code: exitUsage, msg: err.Error()}
 	}

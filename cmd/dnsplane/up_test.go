@@ -3,19 +3,30 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"net"
+	"net/netip"
 	"os"
 	"path/filepath"
+	"regexp"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/miekg/dns"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/dnsplane/dnsplane/internal/coredns"
+	"github.com/dnsplane/dnsplane/internal/podfiles"
 )
 
 // notifyingBuffer signals once what was written contains a marker.
@@ -31,7 +42,7 @@ func (b *notifyingBuffer) Write(p []byte) (int, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	n, err := b.buf.Write(p)
-	if strings.Contains(b.buf.String(), b.marker) {
+	if b.marker != "" && strings.Contains(b.buf.String(), b.marker) {
 		b.once.Do(func() { close(b.seen) })
 	}
 	return n, err
@@ -253,6 +264,9 @@ func TestBadFlagsBeforeStart(t *testing.T) {
 		{"cluster domain", []string{"--cluster-domain", "Bad_Domain"},
 			"error: --cluster-domain \"Bad_Domain\": a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')\n"},
 	}
+	// Another process holding up's default DNS addresses changes nothing:
+	// flags are checked before any address is probed or anything logged.
+	holdDefaultDNS(t)
 	for _, cmd := range []string{"up", "apiserver"} {
 		for _, tt := range tests {
 			if cmd == "apiserver" && tt.name == "cluster domain" {
@@ -311,5 +325,202 @@ func TestForeignKubeconfig(t *testing.T) {
 	}
 	if got, _ := os.ReadFile(path); string(got) != mine {
 		t.Errorf("kubeconfig changed:\n%s", got)
+	}
+}
+
+// holdDefaultDNS makes sure another socket holds up's default DNS
+// addresses for the rest of the test, as a second `up` or a stub resolver
+// would: it binds them itself, or finds them already held. It reports
+// whether they are held (false without the privilege for port 53).
+func holdDefaultDNS(t *testing.T) bool {
+	t.Helper()
+	for _, addr := range []string{defaultDNSListen, defaultNodeCacheListen} {
+		pc, err := net.ListenPacket("udp", addr)
+		switch {
+		case err == nil:
+			t.Cleanup(func() { _ = pc.Close() })
+		case errors.Is(err, syscall.EADDRINUSE):
+		case errors.Is(err, syscall.EACCES):
+			return false
+		default:
+			t.Fatalf("holding %s: %v", addr, err)
+		}
+		l, err := net.Listen("tcp", addr)
+		switch {
+		case err == nil:
+			t.Cleanup(func() { _ = l.Close() })
+		case errors.Is(err, syscall.EADDRINUSE):
+		default:
+			t.Fatalf("holding %s: %v", addr, err)
+		}
+	}
+	return true
+}
+
+var bannerAddrRE = regexp.MustCompile(`(?m)^  (cluster DNS|node cache):  ?(\S+)`)
+
+// TestUpMovesOffHeldDefaults: with up's default DNS addresses held by
+// another process, `up` on its defaults serves on other loopback
+// addresses on port 53 (never another port: pods' resolv.conf names no
+// port), says so, and the pods the agent starts get a resolv.conf whose
+// nameservers answer on port 53.
+func TestUpMovesOffHeldDefaults(t *testing.T) {
+	if !holdDefaultDNS(t) {
+		t.Skip("needs the privilege for port 53")
+	}
+	dir := t.TempDir()
+	hostConf := filepath.Join(t.TempDir(), "resolv.conf")
+	if err := os.WriteFile(hostConf, []byte("search corp.example\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	upstream := startUpstream(t, net.IPv4(192, 0, 2, 80))
+	out := &notifyingBuffer{marker: "kubectl --kubeconfig", seen: make(chan struct{})}
+	errOut := &notifyingBuffer{seen: make(chan struct{})}
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	done := make(chan int, 1)
+	go func() {
+		done <- run(ctx, []string{"up", "--data-dir", dir, "--secure-port", "0", "--log-level", "warn",
+			"--upstream", upstream, "--upstream-resolv-conf", hostConf}, strings.NewReader(""), out, errOut)
+	}()
+	select {
+	case <-out.seen:
+	case code := <-done:
+		t.Fatalf("up exited early with %d: %s%s", code, out.String(), errOut.String())
+	case <-time.After(60 * time.Second):
+		t.Fatalf("up did not come up: %s%s", out.String(), errOut.String())
+	}
+	served := map[string]string{}
+	for _, m := range bannerAddrRE.FindAllStringSubmatch(out.String(), -1) {
+		served[m[1]] = m[2]
+	}
+	for role, def := range map[string]string{"cluster DNS": defaultDNSListen, "node cache": defaultNodeCacheListen} {
+		ap, err := netip.ParseAddrPort(served[role])
+		if err != nil || ap.Port() != 53 || served[role] == def {
+			t.Errorf("%s on %q; want another address than %s, on port 53:\n%s", role, served[role], def, out.String())
+		}
+		if !strings.Contains(out.String(), served[role]+" ("+def+" is held by another process)") {
+			t.Errorf("banner does not say why the %s moved:\n%s", role, out.String())
+		}
+	}
+	if n := strings.Count(errOut.String(), "a default DNS address is held by another process"); n != 1 {
+		t.Errorf("%d log lines about the move; want 1:\n%s", n, errOut.String())
+	}
+
+	cfg, err := clientcmd.BuildConfigFromFlags("", filepath.Join(dir, "kubeconfig"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	client := kubernetes.NewForConfigOrDie(cfg)
+	pod, err := client.CoreV1().Pods("default").Create(ctx, &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "p"},
+		Spec:       corev1.PodSpec{NodeName: defaultNodeName, Containers: []corev1.Container{{Name: "c", Image: "i"}}},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	resolvPath := filepath.Join(podfiles.Dir(filepath.Join(dir, "agent"), "default", pod.Name, pod.UID), podfiles.ResolvConf)
+	var resolv []byte
+	if err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
+		resolv, err = os.ReadFile(resolvPath)
+		return err == nil, nil
+	}); err != nil {
+		t.Fatalf("the agent wrote no %s: %v\n%s", resolvPath, err, errOut.String())
+	}
+	var nameservers []string
+	for line := range strings.Lines(string(resolv)) {
+		if f := strings.Fields(line); len(f) == 2 && f[0] == "nameserver" {
+			nameservers = append(nameservers, f[1])
+		}
+	}
+	want := []string{hostOf(served["node cache"]), hostOf(served["cluster DNS"])}
+	if !slices.Equal(nameservers, want) {
+		t.Fatalf("pod's nameservers %v; want %v (node cache, cluster DNS):\n%s", nameservers, want, resolv)
+	}
+	// What a pod's resolver does: ask each nameserver on port 53.
+	c := &dns.Client{Timeout: 2 * time.Second}
+	for _, ns := range nameservers {
+		m := new(dns.Msg)
+		m.SetQuestion("kubernetes.default.svc.cluster.local.", dns.TypeA)
+		var r *dns.Msg
+		if err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
+			r, _, err = c.Exchange(m, net.JoinHostPort(ns, "53"))
+			return err == nil && len(r.Answer) > 0, nil
+		}); err != nil {
+			t.Errorf("kubernetes.default.svc.cluster.local at %s:53: %v, %v", ns, r, err)
+			continue
+		}
+		if a, ok := r.Answer[len(r.Answer)-1].(*dns.A); !ok || a.A.String() != "10.96.0.1" {
+			t.Errorf("kubernetes.default.svc.cluster.local at %s:53: %v; want 10.96.0.1", ns, r.Answer)
+		}
+	}
+
+	cancel()
+	select {
+	case code := <-done:
+		if code != 0 {
+			t.Errorf("exit %d after shutdown: %s", code, errOut.String())
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("up did not stop")
+	}
+}
+
+func hostOf(addr string) string {
+	host, _, _ := net.SplitHostPort(addr)
+	return host
+}
+
+// TestUpRefusesHeldGivenAddress: an address given with --dns-listen or
+// --nodecache-listen that another process holds is refused naming the
+// flag, before etcd starts, and never moved, not even the default address
+// given explicitly.
+func TestUpRefusesHeldGivenAddress(t *testing.T) {
+	hold := func(t *testing.T) string {
+		t.Helper()
+		pc, err := net.ListenPacket("udp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = pc.Close() })
+		return pc.LocalAddr().String()
+	}
+	free := func(t *testing.T) string {
+		t.Helper()
+		return fmt.Sprintf("127.0.0.1:%d", freeUDPPort(t))
+	}
+	held := func(*testing.T) string { return defaultDNSListen }
+	const dnsHeld = "cluster DNS: %s is already served by another process (--dns-listen picks another address)"
+	tests := []struct {
+		name            string
+		dns, nodeCache  func(*testing.T) string
+		needDefaultHeld bool
+		want            string // %s: the address held
+	}{
+		{name: "dns", dns: hold, nodeCache: free, want: dnsHeld},
+		{name: "nodecache", dns: free, nodeCache: hold,
+			want: `node cache: %s is already served by another process (--nodecache-listen picks another address, "" turns it off)`},
+		{name: "the default, given", needDefaultHeld: true, dns: held, nodeCache: free, want: dnsHeld},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if tt.needDefaultHeld && !holdDefaultDNS(t) {
+				t.Skip("needs the privilege for port 53")
+			}
+			dnsAddr, ncAddr := tt.dns(t), tt.nodeCache(t)
+			taken := dnsAddr
+			if tt.want != dnsHeld {
+				taken = ncAddr
+			}
+			dir := filepath.Join(t.TempDir(), "data")
+			out, errOut, code := runCmd(t, "", "up", "--data-dir", dir, "--secure-port", "0", "--upstream", "192.0.2.53",
+				"--dns-listen", dnsAddr, "--nodecache-listen", ncAddr)
+			if want := "error: " + fmt.Sprintf(tt.want, taken) + "\n"; code != exitInvalid || out != "" || errOut != want {
+				t.Errorf("exit %d, stdout %q, stderr %q; want exit %d and %q", code, out, errOut, exitInvalid, want)
+			}
+			if _, err := os.Stat(filepath.Join(dir, "etcd")); !os.IsNotExist(err) {
+				t.Errorf("etcd dir: %v; want none", err)
+			}
+		})
 	}
 }

@@ -40,7 +40,7 @@ type Config struct {
 	// `dnsplane exec --data-dir` looks.
 	StateDir string
 	// DNS are the addresses (ADDR:PORT) pods are to ask, node cache first,
-	// read once the DNS roles have started (their fallbacks settled).
+	// read once the DNS roles have started (their addresses settled).
 	DNS func() []string
 }
 
@@ -131,8 +131,10 @@ func (c *component) Start(context.Context) error {
 			return fmt.Errorf("agent: DNS address %q: %w", addr, err)
 		}
 		if ap.Port() != 53 {
-			// resolv.conf has no port: pods will ask ap.Addr():53.
-			c.logger.Warn("a DNS server is not on port 53, so resolvers in pods cannot reach it (up needs root for port 53)",
+			// resolv.conf has no port: pods will ask ap.Addr():53. `up`
+			// picks port 53 itself, so only an address the user gave
+			// gets here (docs/operations.md, "Where up serves DNS").
+			c.logger.Warn("a DNS server is not on port 53, so resolvers in pods cannot reach it (--dns-listen and --nodecache-listen on port 53 fix it)",
 				"addr", addr)
 		}
 		ips = append(ips, ap.Addr().String())

@@ -1,6 +1,6 @@
 // Package dnsroles runs the cluster DNS and the node cache of `dnsplane up`
 // as control plane components: the start order (cluster DNS, then the node
-// cache in front of it), the node cache's port fallback and the banner.
+// cache in front of it), where they listen (listen.go) and the banner.
 // It is the only caller of the CoreDNS runtime and the Corefile generators
 // (internal/coredns) on the control plane side, and a package of its own
 // so that the control plane (and its test server) links no CoreDNS.
@@ -8,14 +8,11 @@ package dnsroles
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"net/netip"
 	"slices"
 	"strings"
-	"sync"
-	"syscall"
 
 	"k8s.io/apimachinery/pkg/util/validation"
 
@@ -31,18 +28,15 @@ import (
 type Config struct {
 	// Listen (--dns-listen) is the cluster DNS's ADDR:PORT.
 	Listen string
-	// ListenFallback, when set, is where the cluster DNS listens if Listen
-	// cannot be bound for lack of privilege or because the port is taken
-	// (`up` on its defaults, as NodeCacheFallback).
-	ListenFallback string
+	// ListenDefault says Listen is `up`'s default, not the user's: when
+	// another process holds it, ChooseAddresses moves the cluster DNS to
+	// the next free address of its range on the same port (listen.go).
+	ListenDefault bool
 	// NodeCacheListen (--nodecache-listen) is the node cache's ADDR:PORT;
 	// empty runs no node cache.
 	NodeCacheListen string
-	// NodeCacheFallback, when set, is where the node cache listens if
-	// NodeCacheListen cannot be bound for lack of privilege or because the
-	// port is taken (`up` on its defaults; never for an address the user
-	// asked for).
-	NodeCacheFallback string
+	// NodeCacheDefault is ListenDefault for NodeCacheListen.
+	NodeCacheDefault bool
 	// NodeCacheMetrics (--nodecache-metrics) is the node cache's
 	// Prometheus ADDR:PORT (CoreDNS's coredns_dns_requests_total counts the
 	// queries pods send, per lookup in the resolver tests); empty is off.
@@ -88,6 +82,9 @@ func (d *Config) Validate() error {
 			return controlplane.ConfigErrorf("--nodecache-listen %q: want ADDR:PORT", d.NodeCacheListen)
 		}
 	}
+	if d.NodeCacheListen != "" && d.NodeCacheListen == d.Listen {
+		return controlplane.ConfigErrorf("--nodecache-listen %q: the cluster DNS's address too (--dns-listen): give each its own", d.NodeCacheListen)
+	}
 	if d.NodeCacheMetrics != "" {
 		if _, err := netip.ParseAddrPort(d.NodeCacheMetrics); err != nil {
 			return controlplane.ConfigErrorf("--nodecache-metrics %q: want ADDR:PORT", d.NodeCacheMetrics)
@@ -97,7 +94,7 @@ func (d *Config) Validate() error {
 	if errs := validation.IsDNS1123Subdomain(cd); len(errs) > 0 {
 		return controlplane.ConfigErrorf("--cluster-domain %q: %s", d.ClusterDomain, strings.Join(errs, "; "))
 	}
-	own := []string{d.Listen, d.ListenFallback, d.NodeCacheListen, d.NodeCacheFallback}
+	own := d.ownAddrs()
 	for _, up := range d.Upstreams {
 		if a, err := corefile.UpstreamAddr(up); err == nil && slices.Contains(own, a) {
 			return controlplane.ConfigErrorf("upstream resolver %s is an address of dnsplane itself (a forwarding loop); give --upstream", up)
@@ -112,6 +109,26 @@ func (d *Config) Validate() error {
 		}
 	}
 	return nil
+}
+
+// ownAddrs are the addresses `up` may serve DNS on: each flag's address,
+// and for a default the whole range it may move to.
+func (d *Config) ownAddrs() []string {
+	var own []string
+	for _, a := range []struct {
+		addr    string
+		movable bool
+	}{{d.Listen, d.ListenDefault}, {d.NodeCacheListen, d.NodeCacheDefault}} {
+		if a.addr == "" {
+			continue
+		}
+		if a.movable {
+			own = append(own, moveCandidates(a.addr)...)
+		} else {
+			own = append(own, a.addr)
+		}
+	}
+	return own
 }
 
 func (d *Config) clusterCorefile(kubeconfig string) (string, error) {
@@ -190,42 +207,25 @@ type Roles struct {
 	cfg     Config
 	cluster *clusterDNS
 	node    *dnsComponent
-	// listenOnce settles cfg.Listen (the default or its fallback) once,
-	// before the first Corefile is rendered: the operator's Corefile, the
-	// node cache's forward and the agent's --cluster-dns all name it.
-	listenOnce sync.Once
+	// probe checks that an address can be bound (coredns.CanListen).
+	probe probeFunc
+	// moved maps an address ChooseAddresses moved a server to to the
+	// default it moved from, for the banner.
+	moved map[string]string
 }
 
 // New returns the DNS roles for c.
-func New(c Config) *Roles { return &Roles{cfg: c, cluster: &clusterDNS{notify: &notifier{}}} }
-
-// settleListen moves the cluster DNS to ListenFallback when Listen cannot
-// be bound and the fallback avoids why.
-func (r *Roles) settleListen(logger *slog.Logger) {
-	r.listenOnce.Do(func() {
-		d := &r.cfg
-		if d.ListenFallback == "" {
-			return
-		}
-		if err := coredns.CanListen(d.Listen); err != nil && fallbackOK(err) {
-			if logger != nil {
-				logger.Warn("cluster DNS: cannot listen on the default address; using the fallback",
-					"default", d.Listen, "fallback", d.ListenFallback, "err", err)
-			}
-			d.Listen = d.ListenFallback
-		}
-	})
+func New(c Config) *Roles {
+	return &Roles{cfg: c, cluster: &clusterDNS{notify: &notifier{}}, probe: coredns.CanListen, moved: map[string]string{}}
 }
 
-// Listen is the address the cluster DNS serves on: --dns-listen, or its
-// fallback.
-func (r *Roles) Listen() string {
-	r.settleListen(nil)
-	return r.cfg.Listen
-}
+// Listen is the address the cluster DNS serves on: --dns-listen, or where
+// ChooseAddresses moved its default.
+func (r *Roles) Listen() string { return r.cfg.Listen }
 
 // NodeCacheListen is the address the node cache serves on once started
-// (the flag's, or its fallback), "" when there is none.
+// (--nodecache-listen, or where ChooseAddresses moved its default), ""
+// when there is none.
 func (r *Roles) NodeCacheListen() string {
 	if r.node == nil {
 		return ""
@@ -241,9 +241,9 @@ func (r *Roles) ClusterDNS() *ClusterDNSInstances { return &ClusterDNSInstances{
 // DNS's Corefile with, so that it serves as `up` always has: on
 // --dns-listen, with --cluster-domain, --option-code, the node's
 // upstream resolvers, and searchexpand trusting only the node cache. The
-// kubeconfig is left to the operator role (the admin's).
-func (r *Roles) RenderOptions(logger *slog.Logger) (render.Options, error) {
-	r.settleListen(logger)
+// kubeconfig is left to the operator role (the admin's). Call
+// ChooseAddresses first.
+func (r *Roles) RenderOptions() (render.Options, error) {
 	d := &r.cfg
 	trusted, err := corefile.NodeCacheTrusted(d.Listen, d.NodeCacheListen != "")
 	if err != nil {
@@ -266,7 +266,6 @@ func (r *Roles) Validate() error { return r.cfg.Validate() }
 // Components implements controlplane.Role: the cluster DNS and then, in
 // front of it, the node cache, reading the API with the admin kubeconfig.
 func (r *Roles) Components(cl controlplane.Cluster) ([]controlplane.Component, error) {
-	r.settleListen(cl.Logger)
 	cluster, node := r.cfg.components(cl.Kubeconfig, cl.Logger)
 	cluster.notify = r.cluster.notify
 	if cl.DataDir != "" {
@@ -285,13 +284,14 @@ func (r *Roles) Components(cl controlplane.Cluster) ([]controlplane.Component, e
 func (r *Roles) Banner(cl controlplane.Cluster) string {
 	d := &r.cfg
 	var b strings.Builder
-	fmt.Fprintf(&b, "dnsplane is up\n  API server:  %s\n  kubeconfig:  %s\n  cluster DNS: %s\n", cl.URL, cl.Kubeconfig, d.Listen)
+	fmt.Fprintf(&b, "dnsplane is up\n  API server:  %s\n  kubeconfig:  %s\n  cluster DNS: %s%s\n", cl.URL, cl.Kubeconfig,
+		d.Listen, r.bannerNote(d.Listen))
 	try := d.Listen
 	if r.node == nil {
 		b.WriteString("  node cache:  off\n")
 	} else {
 		try = r.node.listen
-		fmt.Fprintf(&b, "  node cache:  %s\n", try)
+		fmt.Fprintf(&b, "  node cache:  %s%s\n", try, r.bannerNote(try))
 	}
 	b.WriteString(tryLines(cl.Kubeconfig, try, d.clusterDomain()))
 	return b.String()
@@ -311,13 +311,6 @@ func (d *Config) components(kubeconfig string, logger *slog.Logger) (cluster *cl
 	node = &dnsComponent{name: "nodecache", listen: d.NodeCacheListen}
 	node.start = func(ctx context.Context) (*coredns.Server, error) {
 		listen := d.NodeCacheListen
-		if d.NodeCacheFallback != "" {
-			if err := coredns.CanListen(listen); err != nil && fallbackOK(err) {
-				logger.Warn("node cache: cannot listen on the default address; using the fallback",
-					"default", listen, "fallback", d.NodeCacheFallback, "err", err)
-				listen = d.NodeCacheFallback
-			}
-		}
 		text, err := d.nodeCacheCorefile(listen)
 		if err != nil {
 			return nil, &controlplane.ConfigError{Err: err}
@@ -331,13 +324,6 @@ func (d *Config) components(kubeconfig string, logger *slog.Logger) (cluster *cl
 		return srv, nil
 	}
 	return cluster, node
-}
-
-// fallbackOK reports whether a failure to bind the default node cache
-// address is one the fallback address avoids: no privilege for port 53,
-// or the port taken by another resolver.
-func fallbackOK(err error) bool {
-	return errors.Is(err, syscall.EACCES) || errors.Is(err, syscall.EPERM) || errors.Is(err, syscall.EADDRINUSE)
 }
 
 // tryLines are the banner's examples for a DNS server at addr.

@@ -2,12 +2,15 @@ package dnsroles
 
 import (
 	"errors"
+	"log/slog"
 	"net"
+	"os"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/dnsplane/dnsplane/internal/controlplane"
-	"github.com/dnsplane/dnsplane/internal/coredns"
 )
 
 func TestValidate(t *testing.T) {
@@ -24,19 +27,30 @@ func TestValidate(t *testing.T) {
 		{"dns listen", func(c *Config) { c.Listen = "localhost" }, `--dns-listen "localhost": want ADDR:PORT`},
 		{"nodecache listen", func(c *Config) { c.NodeCacheListen = "127.0.0.1" }, `--nodecache-listen "127.0.0.1": want ADDR:PORT`},
 		{"loop", func(c *Config) { c.Upstreams = []string{"127.0.0.1:1153"} }, "upstream resolver 127.0.0.1:1153 is an address of dnsplane itself (a forwarding loop); give --upstream"},
-		{"loop via fallback", func(c *Config) { c.Upstreams = []string{"127.0.0.1:1053"} }, "is an address of dnsplane itself"},
-		{"loop via cluster DNS fallback", func(c *Config) {
-			c.ListenFallback = "127.0.0.1:10054"
-			c.Upstreams = []string{"127.0.0.1:10054"}
+		{"loop via the cluster DNS's move range", func(c *Config) {
+			c.Listen, c.ListenDefault = "127.0.10.10:53", true
+			c.Upstreams = []string{"127.0.10.19"}
+		}, "upstream resolver 127.0.10.19 is an address of dnsplane itself"},
+		{"loop via the node cache's move range", func(c *Config) {
+			c.NodeCacheListen, c.NodeCacheDefault = "127.0.20.10:53", true
+			c.Upstreams = []string{"127.0.20.11:53"}
 		}, "is an address of dnsplane itself"},
+		{"past the move range", func(c *Config) {
+			c.Listen, c.ListenDefault = "127.0.10.10:53", true
+			c.Upstreams = []string{"127.0.10.20"}
+		}, ""},
+		{"given address does not move", func(c *Config) {
+			c.Listen = "127.0.10.10:53"
+			c.Upstreams = []string{"127.0.10.11"}
+		}, ""},
+		{"same address", func(c *Config) { c.NodeCacheListen = c.Listen }, `--nodecache-listen "127.0.0.1:10053": the cluster DNS's address too (--dns-listen): give each its own`},
 		{"nodecache metrics", func(c *Config) { c.NodeCacheMetrics = "127.0.0.1:9253" }, ""},
 		{"bad nodecache metrics", func(c *Config) { c.NodeCacheMetrics = ":x" }, `--nodecache-metrics ":x": want ADDR:PORT`},
 		{"no upstream", func(c *Config) { c.Upstreams = nil }, "cluster DNS: no upstream resolver"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			c := Config{Listen: "127.0.0.1:10053", NodeCacheListen: "127.0.0.1:1153", NodeCacheFallback: "127.0.0.1:1053",
-				Upstreams: []string{"192.0.2.53"}}
+			c := Config{Listen: "127.0.0.1:10053", NodeCacheListen: "127.0.0.1:1153", Upstreams: []string{"192.0.2.53"}}
 			tt.mod(&c)
 			err := New(c).Validate()
 			if tt.want == "" {
@@ -55,23 +69,6 @@ func TestValidate(t *testing.T) {
 	}
 }
 
-// TestFallbackOK: the node cache's default address falls back when port
-// 53 is taken or not permitted, never for other errors.
-func TestFallbackOK(t *testing.T) {
-	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pc.Close()
-	err = coredns.CanListen(pc.LocalAddr().String())
-	if err == nil || !fallbackOK(err) {
-		t.Errorf("CanListen on a taken port: %v; want EADDRINUSE, which falls back", err)
-	}
-	if err := coredns.CanListen("192.0.2.1:53"); err == nil || fallbackOK(err) {
-		t.Errorf("CanListen on an address not on this host: %v; want an error that does not fall back", err)
-	}
-}
-
 func TestBanner(t *testing.T) {
 	r := New(Config{Listen: "127.0.0.1:10053", ClusterDomain: "cluster.local."})
 	cl := controlplane.Cluster{URL: "https://127.0.0.1:6443", Kubeconfig: "/d/kubeconfig"}
@@ -81,7 +78,7 @@ func TestBanner(t *testing.T) {
 	want := `dnsplane is up
   API server:  https://127.0.0.1:6443
   kubeconfig:  /d/kubeconfig
-  cluster DNS: 127.0.0.1:10053
+  cluster DNS: 127.0.0.1:10053 (not port 53: pods' resolvers cannot reach it)
   node cache:  off
 
 Try:
@@ -94,36 +91,151 @@ Try:
 	}
 }
 
-// TestListenFallback: `up` on its defaults moves the cluster DNS to the
-// fallback address when the default is taken, and only then; an address
-// the user gave (no fallback) is kept, so its start fails with a message
-// naming the flag instead.
-func TestListenFallback(t *testing.T) {
-	taken, err := net.ListenPacket("udp", "127.0.0.1:0")
-	if err != nil {
+// TestBannerMoved: a server ChooseAddresses moved says from where, so
+// that the user knows why the documented address answers differently.
+func TestBannerMoved(t *testing.T) {
+	r := New(Config{Listen: "127.0.10.10:53", ListenDefault: true, NodeCacheListen: "127.0.20.10:53", NodeCacheDefault: true,
+		Upstreams: []string{"192.0.2.53"}})
+	if err := r.chooseAddresses(nil, fakeProbe(map[string]bool{"127.0.20.10:53": true}, nil)); err != nil {
 		t.Fatal(err)
 	}
-	defer taken.Close()
-	busy := taken.LocalAddr().String()
-	for _, tc := range []struct {
-		name, listen, fallback, want string
+	cl := controlplane.Cluster{URL: "https://127.0.0.1:6443", Kubeconfig: "/d/kubeconfig"}
+	if _, err := r.Components(cl); err != nil {
+		t.Fatal(err)
+	}
+	got := r.Banner(cl)
+	for _, want := range []string{"  cluster DNS: 127.0.10.10:53\n", "  node cache:  127.0.20.11:53 (127.0.20.10:53 is held by another process)\n",
+		"dig @127.0.20.11 -p 53 kubernetes.default.svc.cluster.local"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("banner lacks %q:\n%s", want, got)
+		}
+	}
+}
+
+// fakeProbe fails with EADDRINUSE for held addresses and with errs[addr]
+// where set.
+func fakeProbe(held map[string]bool, errs map[string]error) probeFunc {
+	return func(addr string) error {
+		if err := errs[addr]; err != nil {
+			return err
+		}
+		if held[addr] {
+			return &net.OpError{Op: "listen", Net: "udp", Err: os.NewSyscallError("bind", syscall.EADDRINUSE)}
+		}
+		return nil
+	}
+}
+
+// TestChooseAddresses: a default address another process holds moves to
+// the next free one of its range on the same port, never to another port;
+// an address the user gave is never moved; without the privilege for the
+// port `up` refuses, naming both flags.
+func TestChooseAddresses(t *testing.T) {
+	eacces := &net.OpError{Op: "listen", Net: "udp", Err: os.NewSyscallError("bind", syscall.EACCES)}
+	notHere := &net.OpError{Op: "listen", Net: "udp", Err: os.NewSyscallError("bind", syscall.EADDRNOTAVAIL)}
+	allDNS := map[string]bool{}
+	for _, a := range moveCandidates("127.0.10.10:53") {
+		allDNS[a] = true
+	}
+	tests := []struct {
+		name                    string
+		listen, nodeCache       string
+		listenDef, nodeCacheDef bool
+		held                    map[string]bool
+		errs                    map[string]error
+		wantListen, wantNC      string
+		wantErr                 []string
 	}{
-		{"default free", "127.0.0.1:0", "127.0.0.1:1", "127.0.0.1:0"},
-		{"default taken", busy, "127.0.0.1:0", "127.0.0.1:0"},
-		{"flag given, taken", busy, "", busy},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			r := New(Config{Listen: tc.listen, ListenFallback: tc.fallback})
-			if got := r.Listen(); got != tc.want {
-				t.Errorf("Listen() = %q, want %q", got, tc.want)
+		{name: "defaults free", listen: "127.0.10.10:53", nodeCache: "127.0.20.10:53", listenDef: true, nodeCacheDef: true,
+			wantListen: "127.0.10.10:53", wantNC: "127.0.20.10:53"},
+		{name: "defaults held by another up", listen: "127.0.10.10:53", nodeCache: "127.0.20.10:53", listenDef: true, nodeCacheDef: true,
+			held:       map[string]bool{"127.0.10.10:53": true, "127.0.20.10:53": true, "127.0.20.11:53": true},
+			wantListen: "127.0.10.11:53", wantNC: "127.0.20.12:53"},
+		{name: "whole range held", listen: "127.0.10.10:53", nodeCache: "127.0.20.10:53", listenDef: true, nodeCacheDef: true, held: allDNS,
+			wantErr: []string{"cluster DNS: 127.0.10.10:53 to 127.0.10.19:53 are all taken by other processes", "give --dns-listen a free address on port 53"}},
+		{name: "no privilege for port 53", listen: "127.0.10.10:53", nodeCache: "127.0.20.10:53", listenDef: true, nodeCacheDef: true,
+			errs: map[string]error{"127.0.10.10:53": eacces},
+			wantErr: []string{"cluster DNS: cannot listen on 127.0.10.10:53: port 53 needs root or CAP_NET_BIND_SERVICE",
+				"--dns-listen and --nodecache-listen", "permission denied"}},
+		{name: "no privilege, node cache", listen: "127.0.0.1:10053", nodeCache: "127.0.20.10:53", nodeCacheDef: true,
+			errs:    map[string]error{"127.0.20.10:53": eacces},
+			wantErr: []string{"node cache: cannot listen on 127.0.20.10:53: port 53 needs root", "--dns-listen and --nodecache-listen"}},
+		{name: "given and held", listen: "127.0.10.10:53", nodeCache: "127.0.20.10:53", nodeCacheDef: true,
+			held:    map[string]bool{"127.0.10.10:53": true},
+			wantErr: []string{"cluster DNS: 127.0.10.10:53 is already served by another process (--dns-listen picks another address)"}},
+		{name: "node cache given and held", listen: "127.0.10.10:53", nodeCache: "127.0.20.10:53", listenDef: true,
+			held:    map[string]bool{"127.0.20.10:53": true},
+			wantErr: []string{`node cache: 127.0.20.10:53 is already served by another process (--nodecache-listen picks another address, "" turns it off)`}},
+		{name: "given, not on this host", listen: "192.0.2.1:53", errs: map[string]error{"192.0.2.1:53": notHere},
+			wantErr: []string{"cluster DNS: --dns-listen 192.0.2.1:53: listen udp: bind: cannot assign requested address"}},
+		{name: "given on another port", listen: "127.0.0.1:10053", nodeCache: "127.0.0.1:1053",
+			wantListen: "127.0.0.1:10053", wantNC: "127.0.0.1:1053"},
+		{name: "no node cache", listen: "127.0.10.10:53", listenDef: true, held: map[string]bool{"127.0.10.10:53": true},
+			wantListen: "127.0.10.11:53"},
+		{name: "node cache default avoids the cluster DNS's address", listen: "127.0.20.11:53", nodeCache: "127.0.20.10:53", nodeCacheDef: true,
+			held: map[string]bool{"127.0.20.10:53": true}, wantListen: "127.0.20.11:53", wantNC: "127.0.20.12:53"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			r := New(Config{Listen: tt.listen, ListenDefault: tt.listenDef, NodeCacheListen: tt.nodeCache, NodeCacheDefault: tt.nodeCacheDef})
+			var logged strings.Builder
+			err := r.chooseAddresses(slog.New(slog.NewTextHandler(&logged, nil)), fakeProbe(tt.held, tt.errs))
+			if tt.wantErr != nil {
+				if err == nil {
+					t.Fatalf("chose %s and %s; want an error", r.Listen(), r.cfg.NodeCacheListen)
+				}
+				for _, w := range tt.wantErr {
+					if !strings.Contains(err.Error(), w) {
+						t.Errorf("error %q lacks %q", err, w)
+					}
+				}
+				return
 			}
-			ro, err := r.RenderOptions(nil)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if ro.Listen != tc.want {
-				t.Errorf("RenderOptions().Listen = %q, want %q", ro.Listen, tc.want)
+			if r.Listen() != tt.wantListen || r.cfg.NodeCacheListen != tt.wantNC {
+				t.Errorf("chose %q and %q; want %q and %q", r.Listen(), r.cfg.NodeCacheListen, tt.wantListen, tt.wantNC)
+			}
+			moved := r.Listen() != tt.listen || r.cfg.NodeCacheListen != tt.nodeCache
+			if lines := strings.Count(logged.String(), "\n"); moved != (lines == 1) || lines > 1 {
+				t.Errorf("moved %v, logged %d lines:\n%s", moved, lines, logged.String())
 			}
 		})
+	}
+}
+
+// TestChooseAddressesRealSockets: the same with real sockets, on an
+// ephemeral port so that no root is needed: a held default moves to the
+// next address of its range.
+func TestChooseAddressesRealSockets(t *testing.T) {
+	held, err := net.ListenPacket("udp", "127.0.33.10:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer held.Close()
+	addr := held.LocalAddr().String()
+	port := held.LocalAddr().(*net.UDPAddr).Port
+	r := New(Config{Listen: addr, ListenDefault: true})
+	if err := r.ChooseAddresses(nil); err != nil {
+		t.Fatal(err)
+	}
+	if want := net.JoinHostPort("127.0.33.11", strconv.Itoa(port)); r.Listen() != want {
+		t.Errorf("Listen() = %s; want %s", r.Listen(), want)
+	}
+	given := New(Config{Listen: addr})
+	if err := given.ChooseAddresses(nil); err == nil || !strings.Contains(err.Error(), "is already served by another process (--dns-listen picks another address)") {
+		t.Errorf("given and held: %v", err)
+	}
+}
+
+func TestMoveCandidates(t *testing.T) {
+	got := moveCandidates("127.0.10.10:53")
+	if len(got) != MoveRange || got[0] != "127.0.10.10:53" || got[MoveRange-1] != "127.0.10.19:53" {
+		t.Errorf("moveCandidates(127.0.10.10:53) = %v", got)
+	}
+	if got := moveCandidates("127.0.10.250:53"); len(got) != 6 || got[5] != "127.0.10.255:53" {
+		t.Errorf("moveCandidates stays in the /24: %v", got)
 	}
 }
