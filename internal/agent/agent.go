@@ -94,6 +94,9 @@ type Agent struct {
 	// each was processed once.
 	initialMu sync.Mutex
 	initial   map[string]bool
+
+	orphans            orphans
+	housekeepingPeriod time.Duration
 }
 
 type trackedPod struct {
@@ -174,7 +177,8 @@ func New(c Config) (*Agent, error) {
 	return &Agent{
 		cfg: c, log: c.Logger.With("node", c.NodeName), clock: clock.RealClock{},
 		node: node, ips: ips, synced: make(chan struct{}),
-		tracked: map[string]trackedPod{},
+		tracked: map[string]trackedPod{}, orphans: orphans{failed: map[string]string{}},
+		housekeepingPeriod: housekeepingPeriod,
 	}, nil
 }
 
@@ -253,7 +257,13 @@ func (a *Agent) Run(ctx context.Context) error {
 		return err
 	}
 	factory.Start(ctx.Done())
-	defer factory.Shutdown()
+	defer func() {
+		// Shutdown waits for the informers, which stop only when ctx is
+		// done: cancel first, or any early return below deadlocks here,
+		// silently, with the Node still Ready (issue 18).
+		cancel()
+		factory.Shutdown()
+	}()
 	if !cache.WaitForCacheSync(ctx.Done(), informer.Informer().HasSynced) {
 		if ctx.Err() != nil {
 			return nil
@@ -267,6 +277,7 @@ func (a *Agent) Run(ctx context.Context) error {
 		for a.processNext(ctx) {
 		}
 	})
+	wg.Go(func() { a.housekeeping(ctx) })
 	<-ctx.Done()
 	a.queue.ShutDown()
 	return nil
@@ -277,7 +288,7 @@ func (a *Agent) Run(ctx context.Context) error {
 // resolv.conf would make every ClusterFirst pod hit the limits. Once per
 // start; the broadcaster aggregates repeats across restarts.
 func (a *Agent) checkHostLimits(_ context.Context) {
-	ref := &corev1.ObjectReference{Kind: "Node", Name: a.cfg.NodeName, UID: types.UID(a.cfg.NodeName)}
+	ref := a.nodeRef()
 	for _, w := range resolvconf.CheckHostLimits(a.cfg.ResolvConf, a.node.Host, a.cfg.ClusterDomain) {
 		a.log.Warn(w.Message, "reason", w.Reason)
 		a.events.recorder.Event(ref, corev1.EventTypeWarning, w.Reason, w.Message)
@@ -321,23 +332,9 @@ func (a *Agent) restore(ctx context.Context) error {
 			a.log.Warn("pod IP not kept", "pod", key, "ip", ip, "err", err)
 		}
 	}
-	dirs, bad, err := podDirs(a.cfg.StateDir)
-	if err != nil {
-		return fmt.Errorf("--state-dir: %w", err)
-	}
-	for _, b := range bad {
-		a.log.Warn("not a pod directory, left alone", "dir", b)
-	}
-	for uid, name := range dirs {
-		if live[uid] {
-			continue
-		}
-		ns, n, _, _ := podfiles.ParseDirName(name)
-		if err := removePodDir(a.cfg.StateDir, ns, n, uid); err != nil {
-			return fmt.Errorf("removing the files of deleted pod %s/%s: %w", ns, n, err)
-		}
-		a.log.Info("removed files of a pod that no longer exists", "pod", ns+"/"+n, "uid", uid)
-	}
+	// Not fatal: a directory that cannot be removed is retried by
+	// housekeeping, and the node's pods are served meanwhile.
+	a.removeOrphans(live)
 	if err := a.events.load(ctx, a.kube, live); err != nil {
 		// Without the list a restart may repeat a warning; not fatal.
 		a.log.Warn("reading the pods' events", "err", err)

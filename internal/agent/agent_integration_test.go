@@ -3,6 +3,7 @@ package agent_test
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"net/netip"
 	"os"
 	"path/filepath"
@@ -51,6 +52,8 @@ type env struct {
 	dp       versioned.Interface
 	stateDir string
 	hostConf string
+	podCIDR  string       // default 10.244.0.0/24
+	logger   *slog.Logger // default: none
 	stop     func()
 }
 
@@ -60,11 +63,16 @@ func (e *env) start() {
 	if err := os.WriteFile(hosts, []byte("127.0.0.1 localhost node-1\n"), 0o644); err != nil {
 		e.t.Fatal(err)
 	}
+	cidr := e.podCIDR
+	if cidr == "" {
+		cidr = "10.244.0.0/24"
+	}
 	a, err := agent.New(agent.Config{
 		Client: e.srv.ClientConfig, NodeName: nodeName, ClusterDNS: []string{"10.240.0.10"},
-		ClusterDomain: "cluster.local", ResolvConf: e.hostConf, PodCIDR: "10.244.0.0/24",
+		ClusterDomain: "cluster.local", ResolvConf: e.hostConf, PodCIDR: cidr,
 		StateDir: e.stateDir, NodeIP: "127.0.0.1", DaemonPort: 10250, HostsFile: hosts,
 		LeaseDurationSeconds: 4, LeaseRenewInterval: 200 * time.Millisecond, StatusInterval: time.Second,
+		Logger: e.logger,
 	})
 	if err != nil {
 		e.t.Fatal(err)
@@ -85,6 +93,41 @@ func (e *env) start() {
 	case <-time.After(60 * time.Second):
 		e.t.Fatal("agent not synced within 60s")
 	}
+}
+
+// newEnv is an API server with namespace ns and a state dir for one agent,
+// without a host resolv.conf.
+func newEnv(t *testing.T) *env {
+	t.Helper()
+	srv := controlplanetest.StartTestServer(t, controlplane.Config{})
+	cfg := *srv.ClientConfig
+	cfg.QPS, cfg.Burst = 100, 200
+	if _, err := srv.Client.CoreV1().Namespaces().Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	return &env{t: t, srv: srv, dp: versioned.NewForConfigOrDie(&cfg), stateDir: filepath.Join(t.TempDir(), "state")}
+}
+
+// waitRunning waits for p to be Running with an IP and its resolv.conf.
+func (e *env) waitRunning(p *dpcorev1.Pod) {
+	e.t.Helper()
+	poll(e.t, p.Name+" running", func(ctx context.Context) error {
+		got, err := e.dp.CoreV1().Pods(p.Namespace).Get(ctx, p.Name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		if got.Status.Phase != corev1.PodRunning || got.Status.PodIP == "" {
+			return fmt.Errorf("status %+v", got.Status)
+		}
+		conf, err := e.file(got, podfiles.ResolvConf)
+		if err != nil {
+			return err
+		}
+		if !strings.Contains(conf, "nameserver 10.240.0.10\n") {
+			return fmt.Errorf("resolv.conf %q", conf)
+		}
+		return nil
+	})
 }
 
 func pod(name string, spec dpcorev1.PodSpec) *dpcorev1.Pod {

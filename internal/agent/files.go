@@ -184,8 +184,11 @@ func writePodFiles(stateDir, namespace, name string, uid types.UID, f podFiles) 
 
 // removePodDir removes a pod's directory; a missing one is not an error.
 func removePodDir(stateDir, namespace, name string, uid types.UID) error {
-	return os.RemoveAll(podfiles.Dir(stateDir, namespace, name, uid))
+	return removeDir(podfiles.Dir(stateDir, namespace, name, uid))
 }
+
+// removeDir removes dir and what it holds; a missing one is not an error.
+func removeDir(dir string) error { return os.RemoveAll(dir) }
 
 // podDirs lists the pod directories on disk by UID. Names that are not pod
 // directories are reported in bad and left alone.

@@ -52,10 +52,9 @@ func (a *Agent) cleanup(key string) {
 	if !ok {
 		return
 	}
-	if err := removePodDir(a.cfg.StateDir, t.namespace, t.name, t.uid); err != nil {
-		a.log.Warn("removing pod files", "pod", key, "err", err)
-		return // the directory is found again on the next start
-	}
+	// A directory that cannot be removed is an orphan now, retried by
+	// housekeeping; the pod's IP is free either way.
+	_ = a.removeOrphan(podfiles.DirName(t.namespace, t.name, t.uid), t.uid)
 	a.ips.Release(t.uid)
 	a.events.forget(t.uid)
 	delete(a.tracked, key)
@@ -64,11 +63,11 @@ func (a *Agent) cleanup(key string) {
 
 // finishDelete is kubelet's side of a graceful delete: with the pod's
 // "containers" (its files) gone, the pod object is deleted with a grace
-// period of 0, only if it is still the same pod (UID precondition).
+// period of 0, only if it is still the same pod (UID precondition). A
+// directory that cannot be removed does not hold the pod in Terminating:
+// nothing runs in it, and housekeeping retries it as an orphan.
 func (a *Agent) finishDelete(ctx context.Context, key string, pod *dpcorev1.Pod) error {
-	if err := removePodDir(a.cfg.StateDir, pod.Namespace, pod.Name, pod.UID); err != nil {
-		return fmt.Errorf("removing files of deleted pod: %w", err)
-	}
+	_ = a.removeOrphan(podfiles.DirName(pod.Namespace, pod.Name, pod.UID), pod.UID)
 	a.ips.Release(pod.UID)
 	delete(a.tracked, key)
 	uid := pod.UID

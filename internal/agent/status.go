@@ -26,6 +26,12 @@ const (
 	// also the DNSConfigured=False reason.
 	ReasonFailedCreatePodSandBox = "FailedCreatePodSandBox"
 
+	// ReasonFailedRemoveOrphanedPodDir is the Warning on the Node when the
+	// directory of a pod that no longer exists cannot be removed (kubelet
+	// only logs its "orphaned pod ... found, but error occurred when trying
+	// to remove the pod directory"); the removal is retried.
+	ReasonFailedRemoveOrphanedPodDir = "FailedRemoveOrphanedPodDir"
+
 	// noContainersMessage is status.message of every pod the agent runs.
 	noContainersMessage = "dnsplane agent: no containers run on this node; the pod's resolv.conf and hosts are files under the agent's --state-dir"
 )
