@@ -21,6 +21,7 @@ import (
 	"github.com/dnsplane/dnsplane/internal/agent"
 	"github.com/dnsplane/dnsplane/internal/controlplane"
 	"github.com/dnsplane/dnsplane/internal/controlplane/controlplanetest"
+	"github.com/dnsplane/dnsplane/internal/podexec"
 	"github.com/dnsplane/dnsplane/internal/podfiles"
 )
 
@@ -461,4 +462,40 @@ func TestAgent(t *testing.T) {
 		}
 		return fmt.Errorf("no such event among %d", len(list.Items))
 	})
+}
+
+// The longest namespace (63 bytes) and pod name (253) with the UID are
+// over NAME_MAX as <namespace>_<name>_<uid>: the pod used to stay Pending
+// for good. It gets its files in a shortened directory, which `dnsplane
+// exec` (podexec.FindPodDir) finds.
+func TestAgentLongNames(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.start()
+	defer func() { e.stop() }()
+	ctx := context.Background()
+	longNS := strings.Repeat("n", 63)
+	if _, err := e.srv.Client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: longNS}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	l := strings.Repeat("p", 63)
+	name := l + "." + l + "." + l + "." + strings.Repeat("p", 61) // 253 bytes
+	p := pod(name, dpcorev1.PodSpec{})
+	p.Namespace = longNS
+	p, err := e.dp.CoreV1().Pods(longNS).Create(ctx, p, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.waitRunning(p)
+	dir, err := podexec.FindPodDir(ctx, e.srv.Client, e.stateDir, longNS, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if base := filepath.Base(dir); len(base) > podfiles.NameMax || !strings.HasPrefix(base, longNS+"_") || !strings.HasSuffix(base, "_"+string(p.UID)) {
+		t.Errorf("directory %q", base)
+	}
+	conf, err := os.ReadFile(filepath.Join(dir, podfiles.ResolvConf))
+	if err != nil || !strings.Contains(string(conf), "search "+longNS+".svc.cluster.local") {
+		t.Errorf("resolv.conf %q %v", conf, err)
+	}
 }
