@@ -134,8 +134,52 @@ func TestAgentUnremovableOrphan(t *testing.T) {
 	undo()
 	poll(t, "orphan removed", func(context.Context) error {
 		if _, err := os.Stat(orphan); !os.IsNotExist(err) {
-			return fmt.Errorf("still there: %v", err)
+			return fmt.Errorf("still there: %w", err)
 		}
 		return nil
 	})
+}
+
+// A read-only state dir: a new pod gets kubelet's FailedCreatePodSandBox
+// Warning and a False DNSConfigured condition naming the cause, stays
+// Pending, and is retried until the directory is writable again.
+func TestAgentReadOnlyStateDir(t *testing.T) {
+	t.Parallel()
+	e, _ := newFailureEnv(t)
+	e.start()
+	defer func() { e.stop() }()
+	ctx := context.Background()
+	undo := readOnlyBind(t, podfiles.PodsDir(e.stateDir))
+	p, err := e.dp.CoreV1().Pods(ns).Create(ctx, pod("ro", dpcorev1.PodSpec{}), metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	poll(t, "sandbox failure reported", func(ctx context.Context) error {
+		got, err := e.dp.CoreV1().Pods(ns).Get(ctx, p.Name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		if got.Status.Phase != corev1.PodPending || got.Status.PodIP != "" {
+			return fmt.Errorf("status %+v", got.Status)
+		}
+		cond := false
+		for _, c := range got.Status.Conditions {
+			cond = cond || (c.Type == agent.ConditionDNSConfigured && c.Status == corev1.ConditionFalse &&
+				c.Reason == agent.ReasonFailedCreatePodSandBox && strings.Contains(c.Message, "read-only file system"))
+		}
+		if !cond {
+			return fmt.Errorf("conditions %+v", got.Status.Conditions)
+		}
+		evs, err := e.events(ctx, p.Name, agent.ReasonFailedCreatePodSandBox)
+		if err != nil {
+			return err
+		}
+		if len(evs) != 1 || evs[0].Type != corev1.EventTypeWarning ||
+			!strings.HasPrefix(evs[0].Message, "Failed to create pod sandbox: ") || !strings.Contains(evs[0].Message, "read-only file system") {
+			return fmt.Errorf("events %+v", evs)
+		}
+		return nil
+	})
+	undo()
+	e.waitRunning(p)
 }

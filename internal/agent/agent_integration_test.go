@@ -464,6 +464,79 @@ func TestAgent(t *testing.T) {
 	})
 }
 
+// A node's pod capacity (status.capacity.pods, the usable addresses of
+// --pod-cidr) reached: the next pod is rejected as kubelet's admission
+// rejects it (phase Failed, reason OutOfpods, its message), with the
+// Warning Event and a False DNSConfigured condition; a pod created once a
+// place is free runs. It used to stay Pending with nothing saying why.
+func TestAgentOutOfPods(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.podCIDR = "10.244.0.0/30" // network, gateway, broadcast: one pod address
+	e.start()
+	defer func() { e.stop() }()
+	ctx := context.Background()
+	poll(t, "node capacity", func(ctx context.Context) error {
+		n, err := e.srv.Client.CoreV1().Nodes().Get(ctx, nodeName, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		if got := n.Status.Capacity.Pods().Value(); got != 1 {
+			return fmt.Errorf("capacity.pods %d", got)
+		}
+		return nil
+	})
+	first, err := e.dp.CoreV1().Pods(ns).Create(ctx, pod("first", dpcorev1.PodSpec{}), metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.waitRunning(first)
+	second, err := e.dp.CoreV1().Pods(ns).Create(ctx, pod("second", dpcorev1.PodSpec{}), metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const msg = "Node didn't have enough resource: pods, requested: 1, used: 1, capacity: 1"
+	poll(t, "second rejected", func(ctx context.Context) error {
+		p, err := e.dp.CoreV1().Pods(ns).Get(ctx, second.Name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		if p.Status.Phase != corev1.PodFailed || p.Status.Reason != "OutOfpods" || p.Status.Message != "Pod was rejected: "+msg || p.Status.PodIP != "" {
+			return fmt.Errorf("status %+v", p.Status)
+		}
+		cond := false
+		for _, c := range p.Status.Conditions {
+			cond = cond || (c.Type == agent.ConditionDNSConfigured && c.Status == corev1.ConditionFalse && c.Reason == "OutOfpods" && c.Message == msg)
+		}
+		if !cond {
+			return fmt.Errorf("conditions %+v", p.Status.Conditions)
+		}
+		evs, err := e.events(ctx, second.Name, "OutOfpods")
+		if err != nil {
+			return err
+		}
+		if len(evs) != 1 || evs[0].Type != corev1.EventTypeWarning || evs[0].Message != msg {
+			return fmt.Errorf("events %+v", evs)
+		}
+		if _, err := os.Stat(podfiles.Dir(e.stateDir, ns, second.Name, second.UID)); !os.IsNotExist(err) {
+			return fmt.Errorf("rejected pod has a directory: %w", err)
+		}
+		return nil
+	})
+	if err := e.dp.CoreV1().Pods(ns).Delete(ctx, first.Name, metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	third, err := e.dp.CoreV1().Pods(ns).Create(ctx, pod("third", dpcorev1.PodSpec{}), metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.waitRunning(third)
+	// kubelet leaves a rejected pod Failed; so does the agent.
+	if p, err := e.dp.CoreV1().Pods(ns).Get(ctx, second.Name, metav1.GetOptions{}); err != nil || p.Status.Phase != corev1.PodFailed {
+		t.Errorf("rejected pod after a place freed: %v %v", p.Status.Phase, err)
+	}
+}
+
 // The longest namespace (63 bytes) and pod name (253) with the UID are
 // over NAME_MAX as <namespace>_<name>_<uid>: the pod used to stay Pending
 // for good. It gets its files in a shortened directory, which `dnsplane
