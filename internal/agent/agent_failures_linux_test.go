@@ -140,46 +140,89 @@ func TestAgentUnremovableOrphan(t *testing.T) {
 	})
 }
 
-// A read-only state dir: a new pod gets kubelet's FailedCreatePodSandBox
-// Warning and a False DNSConfigured condition naming the cause, stays
-// Pending, and is retried until the directory is writable again.
-func TestAgentReadOnlyStateDir(t *testing.T) {
-	t.Parallel()
-	e, _ := newFailureEnv(t)
-	e.start()
-	defer func() { e.stop() }()
-	ctx := context.Background()
-	undo := readOnlyBind(t, podfiles.PodsDir(e.stateDir))
-	p, err := e.dp.CoreV1().Pods(ns).Create(ctx, pod("ro", dpcorev1.PodSpec{}), metav1.CreateOptions{})
-	if err != nil {
+// fullTmpfs mounts a tmpfs of 64 KiB on dir and fills it: writing a file
+// there fails with ENOSPC, as root too. The returned func frees the space.
+func fullTmpfs(t *testing.T, dir string) (free func()) {
+	t.Helper()
+	if err := unix.Mount("tmpfs", dir, "tmpfs", 0, "size=64k"); err != nil {
+		if errors.Is(err, unix.EPERM) {
+			t.Skipf("mount needs CAP_SYS_ADMIN: %v", err)
+		}
 		t.Fatal(err)
 	}
-	poll(t, "sandbox failure reported", func(ctx context.Context) error {
-		got, err := e.dp.CoreV1().Pods(ns).Get(ctx, p.Name, metav1.GetOptions{})
-		if err != nil {
-			return err
+	t.Cleanup(func() {
+		if err := unix.Unmount(dir, unix.MNT_DETACH); err != nil {
+			t.Errorf("unmount %s: %v", dir, err)
 		}
-		if got.Status.Phase != corev1.PodPending || got.Status.PodIP != "" {
-			return fmt.Errorf("status %+v", got.Status)
-		}
-		cond := false
-		for _, c := range got.Status.Conditions {
-			cond = cond || (c.Type == agent.ConditionDNSConfigured && c.Status == corev1.ConditionFalse &&
-				c.Reason == agent.ReasonFailedCreatePodSandBox && strings.Contains(c.Message, "read-only file system"))
-		}
-		if !cond {
-			return fmt.Errorf("conditions %+v", got.Status.Conditions)
-		}
-		evs, err := e.events(ctx, p.Name, agent.ReasonFailedCreatePodSandBox)
-		if err != nil {
-			return err
-		}
-		if len(evs) != 1 || evs[0].Type != corev1.EventTypeWarning ||
-			!strings.HasPrefix(evs[0].Message, "Failed to create pod sandbox: ") || !strings.Contains(evs[0].Message, "read-only file system") {
-			return fmt.Errorf("events %+v", evs)
-		}
-		return nil
 	})
-	undo()
-	e.waitRunning(p)
+	filler := filepath.Join(dir, "filler")
+	if err := os.WriteFile(filler, make([]byte, 1<<20), 0o644); !errors.Is(err, unix.ENOSPC) {
+		t.Fatalf("filling the tmpfs: %v", err)
+	}
+	return func() {
+		if err := os.Remove(filler); err != nil {
+			t.Error(err)
+		}
+	}
+}
+
+// A state dir that is read-only or full: a new pod gets kubelet's
+// FailedCreatePodSandBox Warning (once, however often it is retried) and
+// a False DNSConfigured condition naming the cause, stays Pending, and
+// runs once the state dir is usable again. It used to stay Pending with
+// nothing saying why.
+func TestAgentStateDirUnusable(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name  string
+		spoil func(t *testing.T, podsDir string) (fix func())
+		cause string
+	}{
+		{"read-only", readOnlyBind, "read-only file system"},
+		{"full", fullTmpfs, "no space left on device"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			e, _ := newFailureEnv(t)
+			e.start()
+			defer func() { e.stop() }()
+			ctx := context.Background()
+			fix := tc.spoil(t, podfiles.PodsDir(e.stateDir))
+			p, err := e.dp.CoreV1().Pods(ns).Create(ctx, pod("p", dpcorev1.PodSpec{}), metav1.CreateOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			poll(t, "sandbox failure reported", func(ctx context.Context) error {
+				got, err := e.dp.CoreV1().Pods(ns).Get(ctx, p.Name, metav1.GetOptions{})
+				if err != nil {
+					return err
+				}
+				if got.Status.Phase != corev1.PodPending || got.Status.PodIP != "" {
+					return fmt.Errorf("status %+v", got.Status)
+				}
+				cond := false
+				for _, c := range got.Status.Conditions {
+					cond = cond || (c.Type == agent.ConditionDNSConfigured && c.Status == corev1.ConditionFalse &&
+						c.Reason == agent.ReasonFailedCreatePodSandBox && strings.Contains(c.Message, tc.cause))
+				}
+				if !cond {
+					return fmt.Errorf("conditions %+v", got.Status.Conditions)
+				}
+				evs, err := e.events(ctx, p.Name, agent.ReasonFailedCreatePodSandBox)
+				if err != nil {
+					return err
+				}
+				if len(evs) != 1 || evs[0].Type != corev1.EventTypeWarning ||
+					!strings.HasPrefix(evs[0].Message, "Failed to create pod sandbox: ") || !strings.Contains(evs[0].Message, tc.cause) {
+					return fmt.Errorf("events %+v", evs)
+				}
+				return nil
+			})
+			fix()
+			e.waitRunning(p)
+			if evs, err := e.events(ctx, p.Name, agent.ReasonFailedCreatePodSandBox); err != nil || len(evs) != 1 || evs[0].Count != 1 {
+				t.Errorf("retries emitted more events: %+v %v", evs, err)
+			}
+		})
+	}
 }
