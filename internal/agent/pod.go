@@ -122,7 +122,9 @@ func (a *Agent) syncLivePod(ctx context.Context, key string, pod *dpcorev1.Pod) 
 		// not change the spec.
 		a.events.warnOnce(ref, ReasonFailedCreatePodSandBox, "Failed to create pod sandbox: "+dnsErr.Error())
 		if err := removePodDir(a.cfg.StateDir, pod.Namespace, pod.Name, pod.UID); err != nil {
-			return err
+			// Files of an earlier --resolv-conf: the status still says why
+			// the pod is not running; the removal is retried.
+			retry = fmt.Errorf("removing the files of a pod whose resolv.conf cannot be formed: %w", err)
 		}
 		a.ips.Release(pod.UID)
 		delete(a.tracked, key)
