@@ -26,9 +26,11 @@ func newAgentCommand() *cobra.Command {
 		Long: `Run the node agent against the API server of --kubeconfig: the DNS part of
 kubelet. It registers the Node --node-name and renews its Lease in
 kube-node-lease, and for every pod bound to the node writes the pod's
-resolv.conf and hosts under --state-dir/pods/<namespace>_<name>_<uid>/, gives
-the pod an IP from --pod-cidr, reports it Running with kubelet's DNS events,
-and finishes its deletion. There are no containers. See docs/agent.md.`,
+resolv.conf and hosts under --state-dir/pods/<namespace>_<name>_<uid>/
+(shortened with a hash when over 255 bytes), gives the pod an IP from
+--pod-cidr, reports it Running with kubelet's DNS events, and finishes its
+deletion. A pod over the node's pods capacity is rejected (Failed, OutOfpods)
+as by kubelet. There are no containers. See docs/agent.md.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg, err := clientConfig(kubeconfig)

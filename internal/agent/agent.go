@@ -7,6 +7,7 @@
 package agent
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -14,6 +15,7 @@ import (
 	"net"
 	"net/netip"
 	"os"
+	"slices"
 	"sync"
 	"time"
 
@@ -32,10 +34,15 @@ import (
 	"github.com/dnsplane/dnsplane/api/client/clientset/versioned"
 	"github.com/dnsplane/dnsplane/api/client/informers/externalversions"
 	dplisters "github.com/dnsplane/dnsplane/api/client/listers/core/v1"
+	dpcorev1 "github.com/dnsplane/dnsplane/api/core/v1"
 	"github.com/dnsplane/dnsplane/internal/agent/podip"
 	"github.com/dnsplane/dnsplane/internal/podfiles"
 	"github.com/dnsplane/dnsplane/internal/resolvconf"
 )
+
+// retryMax is the longest a failing pod waits for its next sync: kubelet's
+// pod worker backOffPeriod (pkg/kubelet/kubelet.go).
+const retryMax = 10 * time.Second
 
 // Config is the agent's configuration: kubelet's flags that shape pod DNS,
 // and the node's identity.
@@ -90,10 +97,18 @@ type Agent struct {
 	// replaced by one of the same name) is cleaned up. Only the worker
 	// touches it.
 	tracked map[string]trackedPod
+	// admitted are the pods (key → UID) admitted against the node's pods
+	// capacity, as kubelet's active pods: every non-terminal pod of the
+	// node the agent has taken on. Only the worker (and restore, before
+	// it) touches it.
+	admitted map[string]types.UID
 	// initial are the keys of the first convergence; Synced closes when
 	// each was processed once.
 	initialMu sync.Mutex
 	initial   map[string]bool
+
+	orphans            orphans
+	housekeepingPeriod time.Duration
 }
 
 type trackedPod struct {
@@ -174,7 +189,8 @@ func New(c Config) (*Agent, error) {
 	return &Agent{
 		cfg: c, log: c.Logger.With("node", c.NodeName), clock: clock.RealClock{},
 		node: node, ips: ips, synced: make(chan struct{}),
-		tracked: map[string]trackedPod{},
+		tracked: map[string]trackedPod{}, admitted: map[string]types.UID{}, orphans: orphans{failed: map[string]string{}},
+		housekeepingPeriod: housekeepingPeriod,
 	}, nil
 }
 
@@ -237,7 +253,11 @@ func (a *Agent) Run(ctx context.Context) error {
 	informer := factory.Core().V1().Pods()
 	a.lister = informer.Lister()
 	a.queue = workqueue.NewTypedRateLimitingQueueWithConfig(
-		workqueue.DefaultTypedControllerRateLimiter[string](),
+		// client-go's controller backoff, but a failing pod is retried at
+		// least every 10s (kubelet's pod worker backOffPeriod), not after
+		// up to 1000s: a full disk or exhausted pod CIDR that clears is
+		// noticed promptly. The API client's QPS bounds the total.
+		workqueue.NewTypedItemExponentialFailureRateLimiter[string](5*time.Millisecond, retryMax),
 		workqueue.TypedRateLimitingQueueConfig[string]{Name: "dnsplane-agent-pods"})
 	defer a.queue.ShutDown()
 	enqueue := func(obj any) {
@@ -253,7 +273,13 @@ func (a *Agent) Run(ctx context.Context) error {
 		return err
 	}
 	factory.Start(ctx.Done())
-	defer factory.Shutdown()
+	defer func() {
+		// Shutdown waits for the informers, which stop only when ctx is
+		// done: cancel first, or any early return below deadlocks here,
+		// silently, with the Node still Ready (issue 18).
+		cancel()
+		factory.Shutdown()
+	}()
 	if !cache.WaitForCacheSync(ctx.Done(), informer.Informer().HasSynced) {
 		if ctx.Err() != nil {
 			return nil
@@ -267,6 +293,7 @@ func (a *Agent) Run(ctx context.Context) error {
 		for a.processNext(ctx) {
 		}
 	})
+	wg.Go(func() { a.housekeeping(ctx) })
 	<-ctx.Done()
 	a.queue.ShutDown()
 	return nil
@@ -277,7 +304,7 @@ func (a *Agent) Run(ctx context.Context) error {
 // resolv.conf would make every ClusterFirst pod hit the limits. Once per
 // start; the broadcaster aggregates repeats across restarts.
 func (a *Agent) checkHostLimits(_ context.Context) {
-	ref := &corev1.ObjectReference{Kind: "Node", Name: a.cfg.NodeName, UID: types.UID(a.cfg.NodeName)}
+	ref := a.nodeRef()
 	for _, w := range resolvconf.CheckHostLimits(a.cfg.ResolvConf, a.node.Host, a.cfg.ClusterDomain) {
 		a.log.Warn(w.Message, "reason", w.Reason)
 		a.events.recorder.Event(ref, corev1.EventTypeWarning, w.Reason, w.Message)
@@ -305,12 +332,13 @@ func (a *Agent) restore(ctx context.Context) error {
 	}
 	live := map[types.UID]bool{}
 	a.initial = map[string]bool{}
+	a.readmit(pods)
 	for _, p := range pods {
 		live[p.UID] = true
 		key := p.Namespace + "/" + p.Name
 		a.initial[key] = true
-		if p.Spec.HostNetwork || p.Status.PodIP == "" {
-			continue
+		if p.Spec.HostNetwork || p.Status.PodIP == "" || terminal(p) {
+			continue // a terminal pod's sandbox, and so its IP, is gone
 		}
 		ip, err := netip.ParseAddr(p.Status.PodIP)
 		if err != nil {
@@ -321,23 +349,9 @@ func (a *Agent) restore(ctx context.Context) error {
 			a.log.Warn("pod IP not kept", "pod", key, "ip", ip, "err", err)
 		}
 	}
-	dirs, bad, err := podDirs(a.cfg.StateDir)
-	if err != nil {
-		return fmt.Errorf("--state-dir: %w", err)
-	}
-	for _, b := range bad {
-		a.log.Warn("not a pod directory, left alone", "dir", b)
-	}
-	for uid, name := range dirs {
-		if live[uid] {
-			continue
-		}
-		ns, n, _, _ := podfiles.ParseDirName(name)
-		if err := removePodDir(a.cfg.StateDir, ns, n, uid); err != nil {
-			return fmt.Errorf("removing the files of deleted pod %s/%s: %w", ns, n, err)
-		}
-		a.log.Info("removed files of a pod that no longer exists", "pod", ns+"/"+n, "uid", uid)
-	}
+	// Not fatal: a directory that cannot be removed is retried by
+	// housekeeping, and the node's pods are served meanwhile.
+	a.removeOrphans(live)
 	if err := a.events.load(ctx, a.kube, live); err != nil {
 		// Without the list a restart may repeat a warning; not fatal.
 		a.log.Warn("reading the pods' events", "err", err)
@@ -349,6 +363,41 @@ func (a *Agent) restore(ctx context.Context) error {
 		a.queue.Add(key)
 	}
 	return nil
+}
+
+// readmit admits the node's pods again after a restart, as kubelet does
+// on start: those already started first (they were admitted before), then
+// the rest in creation order, up to the pods capacity; a pod left over is
+// rejected when its turn comes.
+func (a *Agent) readmit(pods []*dpcorev1.Pod) {
+	var active []*dpcorev1.Pod
+	for _, p := range pods {
+		if !terminal(p) && p.DeletionTimestamp == nil && p.Spec.NodeName == a.cfg.NodeName {
+			active = append(active, p)
+		}
+	}
+	slices.SortStableFunc(active, func(x, y *dpcorev1.Pod) int {
+		if xs, ys := x.Status.StartTime != nil, y.Status.StartTime != nil; xs != ys {
+			if xs {
+				return -1
+			}
+			return 1
+		}
+		if c := x.CreationTimestamp.Compare(y.CreationTimestamp.Time); c != 0 {
+			return c
+		}
+		return cmp.Compare(x.Namespace+"/"+x.Name, y.Namespace+"/"+y.Name)
+	})
+	for _, p := range active {
+		if p.Status.StartTime != nil || len(a.admitted) < a.ips.Capacity() {
+			a.admitted[p.Namespace+"/"+p.Name] = p.UID
+		}
+	}
+}
+
+// terminal reports whether the pod's phase is final.
+func terminal(p *dpcorev1.Pod) bool {
+	return p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed
 }
 
 func (a *Agent) doneInitial(key string) {

@@ -3,6 +3,7 @@ package agent_test
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"net/netip"
 	"os"
 	"path/filepath"
@@ -20,6 +21,7 @@ import (
 	"github.com/dnsplane/dnsplane/internal/agent"
 	"github.com/dnsplane/dnsplane/internal/controlplane"
 	"github.com/dnsplane/dnsplane/internal/controlplane/controlplanetest"
+	"github.com/dnsplane/dnsplane/internal/podexec"
 	"github.com/dnsplane/dnsplane/internal/podfiles"
 )
 
@@ -51,6 +53,8 @@ type env struct {
 	dp       versioned.Interface
 	stateDir string
 	hostConf string
+	podCIDR  string       // default 10.244.0.0/24
+	logger   *slog.Logger // default: none
 	stop     func()
 }
 
@@ -60,11 +64,16 @@ func (e *env) start() {
 	if err := os.WriteFile(hosts, []byte("127.0.0.1 localhost node-1\n"), 0o644); err != nil {
 		e.t.Fatal(err)
 	}
+	cidr := e.podCIDR
+	if cidr == "" {
+		cidr = "10.244.0.0/24"
+	}
 	a, err := agent.New(agent.Config{
 		Client: e.srv.ClientConfig, NodeName: nodeName, ClusterDNS: []string{"10.240.0.10"},
-		ClusterDomain: "cluster.local", ResolvConf: e.hostConf, PodCIDR: "10.244.0.0/24",
+		ClusterDomain: "cluster.local", ResolvConf: e.hostConf, PodCIDR: cidr,
 		StateDir: e.stateDir, NodeIP: "127.0.0.1", DaemonPort: 10250, HostsFile: hosts,
 		LeaseDurationSeconds: 4, LeaseRenewInterval: 200 * time.Millisecond, StatusInterval: time.Second,
+		Logger: e.logger,
 	})
 	if err != nil {
 		e.t.Fatal(err)
@@ -85,6 +94,41 @@ func (e *env) start() {
 	case <-time.After(60 * time.Second):
 		e.t.Fatal("agent not synced within 60s")
 	}
+}
+
+// newEnv is an API server with namespace ns and a state dir for one agent,
+// without a host resolv.conf.
+func newEnv(t *testing.T) *env {
+	t.Helper()
+	srv := controlplanetest.StartTestServer(t, controlplane.Config{})
+	cfg := *srv.ClientConfig
+	cfg.QPS, cfg.Burst = 100, 200
+	if _, err := srv.Client.CoreV1().Namespaces().Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	return &env{t: t, srv: srv, dp: versioned.NewForConfigOrDie(&cfg), stateDir: filepath.Join(t.TempDir(), "state")}
+}
+
+// waitRunning waits for p to be Running with an IP and its resolv.conf.
+func (e *env) waitRunning(p *dpcorev1.Pod) {
+	e.t.Helper()
+	poll(e.t, p.Name+" running", func(ctx context.Context) error {
+		got, err := e.dp.CoreV1().Pods(p.Namespace).Get(ctx, p.Name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		if got.Status.Phase != corev1.PodRunning || got.Status.PodIP == "" {
+			return fmt.Errorf("status %+v", got.Status)
+		}
+		conf, err := e.file(got, podfiles.ResolvConf)
+		if err != nil {
+			return err
+		}
+		if !strings.Contains(conf, "nameserver 10.240.0.10\n") {
+			return fmt.Errorf("resolv.conf %q", conf)
+		}
+		return nil
+	})
 }
 
 func pod(name string, spec dpcorev1.PodSpec) *dpcorev1.Pod {
@@ -418,4 +462,113 @@ func TestAgent(t *testing.T) {
 		}
 		return fmt.Errorf("no such event among %d", len(list.Items))
 	})
+}
+
+// A node's pod capacity (status.capacity.pods, the usable addresses of
+// --pod-cidr) reached: the next pod is rejected as kubelet's admission
+// rejects it (phase Failed, reason OutOfpods, its message), with the
+// Warning Event and a False DNSConfigured condition; a pod created once a
+// place is free runs. It used to stay Pending with nothing saying why.
+func TestAgentOutOfPods(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.podCIDR = "10.244.0.0/30" // network, gateway, broadcast: one pod address
+	e.start()
+	defer func() { e.stop() }()
+	ctx := context.Background()
+	poll(t, "node capacity", func(ctx context.Context) error {
+		n, err := e.srv.Client.CoreV1().Nodes().Get(ctx, nodeName, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		if got := n.Status.Capacity.Pods().Value(); got != 1 {
+			return fmt.Errorf("capacity.pods %d", got)
+		}
+		return nil
+	})
+	first, err := e.dp.CoreV1().Pods(ns).Create(ctx, pod("first", dpcorev1.PodSpec{}), metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.waitRunning(first)
+	second, err := e.dp.CoreV1().Pods(ns).Create(ctx, pod("second", dpcorev1.PodSpec{}), metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const msg = "Node didn't have enough resource: pods, requested: 1, used: 1, capacity: 1"
+	poll(t, "second rejected", func(ctx context.Context) error {
+		p, err := e.dp.CoreV1().Pods(ns).Get(ctx, second.Name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		if p.Status.Phase != corev1.PodFailed || p.Status.Reason != "OutOfpods" || p.Status.Message != "Pod was rejected: "+msg || p.Status.PodIP != "" {
+			return fmt.Errorf("status %+v", p.Status)
+		}
+		cond := false
+		for _, c := range p.Status.Conditions {
+			cond = cond || (c.Type == agent.ConditionDNSConfigured && c.Status == corev1.ConditionFalse && c.Reason == "OutOfpods" && c.Message == msg)
+		}
+		if !cond {
+			return fmt.Errorf("conditions %+v", p.Status.Conditions)
+		}
+		evs, err := e.events(ctx, second.Name, "OutOfpods")
+		if err != nil {
+			return err
+		}
+		if len(evs) != 1 || evs[0].Type != corev1.EventTypeWarning || evs[0].Message != msg {
+			return fmt.Errorf("events %+v", evs)
+		}
+		if _, err := os.Stat(podfiles.Dir(e.stateDir, ns, second.Name, second.UID)); !os.IsNotExist(err) {
+			return fmt.Errorf("rejected pod has a directory: %w", err)
+		}
+		return nil
+	})
+	if err := e.dp.CoreV1().Pods(ns).Delete(ctx, first.Name, metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	third, err := e.dp.CoreV1().Pods(ns).Create(ctx, pod("third", dpcorev1.PodSpec{}), metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.waitRunning(third)
+	// kubelet leaves a rejected pod Failed; so does the agent.
+	if p, err := e.dp.CoreV1().Pods(ns).Get(ctx, second.Name, metav1.GetOptions{}); err != nil || p.Status.Phase != corev1.PodFailed {
+		t.Errorf("rejected pod after a place freed: %v %v", p.Status.Phase, err)
+	}
+}
+
+// The longest namespace (63 bytes) and pod name (253) with the UID are
+// over NAME_MAX as <namespace>_<name>_<uid>: the pod used to stay Pending
+// for good. It gets its files in a shortened directory, which `dnsplane
+// exec` (podexec.FindPodDir) finds.
+func TestAgentLongNames(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.start()
+	defer func() { e.stop() }()
+	ctx := context.Background()
+	longNS := strings.Repeat("n", 63)
+	if _, err := e.srv.Client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: longNS}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	l := strings.Repeat("p", 63)
+	name := l + "." + l + "." + l + "." + strings.Repeat("p", 61) // 253 bytes
+	p := pod(name, dpcorev1.PodSpec{})
+	p.Namespace = longNS
+	p, err := e.dp.CoreV1().Pods(longNS).Create(ctx, p, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.waitRunning(p)
+	dir, err := podexec.FindPodDir(ctx, e.srv.Client, e.stateDir, longNS, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if base := filepath.Base(dir); len(base) > podfiles.NameMax || !strings.HasPrefix(base, longNS+"_") || !strings.HasSuffix(base, "_"+string(p.UID)) {
+		t.Errorf("directory %q", base)
+	}
+	conf, err := os.ReadFile(filepath.Join(dir, podfiles.ResolvConf))
+	if err != nil || !strings.Contains(string(conf), "search "+longNS+".svc.cluster.local") {
+		t.Errorf("resolv.conf %q %v", conf, err)
+	}
 }

@@ -105,7 +105,7 @@ func writeFileAtomic(path string, data []byte) (bool, error) {
 	dir := filepath.Dir(path)
 	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
 	if err != nil {
-		return false, err
+		return false, writeError(path, err)
 	}
 	tmp := f.Name()
 	ok := false
@@ -116,25 +116,40 @@ func writeFileAtomic(path string, data []byte) (bool, error) {
 	}()
 	if _, err := f.Write(data); err != nil {
 		_ = f.Close()
-		return false, err
+		return false, writeError(path, err)
 	}
 	// Containers read the files; 0644 as kubelet's.
 	if err := f.Chmod(0o644); err != nil {
 		_ = f.Close()
-		return false, err
+		return false, writeError(path, err)
 	}
 	if err := f.Sync(); err != nil {
 		_ = f.Close()
-		return false, err
+		return false, writeError(path, err)
 	}
 	if err := f.Close(); err != nil {
-		return false, err
+		return false, writeError(path, err)
 	}
 	if err := os.Rename(tmp, path); err != nil {
-		return false, err
+		return false, writeError(path, err)
 	}
 	ok = true
 	return true, syncDir(dir)
+}
+
+// writeError names the file being written and the system's error, not the
+// temp file's random name: a retry that fails the same way gives the same
+// message, so the pod gets one Event, not one per retry.
+func writeError(path string, err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		err = pe.Err
+	}
+	var le *os.LinkError
+	if errors.As(err, &le) {
+		err = le.Err
+	}
+	return fmt.Errorf("writing %s: %w", path, err)
 }
 
 func syncDir(dir string) error {
@@ -184,8 +199,11 @@ func writePodFiles(stateDir, namespace, name string, uid types.UID, f podFiles) 
 
 // removePodDir removes a pod's directory; a missing one is not an error.
 func removePodDir(stateDir, namespace, name string, uid types.UID) error {
-	return os.RemoveAll(podfiles.Dir(stateDir, namespace, name, uid))
+	return removeDir(podfiles.Dir(stateDir, namespace, name, uid))
 }
+
+// removeDir removes dir and what it holds; a missing one is not an error.
+func removeDir(dir string) error { return os.RemoveAll(dir) }
 
 // podDirs lists the pod directories on disk by UID. Names that are not pod
 // directories are reported in bad and left alone.

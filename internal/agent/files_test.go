@@ -60,3 +60,18 @@ func TestWriteFileAtomic(t *testing.T) {
 		t.Errorf("temp files left: %v", entries)
 	}
 }
+
+// A failed write names the file and the system's error, never the random
+// temp file: a retry failing the same way gives the same Event message.
+func TestWriteFileAtomicError(t *testing.T) {
+	t.Parallel()
+	notDir := filepath.Join(t.TempDir(), "file")
+	if err := os.WriteFile(notDir, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(notDir, "resolv.conf") // a file where the directory should be: fails as root too
+	_, err := writeFileAtomic(p, []byte("x"))
+	if want := "writing " + p + ": not a directory"; err == nil || err.Error() != want {
+		t.Errorf("error %v, want %q", err, want)
+	}
+}

@@ -26,17 +26,62 @@ const (
 	// also the DNSConfigured=False reason.
 	ReasonFailedCreatePodSandBox = "FailedCreatePodSandBox"
 
+	// ReasonOutOfPods is kubelet's admission rejection when the node runs
+	// status.capacity.pods pods already (pkg/kubelet/lifecycle/predicate.go,
+	// OutOfPods): the pod's Event reason, status.reason and the
+	// DNSConfigured=False reason.
+	ReasonOutOfPods = "OutOfpods"
+	// rejectedPrefix starts status.message of a pod kubelet rejects
+	// (pkg/kubelet/kubelet.go, rejectPod); the Event has the message alone.
+	rejectedPrefix = "Pod was rejected: "
+
+	// ReasonFailedRemoveOrphanedPodDir is the Warning on the Node when the
+	// directory of a pod that no longer exists cannot be removed (kubelet
+	// only logs its "orphaned pod ... found, but error occurred when trying
+	// to remove the pod directory"); the removal is retried.
+	ReasonFailedRemoveOrphanedPodDir = "FailedRemoveOrphanedPodDir"
+
 	// noContainersMessage is status.message of every pod the agent runs.
 	noContainersMessage = "dnsplane agent: no containers run on this node; the pod's resolv.conf and hosts are files under the agent's --state-dir"
 )
 
 // statusInput is what the desired status depends on.
 type statusInput struct {
-	hostIP   string
-	podIP    string // "" when DNS failed
-	dnsError error  // the ForPod error, nil when the files are written
-	dir      string // the pod's directory (for the condition message)
-	now      metav1.Time
+	hostIP  string
+	podIP   string      // "" when the sandbox failed
+	failure *podFailure // why the pod's sandbox (files, IP) is not set up; nil when it is
+	dir     string      // the pod's directory (for the condition message)
+	now     metav1.Time
+}
+
+// podFailure is the cause a pod is not running: the DNSConfigured=False
+// reason and message.
+type podFailure struct{ reason, message string }
+
+// outOfPodsMessage is kubelet's admission message for the pods resource
+// (pkg/kubelet/lifecycle/predicate.go, InsufficientResourceError).
+func outOfPodsMessage(used, capacity int) string {
+	return fmt.Sprintf("Node didn't have enough resource: %s, requested: %d, used: %d, capacity: %d",
+		corev1.ResourcePods, 1, used, capacity)
+}
+
+// rejectedStatus is the status of a pod rejected at admission, as kubelet's
+// rejectPod sets it: phase Failed, its reason, "Pod was rejected: " and the
+// message, qosClass kept; and the DNSConfigured=False condition saying the
+// same. Others' conditions are kept.
+func rejectedStatus(old corev1.PodStatus, reason, message string, now metav1.Time) corev1.PodStatus {
+	s := corev1.PodStatus{QOSClass: old.QOSClass, Phase: corev1.PodFailed, Reason: reason, Message: rejectedPrefix + message}
+	cond := corev1.PodCondition{Type: ConditionDNSConfigured, Status: corev1.ConditionFalse, Reason: reason, Message: message, LastTransitionTime: now}
+	for _, o := range old.Conditions {
+		switch {
+		case o.Type != ConditionDNSConfigured:
+			s.Conditions = append(s.Conditions, o)
+		case o.Status == cond.Status:
+			cond.LastTransitionTime = o.LastTransitionTime
+		}
+	}
+	s.Conditions = append(s.Conditions, cond)
+	return s
 }
 
 // desiredStatus is the status kubelet would report for pod: Running with
@@ -55,7 +100,7 @@ func desiredStatus(pod *corev1.PodSpec, old corev1.PodStatus, in statusInput) co
 		t := in.now
 		s.StartTime = &t
 	}
-	ok := in.dnsError == nil
+	ok := in.failure == nil
 	if ok {
 		s.Phase = corev1.PodRunning
 		s.PodIP = in.podIP
@@ -85,8 +130,7 @@ func desiredStatus(pod *corev1.PodSpec, old corev1.PodStatus, in statusInput) co
 	dnsMsg := fmt.Sprintf("resolv.conf and hosts written to %s; there are no containers", in.dir)
 	dnsReason := ReasonFilesWritten
 	if !ok {
-		dnsReason = ReasonFailedCreatePodSandBox
-		dnsMsg = "the pod's resolv.conf cannot be formed: " + in.dnsError.Error()
+		dnsReason, dnsMsg = in.failure.reason, in.failure.message
 	}
 	ours := []corev1.PodCondition{
 		cond(corev1.PodReadyToStartContainers, ok, "", ""),

@@ -1,7 +1,6 @@
 package agent
 
 import (
-	"errors"
 	"testing"
 	"time"
 
@@ -33,7 +32,7 @@ func TestDesiredStatus(t *testing.T) {
 		t.Errorf("resync changed the status:\n%+v\n%+v", first, again)
 	}
 	// A DNS error: Pending, no IP, DNSConfigured False with the cause.
-	in.dnsError = errors.New("option \"a b\" contains whitespace")
+	in.failure = &podFailure{ReasonFailedCreatePodSandBox, `the pod's resolv.conf cannot be formed: option "a b" contains whitespace`}
 	bad := desiredStatus(spec, first, in)
 	if bad.Phase != corev1.PodPending || bad.PodIP != "" || len(bad.PodIPs) != 0 {
 		t.Fatalf("error status: %+v", bad)
@@ -46,5 +45,31 @@ func TestDesiredStatus(t *testing.T) {
 	}
 	if !found {
 		t.Errorf("no DNSConfigured=False condition: %+v", bad.Conditions)
+	}
+}
+
+// A pod over the node's pods capacity gets kubelet's rejection: Failed,
+// OutOfpods, "Pod was rejected: " and kubelet's message.
+func TestRejectedStatus(t *testing.T) {
+	t.Parallel()
+	t0 := metav1.NewTime(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	gate := corev1.PodCondition{Type: "example.com/gate", Status: corev1.ConditionTrue}
+	msg := outOfPodsMessage(253, 253)
+	if want := "Node didn't have enough resource: pods, requested: 1, used: 253, capacity: 253"; msg != want {
+		t.Fatalf("message %q, want kubelet's %q", msg, want)
+	}
+	s := rejectedStatus(corev1.PodStatus{QOSClass: corev1.PodQOSBestEffort, Conditions: []corev1.PodCondition{gate}}, ReasonOutOfPods, msg, t0)
+	if s.Phase != corev1.PodFailed || s.Reason != "OutOfpods" || s.Message != "Pod was rejected: "+msg || s.QOSClass != corev1.PodQOSBestEffort || s.PodIP != "" {
+		t.Fatalf("status %+v", s)
+	}
+	if len(s.Conditions) != 2 || s.Conditions[0] != gate {
+		t.Fatalf("conditions %+v", s.Conditions)
+	}
+	if c := s.Conditions[1]; c.Type != ConditionDNSConfigured || c.Status != corev1.ConditionFalse || c.Reason != ReasonOutOfPods || c.Message != msg {
+		t.Errorf("condition %+v", c)
+	}
+	// Computed again later: equal, so nothing is written.
+	if again := rejectedStatus(s, ReasonOutOfPods, msg, metav1.NewTime(t0.Add(time.Minute))); !statusEqual(s, again) {
+		t.Errorf("not stable:\n%+v\n%+v", s, again)
 	}
 }

@@ -20,7 +20,9 @@ import (
 
 var (
 	// ErrFull means every usable address of the range is held by a pod.
-	ErrFull = errors.New("pod CIDR is full")
+	// The text is host-local IPAM's, which kubelet's event carries when a
+	// CNI network runs out (containernetworking/plugins, allocator.go).
+	ErrFull = errors.New("no IP addresses available in range set")
 	// ErrNotInRange means the address is outside the range or is its network
 	// address or gateway.
 	ErrNotInRange = errors.New("address is not a usable address of the pod CIDR")
@@ -127,7 +129,7 @@ func (a *Allocator) Allocate(uid types.UID) (netip.Addr, error) {
 		return ip, nil
 	}
 	if len(a.byIP) >= a.size {
-		return netip.Addr{}, fmt.Errorf("%s: %w (%d addresses)", a.prefix, ErrFull, a.size)
+		return netip.Addr{}, a.errFull()
 	}
 	ip := a.next
 	for i := 0; i < a.size; i++ {
@@ -142,7 +144,12 @@ func (a *Allocator) Allocate(uid types.UID) (netip.Addr, error) {
 		}
 		ip = ip.Next()
 	}
-	return netip.Addr{}, fmt.Errorf("%s: %w", a.prefix, ErrFull)
+	return netip.Addr{}, a.errFull()
+}
+
+// errFull is host-local's error, naming the range as it does (first-last).
+func (a *Allocator) errFull() error {
+	return fmt.Errorf("%w: %s-%s", ErrFull, a.first, a.last)
 }
 
 // Release gives back the address uid holds, if any.

@@ -39,7 +39,7 @@ func TestAllocate(t *testing.T) {
 	type step struct {
 		op      string // allocate, reserve, release
 		uid     string
-		ip      string // reserve: the address; allocate: the expected one
+		ip      string // reserve: the address; allocate: the expected one, or the error's text
 		wantErr error
 	}
 	for _, tc := range []struct {
@@ -58,7 +58,7 @@ func TestAllocate(t *testing.T) {
 			{"allocate", "c", "10.0.0.4", nil},
 			{"allocate", "d", "10.0.0.5", nil},
 			{"allocate", "e", "10.0.0.6", nil},
-			{"allocate", "f", "", ErrFull},
+			{"allocate", "f", "no IP addresses available in range set: 10.0.0.2-10.0.0.6", ErrFull}, // host-local's text
 			{"release", "a", "", nil},
 			{"allocate", "f", "10.0.0.2", nil},
 		}},
@@ -111,6 +111,9 @@ func TestAllocate(t *testing.T) {
 					}
 					if err == nil && ip.String() != s.ip {
 						t.Fatalf("step %d: Allocate(%s) = %s, want %s", i, s.uid, ip, s.ip)
+					}
+					if err != nil && s.ip != "" && err.Error() != s.ip {
+						t.Fatalf("step %d: Allocate(%s) error %q, want %q", i, s.uid, err, s.ip)
 					}
 				case "reserve":
 					err := a.Reserve(uid, netip.MustParseAddr(s.ip))
