@@ -534,6 +534,12 @@ func (s *SearchExpand) lookupServer(ctx context.Context, w dns.ResponseWriter, s
 	if !ok || loop >= maxReentry || searchpath.InZone(searchpath.Zone, sub.Question[0].Name) {
 		return s.lookup(ctx, w, sub)
 	}
+	if ctx.Err() != nil {
+		// The answer was found before this candidate started: asked now,
+		// forward would fail it at once, and the errors plugin above us
+		// would log that as an upstream error.
+		return result{failed: true}
+	}
 	nw := nonwriter.New(w)
 	// The server writes every reply it makes, SERVFAIL included; it
 	// returns nothing.
