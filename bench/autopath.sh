@@ -331,7 +331,7 @@ for s in stock dnsplane; do
 		case $s in
 		dnsplane)
 			"$work/dnsplane" nodecache --listen "127.0.0.1:$cache_port" --cluster-dns "127.0.0.1:$port" \
-				--upstream "$upstream" --upstream-resolv-conf "$work/resolv.conf" \
+				--upstream-resolv-conf "$work/resolv.conf" \
 				--log-level warn >"$work/nodecache.log" 2>&1 &
 			;;
 		stock)

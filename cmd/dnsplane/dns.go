@@ -132,7 +132,6 @@ dnsplane applies changes itself.`,
 type nodeCacheFlags struct {
 	o             corefile.NodeCacheOptions
 	optionCode    uint
-	upstreams     []string
 	resolvConf    string
 	printCorefile bool
 	logLevel      string
@@ -144,12 +143,14 @@ func newNodeCacheCommand() *cobra.Command {
 		Use:   "nodecache",
 		Short: "Run the per-node DNS cache",
 		Long: `Run the per-node DNS cache (CoreDNS used as a library). It listens on
---listen, caches, forwards the cluster domain, ap.k8s.io. and the reverse
-zones to --cluster-dns over TCP (tagging autopath names with the search list
-option through searchopt), and everything else to the node's upstream resolvers: --upstream,
-or else the nameservers of --upstream-resolv-conf. The host search list
-appended to the option comes from --upstream-resolv-conf. It makes no
-iptables or interface changes.`,
+--listen, caches, and forwards every name it does not hold to --cluster-dns:
+the cluster domain, ap.k8s.io. and the reverse zones over TCP (tagging
+autopath names with the search list option through searchopt), every other
+name over UDP. The cluster DNS's Corefile decides where those go (the DNS
+resource's forward plugins and upstream resolvers), so the node cache has no
+upstream resolvers of its own. The host search list appended to the option
+is the search line of --upstream-resolv-conf. It makes no iptables or
+interface changes.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return n.run(cmd) },
 	}
@@ -159,8 +160,7 @@ iptables or interface changes.`,
 	f.StringSliceVar(&o.ClusterDNS, "cluster-dns", nil, "ADDR:PORT,... of the cluster DNS (required)")
 	f.StringVar(&o.ClusterDomain, "cluster-domain", "cluster.local", "cluster domain")
 	f.UintVar(&n.optionCode, "option-code", 65534, "EDNS0 search list option code (65001-65534)")
-	f.StringSliceVar(&n.upstreams, "upstream", nil, "ADDR[:PORT],... upstream resolvers (wins over --upstream-resolv-conf)")
-	f.StringVar(&n.resolvConf, "upstream-resolv-conf", "/etc/resolv.conf", "resolv.conf with the node's upstream nameservers and host search list")
+	f.StringVar(&n.resolvConf, "upstream-resolv-conf", "/etc/resolv.conf", "resolv.conf whose search line is the node's host search list (its nameservers are not used)")
 	f.IntVar(&o.CacheTTL, "cache-ttl", 30, "maximum cache TTL in seconds")
 	f.StringVar(&o.Health, "health", "", "ADDR:PORT for the health endpoint (off when empty)")
 	f.StringVar(&o.Ready, "ready", "", "ADDR:PORT for the ready endpoint (off when empty)")
@@ -193,11 +193,11 @@ func (n *nodeCacheFlags) run(cmd *cobra.Command) error {
 		return usage("%s", err)
 	}
 
-	upstreams, search, err := nodeResolvers(cmd, n.resolvConf, n.upstreams)
+	host, err := resolvconf.ParseFile(n.resolvConf)
 	if err != nil {
-		return err
+		return usage("--upstream-resolv-conf: %s", err)
 	}
-	n.o.Upstreams, n.o.HostSearch = upstreams, search
+	n.o.HostSearch = host.Searches
 
 	nodeCorefile, err := corefile.NodeCache(n.o)
 	if err != nil {

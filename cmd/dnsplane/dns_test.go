@@ -25,44 +25,18 @@ func TestNodeCachePrintCorefile(t *testing.T) {
 		return zones + " {\n    errors\n    bind " + bind + "\n    searchopt cluster.local {\n        code 65534\n        " + search +
 			"\n    }\n    cache 30\n    forward . " + fwd + "\n}\n"
 	}
-	tests := []struct {
-		name string
-		args []string
-		want string
-	}{
-		{"resolv.conf upstreams", []string{"--upstream-resolv-conf", rc},
-			block("cluster.local:53 ap.k8s.io:53 in-addr.arpa:53 ip6.arpa:53", "127.0.0.1", "host_search foo.com bar.com", "10.96.0.10:53 {\n        force_tcp\n    }") + "\n" +
-				block(".:53", "127.0.0.1", "host_search foo.com bar.com", "192.0.2.53:53")},
-		{"--upstream wins", []string{"--upstream-resolv-conf", rc, "--upstream", "192.0.2.1,192.0.2.2:5353"},
-			block("cluster.local:53 ap.k8s.io:53 in-addr.arpa:53 ip6.arpa:53", "127.0.0.1", "host_search foo.com bar.com", "10.96.0.10:53 {\n        force_tcp\n    }") + "\n" +
-				block(".:53", "127.0.0.1", "host_search foo.com bar.com", "192.0.2.1:53 192.0.2.2:5353")},
-		{"--upstream without resolv.conf", []string{"--upstream-resolv-conf", filepath.Join(dir, "missing"), "--upstream", "192.0.2.1"}, ""},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			args := append([]string{"nodecache", "--print-corefile", "--listen", "127.0.0.1:53", "--cluster-dns", "10.96.0.10:53"}, tt.args...)
-			out, errOut, code := runCmd(t, "", args...)
-			if tt.want == "" {
-				// A named resolv.conf that is missing is an error even with --upstream.
-				if code != exitUsage {
-					t.Fatalf("exit %d, want %d\nstderr: %s", code, exitUsage, errOut)
-				}
-				return
-			}
-			if code != 0 || out != tt.want || errOut != "" {
-				t.Fatalf("exit %d\nstdout:\n%s\nwant:\n%s\nstderr:\n%s", code, out, tt.want, errOut)
-			}
-		})
+	// Every name goes to --cluster-dns (issue 18): the resolv.conf gives
+	// only the host search list, never the `.` block's resolvers.
+	want := block("cluster.local:53 ap.k8s.io:53 in-addr.arpa:53 ip6.arpa:53", "127.0.0.1", "host_search foo.com bar.com", "10.96.0.10:53 {\n        force_tcp\n    }") + "\n" +
+		block(".:53", "127.0.0.1", "host_search foo.com bar.com", "10.96.0.10:53 {\n        prefer_udp\n    }")
+	out, errOut, code := runCmd(t, "", "nodecache", "--print-corefile", "--listen", "127.0.0.1:53", "--cluster-dns", "10.96.0.10:53", "--upstream-resolv-conf", rc)
+	if code != 0 || out != want || errOut != "" {
+		t.Fatalf("exit %d\nstdout:\n%s\nwant:\n%s\nstderr:\n%s", code, out, want, errOut)
 	}
 }
 
 func TestNodeCacheUsageErrors(t *testing.T) {
-	dir := t.TempDir()
-	rc := filepath.Join(dir, "resolv.conf")
-	if err := os.WriteFile(rc, []byte("search foo.com\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	base := []string{"nodecache", "--print-corefile", "--upstream", "192.0.2.1"}
+	base := []string{"nodecache", "--print-corefile", "--upstream-resolv-conf", "/dev/null"}
 	tests := []struct {
 		name    string
 		args    []string
@@ -72,10 +46,10 @@ func TestNodeCacheUsageErrors(t *testing.T) {
 		{"no cluster dns", []string{"nodecache", "--listen", "127.0.0.1:53"}, "--cluster-dns is required"},
 		{"listen without port", append(base, "--listen", "127.0.0.1", "--cluster-dns", "10.0.0.1:53"), "want ADDR:PORT"},
 		{"cluster dns hostname", append(base, "--listen", "127.0.0.1:53", "--cluster-dns", "kube-dns:53"), "cluster DNS address"},
-		{"bad upstream", append(base, "--listen", "127.0.0.1:53", "--cluster-dns", "10.0.0.1:53", "--upstream", "dns.google"), "upstream"},
+		{"upstream is gone", append(base, "--listen", "127.0.0.1:53", "--cluster-dns", "10.0.0.1:53", "--upstream", "192.0.2.1"), "unknown flag: --upstream"},
 		{"option code", append(base, "--listen", "127.0.0.1:53", "--cluster-dns", "10.0.0.1:53", "--option-code", "12"), "--option-code 12"},
 		{"cache ttl", append(base, "--listen", "127.0.0.1:53", "--cluster-dns", "10.0.0.1:53", "--cache-ttl", "0"), "--cache-ttl"},
-		{"resolv.conf without nameservers", []string{"nodecache", "--print-corefile", "--listen", "127.0.0.1:53", "--cluster-dns", "10.0.0.1:53", "--upstream-resolv-conf", rc}, "no nameserver lines"},
+		{"missing resolv.conf", []string{"nodecache", "--print-corefile", "--listen", "127.0.0.1:53", "--cluster-dns", "10.0.0.1:53", "--upstream-resolv-conf", filepath.Join(t.TempDir(), "missing")}, "--upstream-resolv-conf"},
 		{"log level", append(base, "--listen", "127.0.0.1:53", "--cluster-dns", "10.0.0.1:53", "--log-level", "loud"), "--log-level"},
 		{"unknown flag", []string{"nodecache", "--bogus"}, "unknown flag"},
 		{"args", []string{"nodecache", "extra"}, "unknown command"},

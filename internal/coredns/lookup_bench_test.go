@@ -147,7 +147,6 @@ func BenchmarkLookup(b *testing.B) {
 		nodeCorefile, err := corefile.NodeCache(corefile.NodeCacheOptions{
 			Listen:     []string{nodeAddr},
 			ClusterDNS: []string{clusterAddr},
-			Upstreams:  []string{upstream},
 			HostSearch: hostSearch,
 			NoCache:    true,
 		})

@@ -110,11 +110,11 @@ func TestForwardFailover(t *testing.T) {
 			name: "node cache Corefile",
 			corefile: func(t *testing.T, port int, up1, up2 string) string {
 				t.Helper()
-				cluster := startCountingStub(t, net.IPv4(10, 96, 0, 1))
+				// The node cache's resolvers are the cluster DNS
+				// addresses, for external names too.
 				c, err := corefile.NodeCache(corefile.NodeCacheOptions{
 					Listen:     []string{fmt.Sprintf("127.0.0.1:%d", port)},
-					ClusterDNS: []string{cluster.addr},
-					Upstreams:  []string{up1, up2},
+					ClusterDNS: []string{up1, up2},
 					CacheTTL:   1,
 				})
 				if err != nil {
@@ -525,6 +525,7 @@ func TestMalformedQueriesNeverCrash(t *testing.T) {
 	if err := os.WriteFile(hostsFile, []byte("10.96.0.10 svc1.ns1.svc.cluster.local\n10.96.0.11 check.ns1.svc.cluster.local\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	upstream := startCountingStub(t, net.IPv4(192, 0, 2, 1))
 	clusterPort := freePort(t)
 	clusterCorefile := fmt.Sprintf(`.:%d {
     bind 127.0.0.1
@@ -534,8 +535,9 @@ func TestMalformedQueriesNeverCrash(t *testing.T) {
     hosts %s cluster.local {
         ttl 30
     }
+    forward . %s
 }
-`, clusterPort, code, hostsFile)
+`, clusterPort, code, hostsFile, upstream.addr)
 	cluster, err := Start(ctx, clusterCorefile, nil)
 	if err != nil {
 		t.Fatalf("%v\n%s", err, clusterCorefile)
@@ -547,12 +549,10 @@ func TestMalformedQueriesNeverCrash(t *testing.T) {
 	}()
 	clusterAddr := fmt.Sprintf("127.0.0.1:%d", clusterPort)
 
-	upstream := startCountingStub(t, net.IPv4(192, 0, 2, 1))
 	nodePort := freePort(t)
 	nodeCorefile, err := corefile.NodeCache(corefile.NodeCacheOptions{
 		Listen:     []string{fmt.Sprintf("127.0.0.1:%d", nodePort)},
 		ClusterDNS: []string{clusterAddr},
-		Upstreams:  []string{upstream.addr},
 		OptionCode: code,
 		HostSearch: []string{"corp.example"},
 	})

@@ -46,7 +46,7 @@ type stub struct {
 	srv  *dns.Server
 }
 
-func startStub(t *testing.T, network string, code uint16, answer net.IP) (*stub, string) {
+func startStub(t *testing.T, network, addr string, code uint16, answer net.IP) *stub {
 	t.Helper()
 	s := &stub{seen: map[string][]string{}, net: network}
 	h := dns.HandlerFunc(func(w dns.ResponseWriter, r *dns.Msg) {
@@ -69,28 +69,25 @@ func startStub(t *testing.T, network string, code uint16, answer net.IP) (*stub,
 		_ = w.WriteMsg(m)
 	})
 	started := make(chan struct{})
-	var addr string
 	switch network {
 	case "tcp":
-		l, err := net.Listen("tcp", "127.0.0.1:0")
+		l, err := net.Listen("tcp", addr)
 		if err != nil {
 			t.Fatal(err)
 		}
-		addr = l.Addr().String()
 		s.srv = &dns.Server{Listener: l, Handler: h}
 	default:
-		pc, err := net.ListenPacket("udp", "127.0.0.1:0")
+		pc, err := net.ListenPacket("udp", addr)
 		if err != nil {
 			t.Fatal(err)
 		}
-		addr = pc.LocalAddr().String()
 		s.srv = &dns.Server{PacketConn: pc, Handler: h}
 	}
 	s.srv.NotifyStartedFunc = func() { close(started) }
 	go func() { _ = s.srv.ActivateAndServe() }()
 	<-started
 	t.Cleanup(func() { _ = s.srv.Shutdown() })
-	return s, addr
+	return s
 }
 
 func (s *stub) get(qname string) ([]string, bool) {
@@ -101,17 +98,20 @@ func (s *stub) get(qname string) ([]string, bool) {
 }
 
 // TestNodeCacheEndToEnd runs a node cache from NodeCacheCorefile in-process
-// between a TCP "cluster DNS" stub and a UDP upstream stub.
+// in front of a "cluster DNS" of two stubs on one address, one for TCP and
+// one for UDP. Every name goes there (issue 18: the cluster DNS holds the
+// stub domains and upstream resolvers); the cluster zones over TCP, the
+// rest over UDP.
 func TestNodeCacheEndToEnd(t *testing.T) {
 	const code = 65534
-	cluster, clusterAddr := startStub(t, "tcp", code, net.IPv4(10, 96, 0, 1))
-	upstream, upstreamAddr := startStub(t, "udp", code, net.IPv4(192, 0, 2, 1))
+	clusterAddr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	cluster := startStub(t, "tcp", clusterAddr, code, net.IPv4(10, 96, 0, 1))
+	clusterUDP := startStub(t, "udp", clusterAddr, code, net.IPv4(192, 0, 2, 1))
 
 	port, health, ready, metrics := freePort(t), freePort(t), freePort(t), freePort(t)
 	nodeCorefile, err := corefile.NodeCache(corefile.NodeCacheOptions{
 		Listen:     []string{fmt.Sprintf("127.0.0.1:%d", port)},
 		ClusterDNS: []string{clusterAddr},
-		Upstreams:  []string{upstreamAddr},
 		HostSearch: []string{"foo.com", "bar.com"},
 		Health:     fmt.Sprintf("127.0.0.1:%d", health),
 		Ready:      fmt.Sprintf("127.0.0.1:%d", ready),
@@ -144,10 +144,10 @@ func TestNodeCacheEndToEnd(t *testing.T) {
 		want   []string
 		answer string
 	}{
-		{"autopath name to cluster DNS over TCP", "svc1.search.ns1.cluster.local.ap.k8s.io.", cluster, upstream,
+		{"autopath name to cluster DNS over TCP", "svc1.search.ns1.cluster.local.ap.k8s.io.", cluster, clusterUDP,
 			[]string{"ns1.svc.cluster.local,svc.cluster.local,cluster.local,foo.com,bar.com"}, "10.96.0.1"},
-		{"cluster name to cluster DNS, option stripped", "svc1.ns1.svc.cluster.local.", cluster, upstream, []string{}, "10.96.0.1"},
-		{"external name to upstream, option stripped", "example.com.", upstream, cluster, []string{}, "192.0.2.1"},
+		{"cluster name to cluster DNS, option stripped", "svc1.ns1.svc.cluster.local.", cluster, clusterUDP, []string{}, "10.96.0.1"},
+		{"external name to cluster DNS over UDP, option stripped", "example.com.", clusterUDP, cluster, []string{}, "192.0.2.1"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -24,8 +24,8 @@ import (
 // and the host search domain corp.example (intranet.corp.example), the
 // cluster DNS `up` runs (ClusterDNSCorefile: searchexpand trusting only
 // the address the node cache forwards from, kubernetes, forward, cache),
-// and a node cache in front of both with the host search list
-// corp.example.
+// and a node cache in front of it, sending it every name, with the host
+// search list corp.example.
 type autopathStack struct {
 	clusterIPs      map[string]string // Service name -> ClusterIP
 	upstreamQueries *atomic.Int64
@@ -97,8 +97,7 @@ func startAutopathStack(t *testing.T, ctx context.Context) *autopathStack {
 	st.nodeAddr = fmt.Sprintf("127.0.0.1:%d", freePort(t))
 	nodeCorefile, err := corefile.NodeCache(corefile.NodeCacheOptions{
 		Listen:     []string{st.nodeAddr},
-		ClusterDNS: []string{st.clusterAddr}, // forwarded with force_tcp
-		Upstreams:  []string{upstreamAddr},
+		ClusterDNS: []string{st.clusterAddr}, // the cluster zones with force_tcp
 		HostSearch: []string{"corp.example"},
 	})
 	if err != nil {

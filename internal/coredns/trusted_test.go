@@ -216,7 +216,6 @@ func TestNodeCacheForwardSource(t *testing.T) {
 			nodeCorefile, err := corefile.NodeCache(corefile.NodeCacheOptions{
 				Listen:     []string{nodeListen},
 				ClusterDNS: []string{clusterListen},
-				Upstreams:  []string{upstream},
 				HostSearch: []string{"corp.example"},
 				NoCache:    true,
 			})

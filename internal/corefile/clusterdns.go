@@ -410,22 +410,6 @@ func common(clusterDomain string, code uint16, ttl int) (string, uint16, int, er
 	return cd, code, ttl, nil
 }
 
-// upstreamAddrs normalises the node cache's upstream resolvers.
-func upstreamAddrs(upstreams []string) ([]string, error) {
-	if len(upstreams) == 0 {
-		return nil, errors.New("no upstream resolver")
-	}
-	out := make([]string, 0, len(upstreams))
-	for _, u := range upstreams {
-		a, err := UpstreamAddr(u)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, a)
-	}
-	return out, nil
-}
-
 // checkEndpoints checks the health, ready and metrics addresses; empty
 // ones are left out of the Corefile.
 func checkEndpoints(health, ready, metrics string) error {

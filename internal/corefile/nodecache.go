@@ -13,15 +13,14 @@ import (
 type NodeCacheOptions struct {
 	// Listen are ADDR:PORT pairs the cache serves on.
 	Listen []string
-	// ClusterDNS are ADDR:PORT pairs of the cluster DNS; the cluster domain
-	// and ap.k8s.io. are forwarded there over TCP.
+	// ClusterDNS are ADDR:PORT pairs of the cluster DNS. Every name the
+	// cache does not hold is forwarded there: the cluster domain,
+	// ap.k8s.io. and the reverse zones over TCP, the rest over UDP.
 	ClusterDNS []string
 	// ClusterDomain defaults to cluster.local.
 	ClusterDomain string
 	// OptionCode is the EDNS0 search list option code; 0 means 65534.
 	OptionCode uint16
-	// Upstreams are ADDR[:PORT] resolvers for every other name.
-	Upstreams []string
 	// HostSearch is the node's host search list appended to the option.
 	HostSearch []string
 	// CacheTTL is the cache's maximum TTL in seconds; 0 means 30.
@@ -40,9 +39,12 @@ type NodeCacheOptions struct {
 const defaultOptionCode = 65534
 
 // NodeCache renders the node cache's Corefile: one server block per
-// listen port for the cluster domain and ap.k8s.io (searchopt tags autopath
-// names, cache, forward to cluster DNS with force_tcp) and one for the rest
-// (searchopt strips client-sent options, cache, forward to the upstreams).
+// listen port for the cluster domain, ap.k8s.io and the reverse zones
+// (searchopt tags autopath names, cache, forward to the cluster DNS with
+// force_tcp) and one for the rest (searchopt strips client-sent options,
+// cache, forward to the cluster DNS over UDP). Every miss goes to the
+// cluster DNS, the one place the DNS configuration lives (its stub
+// domains and upstream resolvers: docs/autopath.md, "Who forwards what").
 func NodeCache(o NodeCacheOptions) (string, error) {
 	c, err := nodeCacheModel(o)
 	if err != nil {
@@ -87,10 +89,6 @@ func nodeCacheModel(o NodeCacheOptions) (Corefile, error) {
 			return Corefile{}, fmt.Errorf("cluster DNS address %q: want ADDR:PORT", c)
 		}
 		clusterDNS = append(clusterDNS, ap.String())
-	}
-	upstreams, err := upstreamAddrs(o.Upstreams)
-	if err != nil {
-		return Corefile{}, err
 	}
 	if err := checkEndpoints(o.Health, o.Ready, o.Metrics); err != nil {
 		return Corefile{}, err
@@ -145,9 +143,17 @@ func nodeCacheModel(o NodeCacheOptions) (Corefile, error) {
 				Plugins: append(common(p, i == 0),
 					Plugin{Name: "forward", Args: append([]string{"."}, clusterDNS...), Block: []Directive{{Name: "force_tcp"}}}),
 			},
+			// Every other name goes to the cluster DNS too, not to the
+			// node's resolvers: its Corefile has the DNS resource's
+			// forward plugins and upstream resolvers, which a second copy
+			// here would miss or drift from (NodeLocal DNSCache copies
+			// only kube-dns's ConfigMap). UDP, as the cluster DNS's own
+			// forward sends, a truncated answer retried over TCP: TCP
+			// per external name costs latency (kubernetes#111975).
 			Server{
-				Zones:   []string{".:" + p},
-				Plugins: append(common(p, false), Plugin{Name: "forward", Args: append([]string{"."}, upstreams...)}),
+				Zones: []string{".:" + p},
+				Plugins: append(common(p, false),
+					Plugin{Name: "forward", Args: append([]string{"."}, clusterDNS...), Block: []Directive{{Name: "prefer_udp"}}}),
 			},
 		)
 	}

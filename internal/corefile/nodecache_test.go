@@ -14,7 +14,7 @@ func TestNodeCacheCorefile(t *testing.T) {
 	}{
 		{
 			name: "minimal",
-			o:    NodeCacheOptions{Listen: []string{"127.0.0.1:53"}, ClusterDNS: []string{"10.96.0.10:53"}, Upstreams: []string{"192.0.2.53"}},
+			o:    NodeCacheOptions{Listen: []string{"127.0.0.1:53"}, ClusterDNS: []string{"10.96.0.10:53"}},
 			want: `cluster.local:53 ap.k8s.io:53 in-addr.arpa:53 ip6.arpa:53 {
     errors
     bind 127.0.0.1
@@ -36,7 +36,9 @@ func TestNodeCacheCorefile(t *testing.T) {
         resolv_conf /dev/null
     }
     cache 30
-    forward . 192.0.2.53:53
+    forward . 10.96.0.10:53 {
+        prefer_udp
+    }
 }
 `,
 		},
@@ -47,7 +49,6 @@ func TestNodeCacheCorefile(t *testing.T) {
 				ClusterDNS:    []string{"10.0.0.1:53", "[fd00::1]:5353"},
 				ClusterDomain: "Corp.Example.",
 				OptionCode:    65100,
-				Upstreams:     []string{"192.0.2.1:5300", "2001:db8::1"},
 				HostSearch:    []string{"foo.com", "bar.com"},
 				CacheTTL:      60,
 				Health:        "127.0.0.1:8080",
@@ -82,7 +83,9 @@ func TestNodeCacheCorefile(t *testing.T) {
         host_search foo.com bar.com
     }
     cache 60
-    forward . 192.0.2.1:5300 [2001:db8::1]:53
+    forward . 10.0.0.1:53 [fd00::1]:5353 {
+        prefer_udp
+    }
 }
 
 corp.example:5353 ap.k8s.io:5353 in-addr.arpa:5353 ip6.arpa:5353 {
@@ -110,13 +113,15 @@ corp.example:5353 ap.k8s.io:5353 in-addr.arpa:5353 ip6.arpa:5353 {
         host_search foo.com bar.com
     }
     cache 60
-    forward . 192.0.2.1:5300 [2001:db8::1]:53
+    forward . 10.0.0.1:53 [fd00::1]:5353 {
+        prefer_udp
+    }
 }
 `,
 		},
 		{
 			name: "no cache",
-			o:    NodeCacheOptions{Listen: []string{"127.0.0.1:53"}, ClusterDNS: []string{"10.96.0.10:53"}, Upstreams: []string{"192.0.2.53"}, CacheTTL: 60, NoCache: true},
+			o:    NodeCacheOptions{Listen: []string{"127.0.0.1:53"}, ClusterDNS: []string{"10.96.0.10:53"}, CacheTTL: 60, NoCache: true},
 			want: `cluster.local:53 ap.k8s.io:53 in-addr.arpa:53 ip6.arpa:53 {
     errors
     bind 127.0.0.1
@@ -136,18 +141,18 @@ corp.example:5353 ap.k8s.io:5353 in-addr.arpa:5353 ip6.arpa:5353 {
         code 65534
         resolv_conf /dev/null
     }
-    forward . 192.0.2.53:53
+    forward . 10.96.0.10:53 {
+        prefer_udp
+    }
 }
 `,
 		},
-		{name: "no listen", o: NodeCacheOptions{ClusterDNS: []string{"10.0.0.1:53"}, Upstreams: []string{"192.0.2.1"}}, wantErr: "no listen address"},
-		{name: "no cluster dns", o: NodeCacheOptions{Listen: []string{"127.0.0.1:53"}, Upstreams: []string{"192.0.2.1"}}, wantErr: "no cluster DNS"},
-		{name: "no upstream", o: NodeCacheOptions{Listen: []string{"127.0.0.1:53"}, ClusterDNS: []string{"10.0.0.1:53"}}, wantErr: "no upstream"},
-		{name: "listen without port", o: NodeCacheOptions{Listen: []string{"127.0.0.1"}, ClusterDNS: []string{"10.0.0.1:53"}, Upstreams: []string{"192.0.2.1"}}, wantErr: "want ADDR:PORT"},
-		{name: "cluster dns hostname", o: NodeCacheOptions{Listen: []string{"127.0.0.1:53"}, ClusterDNS: []string{"kube-dns:53"}, Upstreams: []string{"192.0.2.1"}}, wantErr: "cluster DNS address"},
-		{name: "bad upstream", o: NodeCacheOptions{Listen: []string{"127.0.0.1:53"}, ClusterDNS: []string{"10.0.0.1:53"}, Upstreams: []string{"dns.google"}}, wantErr: "upstream"},
-		{name: "bad health", o: NodeCacheOptions{Listen: []string{"127.0.0.1:53"}, ClusterDNS: []string{"10.0.0.1:53"}, Upstreams: []string{"192.0.2.1"}, Health: "8080"}, wantErr: "health address"},
-		{name: "search injection", o: NodeCacheOptions{Listen: []string{"127.0.0.1:53"}, ClusterDNS: []string{"10.0.0.1:53"}, Upstreams: []string{"192.0.2.1"}, HostSearch: []string{"a.com}\n. {"}}, wantErr: "metacharacter"},
+		{name: "no listen", o: NodeCacheOptions{ClusterDNS: []string{"10.0.0.1:53"}}, wantErr: "no listen address"},
+		{name: "no cluster dns", o: NodeCacheOptions{Listen: []string{"127.0.0.1:53"}}, wantErr: "no cluster DNS"},
+		{name: "listen without port", o: NodeCacheOptions{Listen: []string{"127.0.0.1"}, ClusterDNS: []string{"10.0.0.1:53"}}, wantErr: "want ADDR:PORT"},
+		{name: "cluster dns hostname", o: NodeCacheOptions{Listen: []string{"127.0.0.1:53"}, ClusterDNS: []string{"kube-dns:53"}}, wantErr: "cluster DNS address"},
+		{name: "bad health", o: NodeCacheOptions{Listen: []string{"127.0.0.1:53"}, ClusterDNS: []string{"10.0.0.1:53"}, Health: "8080"}, wantErr: "health address"},
+		{name: "search injection", o: NodeCacheOptions{Listen: []string{"127.0.0.1:53"}, ClusterDNS: []string{"10.0.0.1:53"}, HostSearch: []string{"a.com}\n. {"}}, wantErr: "metacharacter"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

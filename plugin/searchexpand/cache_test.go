@@ -9,6 +9,7 @@ import (
 
 	"github.com/coredns/caddy"
 	"github.com/coredns/coredns/core/dnsserver"
+	"github.com/coredns/coredns/plugin"
 	"github.com/coredns/coredns/plugin/pkg/dnstest"
 	"github.com/coredns/coredns/plugin/test"
 	"github.com/dnsplane/dnsplane/plugin/pkg/searchpath"
@@ -392,7 +393,15 @@ func TestSetupCache(t *testing.T) {
 }
 
 // serverCtx is the context the server passes to its plugins, which the
-// server label is read from.
+// server label is read from. The server has one `.` block answering
+// NXDOMAIN for every name: candidates outside the cluster domain are asked
+// of the whole server (lookupServer), and a bare dnsserver.Server without
+// blocks would refuse them.
 func serverCtx(addr string) context.Context {
-	return context.WithValue(context.Background(), dnsserver.Key{}, &dnsserver.Server{Addr: addr})
+	cfg := &dnsserver.Config{Zone: ".", Plugin: []plugin.Plugin{func(plugin.Handler) plugin.Handler { return &fakeNext{} }}}
+	srv, err := dnsserver.NewServer(addr, []*dnsserver.Config{cfg})
+	if err != nil {
+		panic(err)
+	}
+	return context.WithValue(context.Background(), dnsserver.Key{}, srv)
 }

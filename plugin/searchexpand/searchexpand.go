@@ -21,6 +21,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/coredns/coredns/core/dnsserver"
 	"github.com/coredns/coredns/plugin"
 	"github.com/coredns/coredns/plugin/metrics"
 	"github.com/coredns/coredns/plugin/pkg/nonwriter"
@@ -174,6 +175,9 @@ func (s *SearchExpand) ServeDNS(ctx context.Context, w dns.ResponseWriter, r *dn
 			Target: searchpath.Candidate(n.Base, list, o.found),
 		})
 		m.Answer = append(m.Answer, o.res.msg.Answer...)
+		// The server cut a candidate asked through it (lookupServer) to
+		// the client's size: the client must retry over TCP for the rest.
+		m.Truncated = o.res.msg.Truncated
 	case o.anyFailed:
 		// Some candidate could not be resolved: NXDOMAIN could be wrong.
 		m.Rcode = dns.RcodeServerFailure
@@ -184,7 +188,8 @@ func (s *SearchExpand) ServeDNS(ctx context.Context, w dns.ResponseWriter, r *dn
 	// A reply reached past a failed candidate is not cached, found or not:
 	// the failed one might exist, and a retry should ask it again. The
 	// cache below already keeps each failure briefly (its servfail TTL).
-	if s.cache != nil && !o.anyFailed {
+	// Nor a truncated one, which a TCP client would get from the cache.
+	if s.cache != nil && !o.anyFailed && !m.Truncated {
 		s.store(sm, key, m, o.found, rejected, exceeded, cacheTTL)
 	}
 	return s.write(w, m)
@@ -431,6 +436,9 @@ func (s *SearchExpand) resolve(ctx context.Context, wg *sync.WaitGroup, w dns.Re
 // resolveTogether asks the candidates from the one at index from on
 // concurrently and records in o the first, in search order, that exists,
 // as resolve does. The ones still running when it returns are cancelled.
+// They are outside the cluster domain, so they are asked of the whole
+// server (lookupServer): a stub domain's server block answers those in
+// its zone.
 func (s *SearchExpand) resolveTogether(ctx context.Context, wg *sync.WaitGroup, w dns.ResponseWriter, r *dns.Msg, q dns.Question, base string, list []string, from int, o *outcome) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -439,7 +447,7 @@ func (s *SearchExpand) resolveTogether(ctx context.Context, wg *sync.WaitGroup, 
 		ch := make(chan result, 1)
 		results[i] = ch
 		sub := s.subRequest(r, q, searchpath.Candidate(base, list, from+i), true)
-		wg.Go(func() { ch <- s.lookup(ctx, w, sub) })
+		wg.Go(func() { ch <- s.lookupServer(ctx, w, sub) })
 	}
 	o.tried += len(results)
 	for i, ch := range results {
@@ -495,12 +503,58 @@ func (s *SearchExpand) subRequest(r *dns.Msg, q dns.Question, name string, forwa
 func (s *SearchExpand) lookup(ctx context.Context, w dns.ResponseWriter, sub *dns.Msg) result {
 	nw := nonwriter.New(w)
 	_, err := plugin.NextOrFailure(s.Name(), s.Next, ctx, nw, sub)
-	if err != nil || nw.Msg == nil {
+	if err != nil {
 		return result{failed: true}
 	}
-	switch nw.Msg.Rcode {
-	case dns.RcodeSuccess, dns.RcodeNameError:
-		return result{msg: nw.Msg}
+	return classify(nw.Msg)
+}
+
+// maxReentry bounds how deep candidate lookups re-enter the server, counted
+// in CoreDNS's dnsserver.LoopKey as its file plugin counts CNAME chasing
+// (which gives up past 8). searchexpand's own candidates never come back to
+// an expansion (lookupServer keeps ap.k8s.io. names on the chain), so only
+// another plugin that re-enters the server with an autopath name reaches it.
+const maxReentry = 8
+
+// lookupServer runs one candidate query outside the cluster domain
+// through the whole server, as CoreDNS's plugin/pkg/upstream does, so that
+// the server block with the longest matching zone answers it: a name in a
+// stub domain (the DNS resource's forward plugins, docs/dns-operator.md)
+// goes to that domain's nameservers, not to this block's forward. Without
+// a server in the context (a plugin test), past maxReentry, and for names
+// in ap.k8s.io. it stays on the rest of the chain: an autopath name sent
+// back to the server would be expanded again, each level fanning out.
+//
+// A candidate that lands in this block again passes searchexpand at the
+// cost of its zone check and is counted by the plugins above it
+// (prometheus, log) as a request of its own.
+func (s *SearchExpand) lookupServer(ctx context.Context, w dns.ResponseWriter, sub *dns.Msg) result {
+	srv, ok := ctx.Value(dnsserver.Key{}).(*dnsserver.Server)
+	loop, _ := ctx.Value(dnsserver.LoopKey{}).(int)
+	if !ok || loop >= maxReentry || searchpath.InZone(searchpath.Zone, sub.Question[0].Name) {
+		return s.lookup(ctx, w, sub)
 	}
-	return result{msg: nw.Msg, failed: true}
+	if ctx.Err() != nil {
+		// The answer was found before this candidate started: asked now,
+		// forward would fail it at once, and the errors plugin above us
+		// would log that as an upstream error.
+		return result{failed: true}
+	}
+	nw := nonwriter.New(w)
+	// The server writes every reply it makes, SERVFAIL included; it
+	// returns nothing.
+	srv.ServeDNS(context.WithValue(ctx, dnsserver.LoopKey{}, loop+1), nw, sub)
+	return classify(nw.Msg)
+}
+
+// classify is what a candidate's reply (nil: none written) says about it.
+func classify(m *dns.Msg) result {
+	if m == nil {
+		return result{failed: true}
+	}
+	switch m.Rcode {
+	case dns.RcodeSuccess, dns.RcodeNameError:
+		return result{msg: m}
+	}
+	return result{msg: m, failed: true}
 }

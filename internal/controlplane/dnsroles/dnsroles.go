@@ -47,7 +47,9 @@ type Config struct {
 	// 65001-65534; 0 means 65534.
 	OptionCode uint
 	// Upstreams are the node's ADDR[:PORT] resolvers (--upstream, or the
-	// nameservers of --upstream-resolv-conf).
+	// nameservers of --upstream-resolv-conf): the cluster DNS's
+	// SystemResolvConf. The node cache sends every miss to the cluster
+	// DNS, never to them.
 	Upstreams []string
 	// HostSearch is the node's host search list (--upstream-resolv-conf).
 	HostSearch []string
@@ -160,7 +162,6 @@ func (d *Config) nodeCacheCorefile(listen string) (string, error) {
 		ClusterDNS:    []string{d.Listen},
 		ClusterDomain: d.clusterDomain(),
 		OptionCode:    d.optionCode(),
-		Upstreams:     d.Upstreams,
 		HostSearch:    d.HostSearch,
 		Metrics:       d.NodeCacheMetrics,
 	})
