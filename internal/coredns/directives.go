@@ -31,6 +31,7 @@ import (
 	_ "github.com/coredns/coredns/plugin/template"
 
 	// Our plugins.
+	_ "github.com/dnsplane/dnsplane/plugin/loopguard"
 	_ "github.com/dnsplane/dnsplane/plugin/searchexpand"
 	_ "github.com/dnsplane/dnsplane/plugin/searchopt"
 )
@@ -39,7 +40,12 @@ import (
 // restricted to the plugins compiled in above, with ours inserted:
 // searchexpand and searchopt sit after autopath and before cache, so that
 // searchexpand's candidate lookups go through cache and searchopt tags a
-// query before it is cached and forwarded.
+// query before it is cached and forwarded. loopguard comes before every
+// plugin that can send a query on (autopath, searchexpand and cache's
+// prefetch reach forward), so that what forward sends carries its marker,
+// and before cache, so that a query it refuses is never cached here
+// (plugin/loopguard/README.md); after rewrite, so that it sees the query
+// as forwarded.
 var directives = []string{
 	"reload",
 	"bufsize",
@@ -52,6 +58,7 @@ var directives = []string{
 	"chaos",
 	"loadbalance",
 	"rewrite",
+	"loopguard",
 	"autopath",
 	"searchexpand",
 	"searchopt",
