@@ -190,7 +190,7 @@ func clusterDNSModel(o ClusterDNSOptions) (Corefile, error) {
 		if bind != "" {
 			ps = append(ps, Plugin{Name: "bind", Args: []string{bind}})
 		}
-		return ps
+		return append(ps, loopguardPlugin(code))
 	}
 
 	var c Corefile
@@ -254,6 +254,22 @@ func clusterDNSModel(o ClusterDNSOptions) (Corefile, error) {
 	}
 	c.Servers = append(c.Servers, Server{Zones: []string{".:" + port}, Plugins: ps})
 	return c, nil
+}
+
+// loopGuardCode is plugin/loopguard's default marker option code
+// (loopguard.DefaultCode; this package links no plugin).
+const loopGuardCode = 65533
+
+// loopguardPlugin stops forwarding loops at their first repetition
+// (plugin/loopguard): every server block of every Corefile we render has
+// one, since any block that forwards can be part of a loop. Its marker
+// option must not take the autopath search list option's code.
+func loopguardPlugin(searchCode uint16) Plugin {
+	p := Plugin{Name: "loopguard"}
+	if searchCode == loopGuardCode {
+		p.Block = []Directive{{Name: "code", Args: []string{strconv.Itoa(loopGuardCode - 1)}}}
+	}
+	return p
 }
 
 // parseListen splits a listen address into the port of the zone keys and

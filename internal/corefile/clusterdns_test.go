@@ -22,6 +22,7 @@ func TestClusterDNSCorefile(t *testing.T) {
 		{name: "defaults", mod: func(*ClusterDNSOptions) {}, want: `.:10053 {
     errors
     bind 127.0.0.1
+    loopguard
     searchexpand cluster.local {
         code 65534
     }
@@ -47,6 +48,7 @@ func TestClusterDNSCorefile(t *testing.T) {
     errors
     log
     bind 127.0.0.1
+    loopguard
     health 127.0.0.1:8080 {
         lameduck 5s
     }
@@ -70,6 +72,7 @@ func TestClusterDNSCorefile(t *testing.T) {
 		{name: "trusted none", mod: func(o *ClusterDNSOptions) { o.Trusted = []string{TrustNone} }, want: `.:10053 {
     errors
     bind 127.0.0.1
+    loopguard
     searchexpand cluster.local {
         code 65534
         trusted none
@@ -105,6 +108,7 @@ func TestClusterDNSCorefile(t *testing.T) {
     log . {
         class denial error
     }
+    loopguard
     prometheus :9153
     forward . 192.0.2.1:53 [2001:db8::1]:5353 {
         policy round_robin
@@ -120,6 +124,7 @@ bar.com:5353 {
     log . {
         class denial error
     }
+    loopguard
     prometheus :9153
     forward . tls://192.0.2.2:853 {
         tls_servername dns.bar.com
@@ -136,6 +141,7 @@ baz.com:5353 {
     log . {
         class denial error
     }
+    loopguard
     prometheus :9153
     forward . tls://192.0.2.3:8853 {
         tls_servername dns.baz.com
@@ -151,6 +157,7 @@ baz.com:5353 {
     log . {
         class denial error
     }
+    loopguard
     health :8080 {
         lameduck 5s
     }
@@ -182,6 +189,7 @@ baz.com:5353 {
 		}, want: `.:10053 {
     errors
     bind 127.0.0.1
+    loopguard
     searchexpand cluster.local {
         code 65534
     }
@@ -308,5 +316,32 @@ func TestClusterDNSHostSearch(t *testing.T) {
 	}
 	if !strings.Contains(text, "host_search corp.example example.net\n") {
 		t.Errorf("no host_search line:\n%s", text)
+	}
+}
+
+// TestLoopguardEveryBlock: every server block of both Corefiles has
+// loopguard, and its marker never takes the search list option's code.
+func TestLoopguardEveryBlock(t *testing.T) {
+	t.Parallel()
+	for _, code := range []uint16{0, 65001, 65533} {
+		cluster, err := ClusterDNS(ClusterDNSOptions{Listen: ":53", InCluster: true, OptionCode: code, Upstreams: []string{"192.0.2.1"},
+			Stubs: []StubDomain{{Domain: "a.test", Upstreams: []string{"192.0.2.2"}}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		node, err := NodeCache(NodeCacheOptions{Listen: []string{"127.0.0.1:53", "127.0.0.2:5353"}, ClusterDNS: []string{"10.96.0.10:53"},
+			OptionCode: code, Upstreams: []string{"192.0.2.1"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, text := range []string{cluster, node} {
+			blocks := strings.Count(text, "\n}\n")
+			if n := strings.Count(text, "\n    loopguard"); n != blocks {
+				t.Errorf("code %d: %d loopguard lines in %d blocks:\n%s", code, n, blocks, text)
+			}
+			if code == 65533 && !strings.Contains(text, "loopguard {\n        code 65532\n    }") {
+				t.Errorf("code %d: loopguard keeps 65533:\n%s", code, text)
+			}
+		}
 	}
 }

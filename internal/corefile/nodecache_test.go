@@ -18,6 +18,7 @@ func TestNodeCacheCorefile(t *testing.T) {
 			want: `cluster.local:53 ap.k8s.io:53 in-addr.arpa:53 ip6.arpa:53 {
     errors
     bind 127.0.0.1
+    loopguard
     searchopt cluster.local {
         code 65534
         resolv_conf /dev/null
@@ -31,6 +32,7 @@ func TestNodeCacheCorefile(t *testing.T) {
 .:53 {
     errors
     bind 127.0.0.1
+    loopguard
     searchopt cluster.local {
         code 65534
         resolv_conf /dev/null
@@ -59,6 +61,7 @@ func TestNodeCacheCorefile(t *testing.T) {
     errors
     log
     bind 169.254.20.10 10.96.0.10
+    loopguard
     health 127.0.0.1:8080
     ready :8181
     prometheus 127.0.0.1:9253
@@ -76,6 +79,7 @@ func TestNodeCacheCorefile(t *testing.T) {
     errors
     log
     bind 169.254.20.10 10.96.0.10
+    loopguard
     prometheus 127.0.0.1:9253
     searchopt corp.example {
         code 65100
@@ -89,6 +93,7 @@ corp.example:5353 ap.k8s.io:5353 in-addr.arpa:5353 ip6.arpa:5353 {
     errors
     log
     bind 127.0.0.1
+    loopguard
     prometheus 127.0.0.1:9253
     searchopt corp.example {
         code 65100
@@ -104,6 +109,7 @@ corp.example:5353 ap.k8s.io:5353 in-addr.arpa:5353 ip6.arpa:5353 {
     errors
     log
     bind 127.0.0.1
+    loopguard
     prometheus 127.0.0.1:9253
     searchopt corp.example {
         code 65100
@@ -120,6 +126,7 @@ corp.example:5353 ap.k8s.io:5353 in-addr.arpa:5353 ip6.arpa:5353 {
 			want: `cluster.local:53 ap.k8s.io:53 in-addr.arpa:53 ip6.arpa:53 {
     errors
     bind 127.0.0.1
+    loopguard
     searchopt cluster.local {
         code 65534
         resolv_conf /dev/null
@@ -132,6 +139,7 @@ corp.example:5353 ap.k8s.io:5353 in-addr.arpa:5353 ip6.arpa:5353 {
 .:53 {
     errors
     bind 127.0.0.1
+    loopguard
     searchopt cluster.local {
         code 65534
         resolv_conf /dev/null

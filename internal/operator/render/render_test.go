@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -289,7 +290,8 @@ func TestCorefileLeavesSpecAlone(t *testing.T) {
 // DNSNameResolver case (its own plugin in every server block): dnsplane's
 // own cluster plugins, searchexpand and kubernetes, and the health,
 // readiness, reload and loop plugins are in the "." block only; every
-// forwarder block has errors, log, its own metrics, forward and cache.
+// forwarder block has errors, log, loopguard, its own metrics, forward and
+// cache.
 func TestClusterPluginsOnlyInRootBlock(t *testing.T) {
 	got, _, err := Corefile(spec(t, `pluginConfig: {forwardPlugins: [{domain: foo.com, nameServers: [192.0.2.1]}, {domain: bar.com, nameServers: [192.0.2.2]}]}`), Options{})
 	if err != nil {
@@ -306,12 +308,13 @@ func TestClusterPluginsOnlyInRootBlock(t *testing.T) {
 				plugins = append(plugins, strings.Fields(l)[0])
 			}
 		}
-		if strings.Join(plugins, " ") != "errors log prometheus forward cache" {
+		if strings.Join(plugins, " ") != "errors log loopguard prometheus forward cache" {
 			t.Errorf("forwarder block plugins %v:\n%s", plugins, b)
 		}
 	}
 	for _, p := range []string{"searchexpand", "kubernetes", "health", "ready", "reload", "loop"} {
-		if strings.Count(string(got), "    "+p) != 1 || !strings.Contains(blocks[2], "    "+p) {
+		line := regexp.MustCompile(`(?m)^    ` + p + `( |$)`)
+		if len(line.FindAllString(string(got), -1)) != 1 || !line.MatchString(blocks[2]) {
 			t.Errorf("%s is not in the . block alone", p)
 		}
 	}
