@@ -7,8 +7,10 @@ import (
 	"log/slog"
 	"maps"
 	"net"
+	"net/netip"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -158,8 +160,15 @@ func NewReconciler(cfg Config, kube kubernetes.Interface, dns versioned.Interfac
 	if cfg.Checker == nil {
 		return nil, errors.New("operator: a Corefile checker is required")
 	}
-	if _, err := ServiceIP(cfg.ServiceRange); err != nil {
+	ip, err := ServiceIP(cfg.ServiceRange)
+	if err != nil {
 		return nil, err
+	}
+	// A forwarder naming the cluster DNS Service's address sends its
+	// queries back to the cluster DNS: the renderer leaves it out and the
+	// status says why (dnsspec.ValidateNotOwn).
+	if a, ok := netip.AddrFromSlice(ip); ok {
+		cfg.Render.OwnAddresses = append(slices.Clip(cfg.Render.OwnAddresses), netip.AddrPortFrom(a.Unmap(), dnsspec.DNSPort))
 	}
 	if cfg.Image == "" {
 		cfg.Image = DefaultImage

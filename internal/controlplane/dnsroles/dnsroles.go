@@ -97,9 +97,9 @@ func (d *Config) Validate() error {
 	if errs := validation.IsDNS1123Subdomain(cd); len(errs) > 0 {
 		return controlplane.ConfigErrorf("--cluster-domain %q: %s", d.ClusterDomain, strings.Join(errs, "; "))
 	}
-	own := []string{d.Listen, d.ListenFallback, d.NodeCacheListen, d.NodeCacheFallback}
+	own := d.ownAddresses()
 	for _, up := range d.Upstreams {
-		if a, err := corefile.UpstreamAddr(up); err == nil && slices.Contains(own, a) {
+		if a, err := corefile.UpstreamAddr(up); err == nil && slices.Contains(own, netip.MustParseAddrPort(a)) {
 			return controlplane.ConfigErrorf("upstream resolver %s is an address of dnsplane itself (a forwarding loop); give --upstream", up)
 		}
 	}
@@ -112,6 +112,19 @@ func (d *Config) Validate() error {
 		}
 	}
 	return nil
+}
+
+// ownAddresses are the addresses the cluster DNS and the node cache may
+// serve on (the flags' and their fallbacks'), which no upstream resolver
+// or DNS resource forwarder may name: a forwarding loop.
+func (d *Config) ownAddresses() []netip.AddrPort {
+	var out []netip.AddrPort
+	for _, a := range []string{d.Listen, d.ListenFallback, d.NodeCacheListen, d.NodeCacheFallback} {
+		if ap, err := netip.ParseAddrPort(a); err == nil {
+			out = append(out, netip.AddrPortFrom(ap.Addr().Unmap(), ap.Port()))
+		}
+	}
+	return out
 }
 
 func (d *Config) clusterCorefile(kubeconfig string) (string, error) {
@@ -190,6 +203,8 @@ type Roles struct {
 	cfg     Config
 	cluster *clusterDNS
 	node    *dnsComponent
+	// own are the addresses the DNS servers may serve on (DNSAddresses).
+	own []netip.AddrPort
 	// listenOnce settles cfg.Listen (the default or its fallback) once,
 	// before the first Corefile is rendered: the operator's Corefile, the
 	// node cache's forward and the agent's --cluster-dns all name it.
@@ -197,7 +212,15 @@ type Roles struct {
 }
 
 // New returns the DNS roles for c.
-func New(c Config) *Roles { return &Roles{cfg: c, cluster: &clusterDNS{notify: &notifier{}}} }
+func New(c Config) *Roles {
+	return &Roles{cfg: c, own: c.ownAddresses(), cluster: &clusterDNS{notify: &notifier{}}}
+}
+
+// DNSAddresses implements controlplane.DNSAddresser: every address the
+// cluster DNS and node cache may serve on, fixed at New (the settled
+// ones are among them), so that the API server's goroutines read no
+// field the start writes.
+func (r *Roles) DNSAddresses() []netip.AddrPort { return slices.Clone(r.own) }
 
 // settleListen moves the cluster DNS to ListenFallback when Listen cannot
 // be bound and the fallback avoids why.
@@ -257,6 +280,7 @@ func (r *Roles) RenderOptions(logger *slog.Logger) (render.Options, error) {
 		InProcess:       true,
 		SystemResolvers: d.Upstreams,
 		HostSearch:      d.HostSearch,
+		OwnAddresses:    d.ownAddresses(),
 	}, nil
 }
 

@@ -3,6 +3,7 @@ package render
 import (
 	"bytes"
 	"flag"
+	"net/netip"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -200,6 +201,25 @@ pluginConfig:
 			opts: Options{ClusterDomain: "Corp.Example.", Listen: "127.0.0.1:1053", Kubeconfig: "/var/lib/dnsplane/kubeconfig",
 				CABundleDir: "/run/ca", Health: "127.0.0.1:18080", Ready: "127.0.0.1:18181", Metrics: "127.0.0.1:19153",
 				OptionCode: 65001, Trusted: []string{"127.0.0.1"}, NoLoop: true}},
+		// A forwarder naming the cluster DNS's own address is a loop: left
+		// out, as are upstream resolvers naming the node cache's (the
+		// defaults then apply). Another port of the same address is not.
+		{name: "own_addresses", spec: `
+pluginConfig:
+  forwardPlugins:
+  - {domain: self.test, nameServers: [192.0.2.1, 10.96.0.10]}
+  - {domain: tls.test, nameServers: ["10.96.0.10:853"], transportConfig: {transport: TLS, tls: {serverName: dns.tls.test}}}
+  - {domain: other-port.test, nameServers: ["10.96.0.10:5353"]}
+upstreamResolvers:
+  upstreams:
+  - {type: Network, address: 192.0.2.53}
+  - {type: Network, address: 127.0.0.1, port: 1053}`,
+			opts: Options{OwnAddresses: []netip.AddrPort{netip.MustParseAddrPort("10.96.0.10:53"), netip.MustParseAddrPort("[::ffff:10.96.0.10]:853"), netip.MustParseAddrPort("127.0.0.1:1053")}},
+			skipped: []string{
+				`spec.pluginConfig.forwardPlugins[0] left out: spec.pluginConfig.forwardPlugins[0].nameServers[1]: Invalid value: "10.96.0.10": must not be 10.96.0.10:53, an address this cluster's DNS serves on: the query would come back to it (a forwarding loop)`,
+				`spec.pluginConfig.forwardPlugins[1] left out: spec.pluginConfig.forwardPlugins[1].nameServers[0]: Invalid value: "10.96.0.10:853": must not be 10.96.0.10:853, an address this cluster's DNS serves on: the query would come back to it (a forwarding loop)`,
+				`spec.upstreamResolvers left out: spec.upstreamResolvers.upstreams[1]: Invalid value: "127.0.0.1:1053": must not be 127.0.0.1:1053, an address this cluster's DNS serves on: the query would come back to it (a forwarding loop)`,
+			}},
 		{name: "offline", spec: `
 pluginConfig:
   forwardPlugins:
