@@ -216,6 +216,19 @@ func clusterDNSModel(o ClusterDNSOptions) (Corefile, error) {
 		if o.Metrics != "" {
 			ps = append(ps, Plugin{Name: "prometheus", Args: []string{o.Metrics}})
 		}
+		if rz := ReverseZones(zone); len(rz) > 0 {
+			// CoreDNS gives a query to the block with the longest zone,
+			// so this block, not the cluster block, gets the PTR queries
+			// for Service and pod IPs in its zone: answer those from the
+			// cluster first and forward the rest. The plugin names its
+			// PTR targets in its first zone, which must be the cluster
+			// domain ("non-reverse zone name must be used"); no query for
+			// it reaches this block.
+			ps = append(ps, Plugin{Name: "kubernetes", Args: append([]string{cd}, rz...), Block: append(slices.Clone(kube),
+				Directive{Name: "pods", Args: []string{"insecure"}},
+				Directive{Name: "fallthrough", Args: rz},
+			)})
+		}
 		c.Servers = append(c.Servers, Server{Zones: []string{zone + ":" + port}, Plugins: append(ps, fwd, cache)})
 	}
 
@@ -254,6 +267,28 @@ func clusterDNSModel(o ClusterDNSOptions) (Corefile, error) {
 	}
 	c.Servers = append(c.Servers, Server{Zones: []string{".:" + port}, Plugins: ps})
 	return c, nil
+}
+
+// reverseZones are the reverse zones the cluster DNS's kubernetes plugin
+// answers PTR queries in.
+var reverseZones = []string{"in-addr.arpa", "ip6.arpa"}
+
+// ReverseZones returns the part of the reverse zones that a stub domain
+// zone (lower case, no trailing dot) takes from the cluster block: the
+// zone itself when it is a reverse zone or under one (10.in-addr.arpa),
+// the reverse zones under it when it is above them (arpa), nil otherwise.
+// The stub block answers the cluster's reverse names in them itself.
+func ReverseZones(zone string) []string {
+	var out []string
+	for _, rz := range reverseZones {
+		switch {
+		case zone == rz || strings.HasSuffix(zone, "."+rz):
+			return []string{zone}
+		case strings.HasSuffix(rz, "."+zone):
+			out = append(out, rz)
+		}
+	}
+	return out
 }
 
 // loopGuardCode is plugin/loopguard's default marker option code

@@ -345,3 +345,56 @@ func TestLoopguardEveryBlock(t *testing.T) {
 		}
 	}
 }
+
+func TestReverseZones(t *testing.T) {
+	t.Parallel()
+	for zone, want := range map[string][]string{
+		"in-addr.arpa":             {"in-addr.arpa"},
+		"10.in-addr.arpa":          {"10.in-addr.arpa"},
+		"8.b.d.0.1.0.0.2.ip6.arpa": {"8.b.d.0.1.0.0.2.ip6.arpa"},
+		"ip6.arpa":                 {"ip6.arpa"},
+		"arpa":                     {"in-addr.arpa", "ip6.arpa"},
+		"example.com":              nil,
+		"xin-addr.arpa":            nil,
+		"addr.arpa":                nil,
+	} {
+		if got := ReverseZones(zone); !slices.Equal(got, want) {
+			t.Errorf("ReverseZones(%q) = %q, want %q", zone, got, want)
+		}
+	}
+}
+
+// TestReverseStubKeepsClusterPTR: a stub domain over a reverse zone gets
+// the kubernetes plugin for that zone, falling through to its forward.
+func TestReverseStubKeepsClusterPTR(t *testing.T) {
+	t.Parallel()
+	got, err := ClusterDNS(ClusterDNSOptions{Listen: ":5353", Kubeconfig: "/k", Upstreams: []string{"192.0.2.1"},
+		Stubs: []StubDomain{{Domain: "10.in-addr.arpa", Upstreams: []string{"192.0.2.2"}}, {Domain: "arpa", Upstreams: []string{"192.0.2.3"}}, {Domain: "a.test", Upstreams: []string{"192.0.2.4"}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`10.in-addr.arpa:5353 {
+    errors
+    loopguard
+    kubernetes cluster.local 10.in-addr.arpa {
+        kubeconfig /k
+        pods insecure
+        fallthrough 10.in-addr.arpa
+    }
+    forward . 192.0.2.2:53 {`, `arpa:5353 {
+    errors
+    loopguard
+    kubernetes cluster.local in-addr.arpa ip6.arpa {
+        kubeconfig /k
+        pods insecure
+        fallthrough in-addr.arpa ip6.arpa
+    }
+    forward . 192.0.2.3:53 {`, `a.test:5353 {
+    errors
+    loopguard
+    forward . 192.0.2.4:53 {`} {
+		if !strings.Contains(got, want) {
+			t.Errorf("Corefile lacks\n%s\nin\n%s", want, got)
+		}
+	}
+}

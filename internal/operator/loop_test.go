@@ -19,7 +19,9 @@ import (
 // TestControllerLeavesOutOwnAddress: a forward plugin naming the cluster
 // DNS Service's own address (which an API server that does not know it
 // accepts) is left out of the published Corefile, and Degraded names the
-// nameserver and why, while the other forward plugin is published.
+// nameserver and why, while the other forward plugins are published; the
+// one over the cluster's reverse names is published with the kubernetes
+// plugin in front and a Normal event saying so.
 func TestControllerLeavesOutOwnAddress(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a control plane")
@@ -49,6 +51,7 @@ func TestControllerLeavesOutOwnAddress(t *testing.T) {
 		Spec: operatorv1.DNSSpec{PluginConfig: operatorv1.PluginConfig{ForwardPlugins: []operatorv1.ForwardPlugin{
 			{Domain: "self.test", NameServers: []string{"192.0.2.1", "10.96.0.10"}},
 			{Domain: "ok.test", NameServers: []string{"192.0.2.2"}},
+			{Domain: "10.in-addr.arpa", NameServers: []string{"192.0.2.3"}},
 		}}},
 	}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
@@ -72,5 +75,21 @@ func TestControllerLeavesOutOwnAddress(t *testing.T) {
 		}
 		cond := meta.FindStatusCondition(d.Status.Conditions, operatorv1.DNSDegraded)
 		return cond != nil && cond.Status == metav1.ConditionTrue && cond.Reason == "InvalidSpec" && strings.Contains(cond.Message, want), nil
+	})
+	if cf := corefile(); !strings.Contains(cf, "kubernetes cluster.local 10.in-addr.arpa {") {
+		t.Errorf("10.in-addr.arpa is forwarded without the cluster's PTR names:\n%s", cf)
+	}
+	waitFor(t, "the ReverseZoneShared event", func() (bool, error) {
+		list, err := ts.Client.CoreV1().Events("default").List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return false, err
+		}
+		for _, e := range list.Items {
+			if e.Reason == EventReverseZoneShared && e.Type == "Normal" &&
+				e.Message == "forward plugin 10.in-addr.arpa: the cluster DNS answers the PTR names of Service and pod IPs in 10.in-addr.arpa itself and forwards the other names" {
+				return true, nil
+			}
+		}
+		return false, nil
 	})
 }

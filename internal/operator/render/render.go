@@ -314,6 +314,25 @@ func stubForwards(stubs []corefile.StubDomain) []corefile.ForwardOptions {
 	return out
 }
 
+// SharedReverseZones are notes on the forward plugins rendered for
+// Corefile(spec, o) whose domain is, is under or is above a reverse zone
+// (in-addr.arpa, 10.in-addr.arpa, arpa): their block answers the PTR names
+// of Service and pod IPs from the cluster first
+// (corefile.ReverseZones) and forwards only the rest, so the cluster's
+// reverse names keep working. The operator records them as events.
+func SharedReverseZones(spec *operatorv1.DNSSpec, o Options) []string {
+	d := dnsspec.Defaulted(*spec)
+	stubs, _, _ := forwarding(d, dnsspec.ClusterDomain(o.ClusterDomain), o, func(*field.Path, field.ErrorList) {})
+	var out []string
+	for _, s := range stubs {
+		if rz := corefile.ReverseZones(s.Domain); len(rz) > 0 {
+			out = append(out, fmt.Sprintf("forward plugin %s: the cluster DNS answers the PTR names of Service and pod IPs in %s itself "+
+				"and forwards the other names", s.Domain, strings.Join(rz, " and ")))
+		}
+	}
+	return out
+}
+
 // Forwarder is a domain the Corefile forwards and its nameservers.
 type Forwarder struct {
 	// Domain is the forwarded domain, "." for the upstream resolvers.

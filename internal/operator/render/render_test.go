@@ -220,6 +220,12 @@ upstreamResolvers:
 				`spec.pluginConfig.forwardPlugins[1] left out: spec.pluginConfig.forwardPlugins[1].nameServers[0]: Invalid value: "10.96.0.10:853": must not be 10.96.0.10:853, an address this cluster's DNS serves on: the query would come back to it (a forwarding loop)`,
 				`spec.upstreamResolvers left out: spec.upstreamResolvers.upstreams[1]: Invalid value: "127.0.0.1:1053": must not be 127.0.0.1:1053, an address this cluster's DNS serves on: the query would come back to it (a forwarding loop)`,
 			}},
+		// A forwarded reverse zone keeps the cluster's PTR names: the
+		// kubernetes plugin for the zone first, falling through to forward.
+		{name: "reverse_zone", spec: `
+pluginConfig:
+  forwardPlugins:
+  - {domain: in-addr.arpa, nameServers: [192.0.2.1]}`},
 		{name: "offline", spec: `
 pluginConfig:
   forwardPlugins:
@@ -424,5 +430,20 @@ pluginConfig:
 	}
 	if strings.SplitN(string(changed), "\n", 2)[1] != strings.SplitN(string(got), "\n", 2)[1] {
 		t.Error("a changed bundle changed more than the comment line")
+	}
+}
+
+// TestSharedReverseZones: forward plugins over reverse names are noted,
+// others and left-out ones are not.
+func TestSharedReverseZones(t *testing.T) {
+	s := spec(t, `pluginConfig: {forwardPlugins: [{domain: in-addr.arpa, nameServers: [192.0.2.1]}, {domain: foo.com, nameServers: [192.0.2.2]},
+  {domain: arpa, nameServers: [192.0.2.3]}, {domain: 10.in-addr.arpa, nameServers: [bad]}]}`)
+	got := SharedReverseZones(s, Options{})
+	want := []string{
+		"forward plugin in-addr.arpa: the cluster DNS answers the PTR names of Service and pod IPs in in-addr.arpa itself and forwards the other names",
+		"forward plugin arpa: the cluster DNS answers the PTR names of Service and pod IPs in in-addr.arpa and ip6.arpa itself and forwards the other names",
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("SharedReverseZones = %q, want %q", got, want)
 	}
 }
