@@ -49,7 +49,7 @@ func TestForwardedReverseZoneKeepsClusterPTR(t *testing.T) {
 	kubeconfig, cs := startAPIServer(t, ctx)
 	svc, err := cs.CoreV1().Services("default").Create(ctx, &corev1.Service{
 		ObjectMeta: metav1.ObjectMeta{Name: "svc1"},
-		Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{{Port: 80, Protocol: corev1.ProtocolTCP, TargetPort: intstr.FromInt32(80)}}},
+		Spec:       corev1.ServiceSpec{Ports: []corev1.ServicePort{{Port: 80, Protocol: corev1.ProtocolTCP, TargetPort: intstr.FromInt32(80)}}},
 	}, metav1.CreateOptions{})
 	if err != nil {
 		t.Fatal(err)
