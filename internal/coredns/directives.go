@@ -40,12 +40,11 @@ import (
 // restricted to the plugins compiled in above, with ours inserted:
 // searchexpand and searchopt sit after autopath and before cache, so that
 // searchexpand's candidate lookups go through cache and searchopt tags a
-// query before it is cached and forwarded. loopguard comes before every
-// plugin that can send a query on (autopath, searchexpand and cache's
-// prefetch reach forward), so that what forward sends carries its marker,
-// and before cache, so that a query it refuses is never cached here
-// (plugin/loopguard/README.md); after rewrite, so that it sees the query
-// as forwarded.
+// query before it is cached and forwarded. loopguard sits right before
+// forward, the one plugin that sends queries on: whatever reaches forward
+// (a query, autopath's and searchexpand's candidates, cache's prefetch)
+// passes it and carries its marker, and the queries cache, kubernetes,
+// hosts or template answer cost it nothing (plugin/loopguard/README.md).
 var directives = []string{
 	"reload",
 	"bufsize",
@@ -58,7 +57,6 @@ var directives = []string{
 	"chaos",
 	"loadbalance",
 	"rewrite",
-	"loopguard",
 	"autopath",
 	"searchexpand",
 	"searchopt",
@@ -67,6 +65,7 @@ var directives = []string{
 	"hosts",
 	"kubernetes",
 	"loop",
+	"loopguard",
 	"forward",
 }
 

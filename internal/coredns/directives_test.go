@@ -25,11 +25,12 @@ func TestDirectivesOrder(t *testing.T) {
 		{"cache", "kubernetes"},
 		{"kubernetes", "forward"},
 		{"bind", "forward"},
-		{"rewrite", "loopguard"},
-		{"loopguard", "autopath"},
-		{"loopguard", "searchexpand"},
-		{"loopguard", "searchopt"},
-		{"loopguard", "cache"},
+		{"autopath", "loopguard"},
+		{"searchexpand", "loopguard"},
+		{"searchopt", "loopguard"},
+		{"cache", "loopguard"},
+		{"kubernetes", "loopguard"},
+		{"loop", "loopguard"},
 		{"loopguard", "forward"},
 	}
 	for _, p := range before {

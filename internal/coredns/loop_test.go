@@ -3,6 +3,7 @@ package coredns
 import (
 	"context"
 	"fmt"
+	"net"
 	"os"
 	"testing"
 	"time"
@@ -148,5 +149,60 @@ func TestForwardLoopThroughTwoServers(t *testing.T) {
 	for i := range 20 {
 		exchangeLoop(t, a, fmt.Sprintf("x%d.ab.test.", i), i%2 == 0)
 		exchangeLoop(t, b, fmt.Sprintf("y%d.ab.test.", i), i%2 == 0)
+	}
+}
+
+// TestLoopMarkerOnTheWire: what the node cache's upstreams and cluster DNS
+// see is one 8-byte marker option, and the client sees none of it; a
+// client that sends a full marker is refused without the refusal being
+// cached for the name.
+func TestLoopMarkerOnTheWire(t *testing.T) {
+	const markerCode = 65533
+	cluster, clusterAddr := startStub(t, "tcp", markerCode, net.IPv4(10, 96, 0, 1))
+	upstream, upstreamAddr := startStub(t, "udp", markerCode, net.IPv4(192, 0, 2, 1))
+	nodeCache := fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	text, err := corefile.NodeCache(corefile.NodeCacheOptions{Listen: []string{nodeCache}, ClusterDNS: []string{clusterAddr}, Upstreams: []string{upstreamAddr}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	startCorefile(t, ctx, text)
+
+	c := &dns.Client{Timeout: 3 * time.Second}
+	ask := func(name string, opt *dns.OPT) *dns.Msg {
+		t.Helper()
+		m := new(dns.Msg)
+		m.SetQuestion(name, dns.TypeA)
+		if opt != nil {
+			m.Extra = []dns.RR{opt}
+		}
+		resp, _, err := c.Exchange(m, nodeCache)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		return resp
+	}
+	for _, tc := range []struct {
+		name string
+		s    *stub
+	}{{"www.example.org.", upstream}, {"svc1.ns1.svc.cluster.local.", cluster}} {
+		resp := ask(tc.name, nil)
+		if resp.Rcode != dns.RcodeSuccess || len(resp.Answer) != 1 || resp.IsEdns0() != nil {
+			t.Errorf("%s: reply %v, want one answer and no OPT", tc.name, resp)
+		}
+		if got, _ := tc.s.get(tc.name); len(got) != 1 || len(got[0]) != 8 {
+			t.Errorf("%s: the server forwarded to saw marker options %q, want one of 8 bytes", tc.name, got)
+		}
+	}
+
+	full := &dns.OPT{Hdr: dns.RR_Header{Name: ".", Rrtype: dns.TypeOPT}}
+	full.SetUDPSize(1232)
+	full.Option = []dns.EDNS0{&dns.EDNS0_LOCAL{Code: markerCode, Data: make([]byte, 8*8)}}
+	if resp := ask("poison.example.org.", full); resp.Rcode != dns.RcodeRefused {
+		t.Errorf("a full marker: %s, want REFUSED", dns.RcodeToString[resp.Rcode])
+	}
+	if resp := ask("poison.example.org.", nil); resp.Rcode != dns.RcodeSuccess || len(resp.Answer) != 1 {
+		t.Errorf("after a refused full marker: %v, want the answer", resp)
 	}
 }

@@ -1,11 +1,12 @@
 // Package loopguard stops forwarding loops while they happen. Each
 // instance has a random ID; it appends the ID to an EDNS0 local option
-// (the loop marker) of every query it passes on, so that what forward
-// sends upstream carries the list of servers the query has passed. A query
-// that arrives with the instance's own ID in the marker has come back
-// through a loop, and one that has passed MaxHops servers is in a loop
-// longer than any sane forwarding chain: both are answered SERVFAIL at
-// once instead of being forwarded again. CoreDNS's loop plugin finds a
+// (the loop marker) of every query it passes on to forward, so that what
+// forward sends upstream carries the list of servers the query has
+// passed. A query that arrives with the instance's own ID in the marker
+// has come back through a loop: it is answered SERVFAIL at once instead of
+// being forwarded again. One that has passed MaxHops servers is in a
+// chain longer than any sane forwarding setup (or a client claims so): it
+// is answered REFUSED. CoreDNS's loop plugin finds a
 // loop only with a probe at start and then exits the process; a loop that
 // a forwarded zone or a later change of the network creates is not seen,
 // and every looping query then holds a socket until the process runs out
@@ -84,30 +85,36 @@ func (g *LoopGuard) ServeDNS(ctx context.Context, w dns.ResponseWriter, r *dns.M
 	switch {
 	case marks.Contains(g.ID):
 		loopCount.WithLabelValues(metrics.WithServer(ctx)).Inc()
-		return g.fail(ctx, w, r, opt, fmt.Sprintf("forwarding loop: the query came back to this server after %d hops", marks.Hops()))
+		return g.fail(w, r, opt, dns.RcodeServerFailure, fmt.Sprintf("forwarding loop: the query came back to this server after %d hops", marks.Hops()))
 	case marks.Hops() >= g.MaxHops:
 		hopLimitCount.WithLabelValues(metrics.WithServer(ctx)).Inc()
-		return g.fail(ctx, w, r, opt, fmt.Sprintf("forwarding loop: the query has passed %d servers (max_hops %d)", marks.Hops(), g.MaxHops))
+		return g.fail(w, r, opt, dns.RcodeRefused, fmt.Sprintf("forwarding loop: the query has passed %d servers (max_hops %d)", marks.Hops(), g.MaxHops))
 	}
 	m := newMarked(w, r, opt, g.Code, marks.IDs, g.ID)
 	return plugin.NextOrFailure(g.Name(), g.Next, ctx, m, &m.msg)
 }
 
-// fail answers r with SERVFAIL: the server could not resolve the name
-// because of its own configuration (RFC 1035 4.1.1), which is what BIND
-// and Unbound answer when a query exceeds their recursion bounds. A
-// client, or a forward plugin in the loop, moves on as after any server
-// failure. SERVFAIL is written here and the plugin returns success, as
-// the acl plugin does with REFUSED, so that the server does not write a
-// second answer; the cache of the server that forwarded it keeps the
-// failure for its servfail TTL, which slows a loop down further.
+// fail answers r with rcode:
 //
-// An EDNS client also gets an Extended DNS Error (RFC 8914, code 0
+//   - SERVFAIL when the query came back: this server cannot answer because
+//     of its own configuration (RFC 1035 4.1.1), which is what BIND and
+//     Unbound answer when a query exceeds their recursion bounds; a client,
+//     or a forward plugin in the loop, moves on as after any server
+//     failure. The cache in front keeps it for its servfail TTL, which
+//     damps the loop; only a query carrying this server's random ID, which
+//     only its upstreams see, gets there.
+//   - REFUSED at the hop bound: the marker proves no loop through this
+//     server, any client can send a full one, and the cache does not keep
+//     REFUSED, so no client can make the server fail a name for others.
+//
+// The answer is written here and the plugin returns success, as the acl
+// plugin does with REFUSED, so that the server does not write a second
+// one. An EDNS client also gets an Extended DNS Error (RFC 8914, code 0
 // Other) saying why, which dig shows.
-func (g *LoopGuard) fail(ctx context.Context, w dns.ResponseWriter, r *dns.Msg, opt *dns.OPT, why string) (int, error) {
-	g.logFailure(r, why)
+func (g *LoopGuard) fail(w dns.ResponseWriter, r *dns.Msg, opt *dns.OPT, rcode int, why string) (int, error) {
+	g.logFailure(r, rcode, why)
 	m := new(dns.Msg)
-	m.SetRcode(r, dns.RcodeServerFailure)
+	m.SetRcode(r, rcode)
 	if opt != nil {
 		o := &dns.OPT{Hdr: dns.RR_Header{Name: ".", Rrtype: dns.TypeOPT}}
 		o.SetUDPSize(opt.UDPSize())
@@ -123,7 +130,7 @@ func (g *LoopGuard) fail(ctx context.Context, w dns.ResponseWriter, r *dns.Msg, 
 
 // logFailure logs a refused query, at most once per logEvery per
 // instance, with the number not logged since.
-func (g *LoopGuard) logFailure(r *dns.Msg, why string) {
+func (g *LoopGuard) logFailure(r *dns.Msg, rcode int, why string) {
 	now := time.Now().UnixNano()
 	last := g.lastLog.Load()
 	if now-last < int64(logEvery) || !g.lastLog.CompareAndSwap(last, now) {
@@ -134,7 +141,7 @@ func (g *LoopGuard) logFailure(r *dns.Msg, why string) {
 	if len(r.Question) > 0 {
 		name = r.Question[0].Name
 	}
-	log.Warningf("%s (query %q, answered SERVFAIL; %d more since the last such message, counted in coredns_loopguard_*_total): "+
+	log.Warningf("%s (query %q, answered %s; %d more since the last such message, counted in coredns_loopguard_*_total): "+
 		"a forward plugin or upstream resolver names this server or one that forwards back to it",
-		why, name, g.suppressed.Swap(0))
+		why, name, dns.RcodeToString[rcode], g.suppressed.Swap(0))
 }

@@ -88,18 +88,21 @@ func TestServeDNS(t *testing.T) {
 		wantDO  bool
 		// wantOPT: the client's reply has an OPT record.
 		wantOPT bool
+		// wantRcode of a query not passed on.
+		wantRcode int
 	}{
-		{"no OPT: marked with a 512-byte OPT, none in the reply", query(false, 0, false), true, []ID{self}, 512, false, false},
-		{"client OPT kept", query(true, 1232, true, cookie), true, []ID{self}, 1232, true, true},
-		{"earlier hop appended to", query(true, 4096, false, marker(DefaultCode, other)), true, []ID{other, self}, 4096, false, true},
-		{"two marker options merged", query(true, 4096, false, marker(DefaultCode, other), marker(DefaultCode, other)), true, []ID{other, other, self}, 4096, false, true},
-		{"malformed marker replaced", query(true, 4096, false, &dns.EDNS0_LOCAL{Code: DefaultCode, Data: []byte{1, 2, 3}}), true, []ID{self}, 4096, false, true},
-		{"empty marker replaced", query(true, 4096, false, &dns.EDNS0_LOCAL{Code: DefaultCode}), true, []ID{self}, 4096, false, true},
-		{"other local option untouched", query(true, 4096, false, &dns.EDNS0_LOCAL{Code: 65534, Data: []byte("a,b")}), true, []ID{self}, 4096, false, true},
-		{"own ID: loop", query(true, 4096, false, marker(DefaultCode, other, self)), false, nil, 0, false, true},
-		{"own ID first: loop", query(true, 4096, false, marker(DefaultCode, self)), false, nil, 0, false, true},
-		{"hop bound", query(true, 4096, false, marker(DefaultCode, other, other, other)), false, nil, 0, false, true},
-		{"one below the hop bound", query(true, 4096, false, marker(DefaultCode, other, other)), true, []ID{other, other, self}, 4096, false, true},
+		{"no OPT: marked with a 512-byte OPT, none in the reply", query(false, 0, false), true, []ID{self}, 512, false, false, 0},
+		{"client OPT kept", query(true, 1232, true, cookie), true, []ID{self}, 1232, true, true, 0},
+		{"earlier hop appended to", query(true, 4096, false, marker(DefaultCode, other)), true, []ID{other, self}, 4096, false, true, 0},
+		{"two marker options merged", query(true, 4096, false, marker(DefaultCode, other), marker(DefaultCode, other)), true, []ID{other, other, self}, 4096, false, true, 0},
+		{"malformed marker replaced", query(true, 4096, false, &dns.EDNS0_LOCAL{Code: DefaultCode, Data: []byte{1, 2, 3}}), true, []ID{self}, 4096, false, true, 0},
+		{"empty marker replaced", query(true, 4096, false, &dns.EDNS0_LOCAL{Code: DefaultCode}), true, []ID{self}, 4096, false, true, 0},
+		{"other local option untouched", query(true, 4096, false, &dns.EDNS0_LOCAL{Code: 65534, Data: []byte("a,b")}), true, []ID{self}, 4096, false, true, 0},
+		{"own ID: loop", query(true, 4096, false, marker(DefaultCode, other, self)), false, nil, 0, false, true, dns.RcodeServerFailure},
+		{"own ID first: loop", query(true, 4096, false, marker(DefaultCode, self)), false, nil, 0, false, true, dns.RcodeServerFailure},
+		{"own ID past the hop bound: still a loop", query(true, 4096, false, marker(DefaultCode, other, other, other, self)), false, nil, 0, false, true, dns.RcodeServerFailure},
+		{"hop bound", query(true, 4096, false, marker(DefaultCode, other, other, other)), false, nil, 0, false, true, dns.RcodeRefused},
+		{"one below the hop bound", query(true, 4096, false, marker(DefaultCode, other, other)), true, []ID{other, other, self}, 4096, false, true, 0},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -129,8 +132,8 @@ func TestServeDNS(t *testing.T) {
 				if next.got != nil {
 					t.Errorf("query passed on: %s", next.got)
 				}
-				if rec.msg.Rcode != dns.RcodeServerFailure || !plugin.ClientWrite(rcode) {
-					t.Errorf("rcode %s, returned %d: want a SERVFAIL written here", dns.RcodeToString[rec.msg.Rcode], rcode)
+				if rec.msg.Rcode != tc.wantRcode || !plugin.ClientWrite(rcode) {
+					t.Errorf("rcode %s, returned %d: want %s written here", dns.RcodeToString[rec.msg.Rcode], rcode, dns.RcodeToString[tc.wantRcode])
 				}
 				if o := rec.msg.IsEdns0(); o != nil && (len(o.Option) != 1 || o.Option[0].Option() != dns.EDNS0EDE) {
 					t.Errorf("reply options %v, want one EDE", o.Option)

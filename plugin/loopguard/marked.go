@@ -4,7 +4,7 @@ import "github.com/miekg/dns"
 
 // marked is the request passed on, with the marker, and the writer that
 // takes the marker's traces out of the reply. Everything lives in one
-// allocation: the plugin runs ahead of cache for every query.
+// allocation: every query forward sends pays for it.
 type marked struct {
 	dns.ResponseWriter
 

@@ -18,7 +18,7 @@ var (
 		Namespace: plugin.Namespace,
 		Subsystem: pluginName,
 		Name:      "hop_limit_total",
-		Help:      "Counter of queries answered SERVFAIL because they had already passed the maximum number of servers.",
+		Help:      "Counter of queries answered REFUSED because they had already passed the maximum number of servers.",
 	}, []string{"server"})
 
 	malformedCount = promauto.NewCounterVec(prometheus.CounterOpts{
