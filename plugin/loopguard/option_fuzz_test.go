@@ -2,8 +2,10 @@ package loopguard
 
 import (
 	"bytes"
+	"context"
 	"testing"
 
+	"github.com/coredns/coredns/plugin/test"
 	"github.com/miekg/dns"
 )
 
@@ -49,6 +51,52 @@ func FuzzParseMarks(f *testing.F) {
 			if !marks.Contains(ID(want[i : i+IDLen])) {
 				t.Fatalf("ID %x not found", want[i:i+IDLen])
 			}
+		}
+	})
+}
+
+// FuzzServeDNS: any query that unpacks is answered or passed on without a
+// panic; what is passed on carries exactly one valid marker ending in the
+// server's ID; the reply carries no marker, and an OPT record only when
+// the query had one.
+func FuzzServeDNS(f *testing.F) {
+	for _, q := range []*dns.Msg{
+		query(false, 0, false),
+		query(true, 1232, true, marker(DefaultCode, other)),
+		query(true, 512, false, marker(DefaultCode, self), &dns.EDNS0_LOCAL{Code: DefaultCode, Data: []byte{1}}),
+	} {
+		b, err := q.Pack()
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b)
+	}
+	f.Fuzz(func(t *testing.T, packet []byte) {
+		r := new(dns.Msg)
+		if err := r.Unpack(packet); err != nil || len(r.Question) == 0 {
+			return
+		}
+		hadOPT := r.IsEdns0() != nil
+		next := &recorder{reply: upstreamReply}
+		g := &LoopGuard{Next: next, ID: self, Code: DefaultCode, MaxHops: DefaultMaxHops}
+		rec := &recordingWriter{ResponseWriter: &test.ResponseWriter{}}
+		if _, err := g.ServeDNS(context.Background(), rec, r); err != nil {
+			return
+		}
+		if next.got != nil {
+			m := markersIn(next.got, DefaultCode)
+			if len(m) != 1 || len(m[0])%IDLen != 0 || !bytes.HasSuffix(m[0], self[:]) {
+				t.Fatalf("passed on with markers %x", m)
+			}
+		}
+		if rec.msg == nil {
+			t.Fatal("no reply")
+		}
+		if !hadOPT && rec.msg.IsEdns0() != nil {
+			t.Fatalf("reply with an OPT record to a query without one:\n%s", rec.msg)
+		}
+		if m := markersIn(rec.msg, DefaultCode); len(m) > 0 {
+			t.Fatalf("reply carries the marker %x", m)
 		}
 	})
 }
