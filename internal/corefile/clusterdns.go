@@ -120,7 +120,8 @@ type StubDomain struct {
 // `dnsplane up` leaves the loop plugin out on purpose (Loop false): it
 // exits the process when it detects a forwarding loop, and in `dnsplane
 // up` that process is also the API server. Callers check their upstreams
-// instead.
+// instead, and every server block has loopguard, which answers a looping
+// query instead of forwarding it again (plugin/loopguard).
 func ClusterDNS(o ClusterDNSOptions) (string, error) {
 	c, err := clusterDNSModel(o)
 	if err != nil {
