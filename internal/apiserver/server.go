@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/netip"
 	"runtime"
 	"time"
 
@@ -44,6 +45,12 @@ type Config struct {
 	// ClusterDomain is the cluster DNS's domain, kept out of the DNS
 	// resource's forwarders; "" means cluster.local.
 	ClusterDomain string
+
+	// OwnDNSAddresses, when set, returns the addresses the cluster's DNS
+	// serves on, kept out of the DNS resource's forwarders (a forwarding
+	// loop).
+	OwnDNSAddresses func() []netip.AddrPort
+
 	Gates         featuregate.FeatureGate // nil = defaults
 	Authenticator authn.Authenticator     // nil = no authentication (tests only)
 	Logger        *slog.Logger
@@ -126,6 +133,7 @@ func New(cfg Config) (*Server, error) {
 		DNS:               validation.OptionsFromGates(cfg.Gates),
 		ServiceIPs:        cfg.ServiceIPs,
 		ClusterDomain:     cfg.ClusterDomain,
+		OwnDNSAddresses:   cfg.OwnDNSAddresses,
 		NamespaceContents: s,
 		Logger:            cfg.Logger,
 	}))

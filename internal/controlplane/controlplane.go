@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -57,6 +58,25 @@ type Role interface {
 	// Components builds the role's components once the API server is up,
 	// in their start order.
 	Components(Cluster) ([]Component, error)
+}
+
+// DNSAddresser is a Role that serves DNS: the addresses it serves on (once
+// settled), which the DNS resource's forwarders may not name (a
+// forwarding loop; internal/operator/dnsspec.ValidateNotOwn). It is asked
+// on every DNS write, from the API server's goroutines.
+type DNSAddresser interface {
+	DNSAddresses() []netip.AddrPort
+}
+
+// dnsAddresses are the addresses the roles that serve DNS serve on.
+func dnsAddresses(roles []Role) []netip.AddrPort {
+	var out []netip.AddrPort
+	for _, r := range roles {
+		if a, ok := r.(DNSAddresser); ok {
+			out = append(out, a.DNSAddresses()...)
+		}
+	}
+	return out
 }
 
 // ControlPlane is a started control plane.
@@ -177,8 +197,10 @@ func Start(ctx context.Context, c Config) (*ControlPlane, error) {
 	if len(c.EtcdServers) == 0 {
 		maxObject = apiserver.EmbeddedEtcdMaxObjectBytes
 	}
+	roles := c.Roles
 	srv, err := apiserver.New(apiserver.Config{Store: store, ServiceIPs: ips, ClusterDomain: c.ClusterDomain, Gates: c.Gates, Authenticator: authenticator,
-		Logger: log, SecurePort: port, BookmarkInterval: c.BookmarkInterval, Limits: c.Limits, MaxObjectBytes: maxObject, KubeletTLS: agents})
+		OwnDNSAddresses: func() []netip.AddrPort { return dnsAddresses(roles) },
+		Logger:          log, SecurePort: port, BookmarkInterval: c.BookmarkInterval, Limits: c.Limits, MaxObjectBytes: maxObject, KubeletTLS: agents})
 	if err != nil {
 		return fail(err)
 	}

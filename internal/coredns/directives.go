@@ -31,6 +31,7 @@ import (
 	_ "github.com/coredns/coredns/plugin/template"
 
 	// Our plugins.
+	_ "github.com/dnsplane/dnsplane/plugin/loopguard"
 	_ "github.com/dnsplane/dnsplane/plugin/searchexpand"
 	_ "github.com/dnsplane/dnsplane/plugin/searchopt"
 )
@@ -39,7 +40,11 @@ import (
 // restricted to the plugins compiled in above, with ours inserted:
 // searchexpand and searchopt sit after autopath and before cache, so that
 // searchexpand's candidate lookups go through cache and searchopt tags a
-// query before it is cached and forwarded.
+// query before it is cached and forwarded. loopguard sits right before
+// forward, the one plugin that sends queries on: whatever reaches forward
+// (a query, autopath's and searchexpand's candidates, cache's prefetch)
+// passes it and carries its marker, and the queries cache, kubernetes,
+// hosts or template answer cost it nothing (plugin/loopguard/README.md).
 var directives = []string{
 	"reload",
 	"bufsize",
@@ -60,6 +65,7 @@ var directives = []string{
 	"hosts",
 	"kubernetes",
 	"loop",
+	"loopguard",
 	"forward",
 }
 

@@ -25,6 +25,13 @@ func TestDirectivesOrder(t *testing.T) {
 		{"cache", "kubernetes"},
 		{"kubernetes", "forward"},
 		{"bind", "forward"},
+		{"autopath", "loopguard"},
+		{"searchexpand", "loopguard"},
+		{"searchopt", "loopguard"},
+		{"cache", "loopguard"},
+		{"kubernetes", "loopguard"},
+		{"loop", "loopguard"},
+		{"loopguard", "forward"},
 	}
 	for _, p := range before {
 		if idx(p[0]) >= idx(p[1]) {
@@ -44,7 +51,7 @@ func TestDirectivesKeepCoreDNSOrder(t *testing.T) {
 	stock := []string{"root", "metadata", "geoip", "cancel", "proxyproto", "quic", "grpc_server", "https", "https3", "timeouts", "multisocket", "reload", "nsid", "bufsize", "bind", "debug", "trace", "ready", "health", "pprof", "shed", "prometheus", "errors", "log", "dnstap", "local", "dns64", "siit", "any", "chaos", "loadbalance", "tsig", "rewrite", "autopath", "acl", "cache", "header", "dnssec", "tls", "minimal", "template", "transfer", "dynupdate", "hosts", "route53", "azure", "clouddns", "k8s_external", "kubernetes", "file", "auto", "secondary", "etcd", "loop", "forward", "grpc", "erratic", "whoami", "on", "sign", "view", "nomad"}
 	last := -1
 	for _, name := range Directives() {
-		if name == "searchexpand" || name == "searchopt" {
+		if name == "searchexpand" || name == "searchopt" || name == "loopguard" {
 			continue
 		}
 		i := slices.Index(stock, name)

@@ -120,7 +120,8 @@ type StubDomain struct {
 // `dnsplane up` leaves the loop plugin out on purpose (Loop false): it
 // exits the process when it detects a forwarding loop, and in `dnsplane
 // up` that process is also the API server. Callers check their upstreams
-// instead.
+// instead, and every server block has loopguard, which answers a looping
+// query instead of forwarding it again (plugin/loopguard).
 func ClusterDNS(o ClusterDNSOptions) (string, error) {
 	c, err := clusterDNSModel(o)
 	if err != nil {
@@ -190,7 +191,7 @@ func clusterDNSModel(o ClusterDNSOptions) (Corefile, error) {
 		if bind != "" {
 			ps = append(ps, Plugin{Name: "bind", Args: []string{bind}})
 		}
-		return ps
+		return append(ps, loopguardPlugin(code))
 	}
 
 	var c Corefile
@@ -215,6 +216,19 @@ func clusterDNSModel(o ClusterDNSOptions) (Corefile, error) {
 		ps := head()
 		if o.Metrics != "" {
 			ps = append(ps, Plugin{Name: "prometheus", Args: []string{o.Metrics}})
+		}
+		if rz := ReverseZones(zone); len(rz) > 0 {
+			// CoreDNS gives a query to the block with the longest zone,
+			// so this block, not the cluster block, gets the PTR queries
+			// for Service and pod IPs in its zone: answer those from the
+			// cluster first and forward the rest. The plugin names its
+			// PTR targets in its first zone, which must be the cluster
+			// domain ("non-reverse zone name must be used"); no query for
+			// it reaches this block.
+			ps = append(ps, Plugin{Name: "kubernetes", Args: append([]string{cd}, rz...), Block: append(slices.Clone(kube),
+				Directive{Name: "pods", Args: []string{"insecure"}},
+				Directive{Name: "fallthrough", Args: rz},
+			)})
 		}
 		c.Servers = append(c.Servers, Server{Zones: []string{zone + ":" + port}, Plugins: append(ps, fwd, cache)})
 	}
@@ -254,6 +268,44 @@ func clusterDNSModel(o ClusterDNSOptions) (Corefile, error) {
 	}
 	c.Servers = append(c.Servers, Server{Zones: []string{".:" + port}, Plugins: ps})
 	return c, nil
+}
+
+// reverseZones are the reverse zones the cluster DNS's kubernetes plugin
+// answers PTR queries in.
+var reverseZones = []string{"in-addr.arpa", "ip6.arpa"}
+
+// ReverseZones returns the part of the reverse zones that a stub domain
+// zone (lower case, no trailing dot) takes from the cluster block: the
+// zone itself when it is a reverse zone or under one (10.in-addr.arpa),
+// the reverse zones under it when it is above them (arpa), nil otherwise.
+// The stub block answers the cluster's reverse names in them itself.
+func ReverseZones(zone string) []string {
+	var out []string
+	for _, rz := range reverseZones {
+		switch {
+		case zone == rz || strings.HasSuffix(zone, "."+rz):
+			return []string{zone}
+		case strings.HasSuffix(rz, "."+zone):
+			out = append(out, rz)
+		}
+	}
+	return out
+}
+
+// loopGuardCode is plugin/loopguard's default marker option code
+// (loopguard.DefaultCode; this package links no plugin).
+const loopGuardCode = 65533
+
+// loopguardPlugin stops forwarding loops at their first repetition
+// (plugin/loopguard): every server block of every Corefile we render has
+// one, since any block that forwards can be part of a loop. Its marker
+// option must not take the autopath search list option's code.
+func loopguardPlugin(searchCode uint16) Plugin {
+	p := Plugin{Name: "loopguard"}
+	if searchCode == loopGuardCode {
+		p.Block = []Directive{{Name: "code", Args: []string{strconv.Itoa(loopGuardCode - 1)}}}
+	}
+	return p
 }
 
 // parseListen splits a listen address into the port of the zone keys and

@@ -22,6 +22,7 @@ func TestClusterDNSCorefile(t *testing.T) {
 		{name: "defaults", mod: func(*ClusterDNSOptions) {}, want: `.:10053 {
     errors
     bind 127.0.0.1
+    loopguard
     searchexpand cluster.local {
         code 65534
     }
@@ -47,6 +48,7 @@ func TestClusterDNSCorefile(t *testing.T) {
     errors
     log
     bind 127.0.0.1
+    loopguard
     health 127.0.0.1:8080 {
         lameduck 5s
     }
@@ -70,6 +72,7 @@ func TestClusterDNSCorefile(t *testing.T) {
 		{name: "trusted none", mod: func(o *ClusterDNSOptions) { o.Trusted = []string{TrustNone} }, want: `.:10053 {
     errors
     bind 127.0.0.1
+    loopguard
     searchexpand cluster.local {
         code 65534
         trusted none
@@ -105,6 +108,7 @@ func TestClusterDNSCorefile(t *testing.T) {
     log . {
         class denial error
     }
+    loopguard
     prometheus :9153
     forward . 192.0.2.1:53 [2001:db8::1]:5353 {
         policy round_robin
@@ -120,6 +124,7 @@ bar.com:5353 {
     log . {
         class denial error
     }
+    loopguard
     prometheus :9153
     forward . tls://192.0.2.2:853 {
         tls_servername dns.bar.com
@@ -136,6 +141,7 @@ baz.com:5353 {
     log . {
         class denial error
     }
+    loopguard
     prometheus :9153
     forward . tls://192.0.2.3:8853 {
         tls_servername dns.baz.com
@@ -151,6 +157,7 @@ baz.com:5353 {
     log . {
         class denial error
     }
+    loopguard
     health :8080 {
         lameduck 5s
     }
@@ -182,6 +189,7 @@ baz.com:5353 {
 		}, want: `.:10053 {
     errors
     bind 127.0.0.1
+    loopguard
     searchexpand cluster.local {
         code 65534
     }
@@ -308,5 +316,85 @@ func TestClusterDNSHostSearch(t *testing.T) {
 	}
 	if !strings.Contains(text, "host_search corp.example example.net\n") {
 		t.Errorf("no host_search line:\n%s", text)
+	}
+}
+
+// TestLoopguardEveryBlock: every server block of both Corefiles has
+// loopguard, and its marker never takes the search list option's code.
+func TestLoopguardEveryBlock(t *testing.T) {
+	t.Parallel()
+	for _, code := range []uint16{0, 65001, 65533} {
+		cluster, err := ClusterDNS(ClusterDNSOptions{Listen: ":53", InCluster: true, OptionCode: code, Upstreams: []string{"192.0.2.1"},
+			Stubs: []StubDomain{{Domain: "a.test", Upstreams: []string{"192.0.2.2"}}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		node, err := NodeCache(NodeCacheOptions{Listen: []string{"127.0.0.1:53", "127.0.0.2:5353"}, ClusterDNS: []string{"10.96.0.10:53"},
+			OptionCode: code, Upstreams: []string{"192.0.2.1"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, text := range []string{cluster, node} {
+			blocks := strings.Count(text, "\n}\n")
+			if n := strings.Count(text, "\n    loopguard"); n != blocks {
+				t.Errorf("code %d: %d loopguard lines in %d blocks:\n%s", code, n, blocks, text)
+			}
+			if code == 65533 && !strings.Contains(text, "loopguard {\n        code 65532\n    }") {
+				t.Errorf("code %d: loopguard keeps 65533:\n%s", code, text)
+			}
+		}
+	}
+}
+
+func TestReverseZones(t *testing.T) {
+	t.Parallel()
+	for zone, want := range map[string][]string{
+		"in-addr.arpa":             {"in-addr.arpa"},
+		"10.in-addr.arpa":          {"10.in-addr.arpa"},
+		"8.b.d.0.1.0.0.2.ip6.arpa": {"8.b.d.0.1.0.0.2.ip6.arpa"},
+		"ip6.arpa":                 {"ip6.arpa"},
+		"arpa":                     {"in-addr.arpa", "ip6.arpa"},
+		"example.com":              nil,
+		"xin-addr.arpa":            nil,
+		"addr.arpa":                nil,
+	} {
+		if got := ReverseZones(zone); !slices.Equal(got, want) {
+			t.Errorf("ReverseZones(%q) = %q, want %q", zone, got, want)
+		}
+	}
+}
+
+// TestReverseStubKeepsClusterPTR: a stub domain over a reverse zone gets
+// the kubernetes plugin for that zone, falling through to its forward.
+func TestReverseStubKeepsClusterPTR(t *testing.T) {
+	t.Parallel()
+	got, err := ClusterDNS(ClusterDNSOptions{Listen: ":5353", Kubeconfig: "/k", Upstreams: []string{"192.0.2.1"},
+		Stubs: []StubDomain{{Domain: "10.in-addr.arpa", Upstreams: []string{"192.0.2.2"}}, {Domain: "arpa", Upstreams: []string{"192.0.2.3"}}, {Domain: "a.test", Upstreams: []string{"192.0.2.4"}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`10.in-addr.arpa:5353 {
+    errors
+    loopguard
+    kubernetes cluster.local 10.in-addr.arpa {
+        kubeconfig /k
+        pods insecure
+        fallthrough 10.in-addr.arpa
+    }
+    forward . 192.0.2.2:53 {`, `arpa:5353 {
+    errors
+    loopguard
+    kubernetes cluster.local in-addr.arpa ip6.arpa {
+        kubeconfig /k
+        pods insecure
+        fallthrough in-addr.arpa ip6.arpa
+    }
+    forward . 192.0.2.3:53 {`, `a.test:5353 {
+    errors
+    loopguard
+    forward . 192.0.2.4:53 {`} {
+		if !strings.Contains(got, want) {
+			t.Errorf("Corefile lacks\n%s\nin\n%s", want, got)
+		}
 	}
 }

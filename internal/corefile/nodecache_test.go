@@ -18,6 +18,7 @@ func TestNodeCacheCorefile(t *testing.T) {
 			want: `cluster.local:53 ap.k8s.io:53 in-addr.arpa:53 ip6.arpa:53 {
     errors
     bind 127.0.0.1
+    loopguard
     searchopt cluster.local {
         code 65534
         resolv_conf /dev/null
@@ -31,6 +32,7 @@ func TestNodeCacheCorefile(t *testing.T) {
 .:53 {
     errors
     bind 127.0.0.1
+    loopguard
     searchopt cluster.local {
         code 65534
         resolv_conf /dev/null
@@ -60,6 +62,7 @@ func TestNodeCacheCorefile(t *testing.T) {
     errors
     log
     bind 169.254.20.10 10.96.0.10
+    loopguard
     health 127.0.0.1:8080
     ready :8181
     prometheus 127.0.0.1:9253
@@ -77,6 +80,7 @@ func TestNodeCacheCorefile(t *testing.T) {
     errors
     log
     bind 169.254.20.10 10.96.0.10
+    loopguard
     prometheus 127.0.0.1:9253
     searchopt corp.example {
         code 65100
@@ -92,6 +96,7 @@ corp.example:5353 ap.k8s.io:5353 in-addr.arpa:5353 ip6.arpa:5353 {
     errors
     log
     bind 127.0.0.1
+    loopguard
     prometheus 127.0.0.1:9253
     searchopt corp.example {
         code 65100
@@ -107,6 +112,7 @@ corp.example:5353 ap.k8s.io:5353 in-addr.arpa:5353 ip6.arpa:5353 {
     errors
     log
     bind 127.0.0.1
+    loopguard
     prometheus 127.0.0.1:9253
     searchopt corp.example {
         code 65100
@@ -125,6 +131,7 @@ corp.example:5353 ap.k8s.io:5353 in-addr.arpa:5353 ip6.arpa:5353 {
 			want: `cluster.local:53 ap.k8s.io:53 in-addr.arpa:53 ip6.arpa:53 {
     errors
     bind 127.0.0.1
+    loopguard
     searchopt cluster.local {
         code 65534
         resolv_conf /dev/null
@@ -137,6 +144,7 @@ corp.example:5353 ap.k8s.io:5353 in-addr.arpa:5353 ip6.arpa:5353 {
 .:53 {
     errors
     bind 127.0.0.1
+    loopguard
     searchopt cluster.local {
         code 65534
         resolv_conf /dev/null

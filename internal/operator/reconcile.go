@@ -7,8 +7,10 @@ import (
 	"log/slog"
 	"maps"
 	"net"
+	"net/netip"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -118,6 +120,9 @@ type Reconciler struct {
 	// skipped are the parts left out at the last pass, so that an event
 	// is recorded when one is first left out, not at every resync.
 	skipped map[string]bool
+	// shared are the reverse zone notes of the last pass, for the same
+	// reason.
+	shared map[string]bool
 }
 
 // The reasons of the events recorded on the DNS object.
@@ -125,6 +130,9 @@ const (
 	EventCorefilePublished = "CorefilePublished"
 	EventCorefileRejected  = "CorefileRejected"
 	EventForwarderSkipped  = "ForwarderSkipped"
+	// EventReverseZoneShared: a forward plugin's domain covers reverse
+	// names of the cluster, which the cluster DNS keeps answering.
+	EventReverseZoneShared = "ReverseZoneShared"
 )
 
 // event records an event on dns when there is a recorder.
@@ -150,6 +158,24 @@ func (r *Reconciler) recordSkipped(dns *operatorv1.DNS, skipped []render.Skipped
 	}
 }
 
+// recordShared records a ReverseZoneShared event per note newly true
+// (render.SharedReverseZones): nothing is wrong, but the forward plugin
+// does not get every name of its domain.
+func (r *Reconciler) recordShared(dns *operatorv1.DNS, notes []string) {
+	r.mu.Lock()
+	prev := r.shared
+	r.shared = map[string]bool{}
+	for _, n := range notes {
+		r.shared[n] = true
+	}
+	r.mu.Unlock()
+	for _, n := range notes {
+		if !prev[n] {
+			r.event(dns, corev1.EventTypeNormal, EventReverseZoneShared, n)
+		}
+	}
+}
+
 // NewReconciler returns a Reconciler writing with kube and dns.
 func NewReconciler(cfg Config, kube kubernetes.Interface, dns versioned.Interface, l Listers) (*Reconciler, error) {
 	if cfg.ServiceRange == nil {
@@ -158,8 +184,15 @@ func NewReconciler(cfg Config, kube kubernetes.Interface, dns versioned.Interfac
 	if cfg.Checker == nil {
 		return nil, errors.New("operator: a Corefile checker is required")
 	}
-	if _, err := ServiceIP(cfg.ServiceRange); err != nil {
+	ip, err := ServiceIP(cfg.ServiceRange)
+	if err != nil {
 		return nil, err
+	}
+	// A forwarder naming the cluster DNS Service's address sends its
+	// queries back to the cluster DNS: the renderer leaves it out and the
+	// status says why (dnsspec.ValidateNotOwn).
+	if a, ok := netip.AddrFromSlice(ip); ok {
+		cfg.Render.OwnAddresses = append(slices.Clip(cfg.Render.OwnAddresses), netip.AddrPortFrom(a.Unmap(), dnsspec.DNSPort))
 	}
 	if cfg.Image == "" {
 		cfg.Image = DefaultImage
@@ -208,6 +241,7 @@ func (r *Reconciler) Reconcile(ctx context.Context) error {
 	}
 	obs := observed{skipped: skipped, unmanaged: dns.Spec.ManagementState == operatorv1.Unmanaged}
 	r.recordSkipped(dns, skipped)
+	r.recordShared(dns, render.SharedReverseZones(&dns.Spec, ro))
 
 	published := r.publishedCorefile()
 	if !obs.unmanaged {

@@ -6,6 +6,7 @@ package registry
 
 import (
 	"log/slog"
+	"net/netip"
 
 	eventsv1 "k8s.io/api/events/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -52,6 +53,10 @@ type Config struct {
 	// ClusterDomain is the cluster DNS's cluster domain, which no DNS
 	// forward plugin may take over; empty means cluster.local.
 	ClusterDomain string
+	// OwnDNSAddresses, when set, returns the addresses the cluster's DNS
+	// serves on, which no DNS forwarder may name (a forwarding loop);
+	// `dnsplane up` knows them.
+	OwnDNSAddresses func() []netip.AddrPort
 }
 
 // Strategies returns the strategy of every kind api.Resources lists.
@@ -89,8 +94,16 @@ func Strategies(cfg Config) map[schema.GroupKind]rest.Strategy {
 		{Group: "events.k8s.io", Kind: "Event"}:            simple(core.Event{}, validateEventsV1, validateEventsV1Update),
 
 		// dnsplane's own API: the DNS operator's rules (internal/operator/dnsspec).
-		{Group: dpoperatorv1.GroupName, Kind: "DNS"}: dns.New(cfg.ClusterDomain),
+		{Group: dpoperatorv1.GroupName, Kind: "DNS"}: dnsStrategy(cfg),
 	}
+}
+
+// dnsStrategy is the DNS resource's strategy: its rules with the
+// cluster domain and the cluster DNS's own addresses of cfg.
+func dnsStrategy(cfg Config) dns.Strategy {
+	s := dns.New(cfg.ClusterDomain)
+	s.OwnAddresses = cfg.OwnDNSAddresses
+	return s
 }
 
 // simple is the strategy of a namespaced kind without a status subresource

@@ -96,9 +96,9 @@ func (d *Config) Validate() error {
 	if errs := validation.IsDNS1123Subdomain(cd); len(errs) > 0 {
 		return controlplane.ConfigErrorf("--cluster-domain %q: %s", d.ClusterDomain, strings.Join(errs, "; "))
 	}
-	own := d.ownAddrs()
+	own := d.ownAddresses()
 	for _, up := range d.Upstreams {
-		if a, err := corefile.UpstreamAddr(up); err == nil && slices.Contains(own, a) {
+		if a, err := corefile.UpstreamAddr(up); err == nil && slices.Contains(own, netip.MustParseAddrPort(a)) {
 			return controlplane.ConfigErrorf("upstream resolver %s is an address of dnsplane itself (a forwarding loop); give --upstream", up)
 		}
 	}
@@ -113,10 +113,13 @@ func (d *Config) Validate() error {
 	return nil
 }
 
-// ownAddrs are the addresses `up` may serve DNS on: each flag's address,
-// and for a default the whole range it may move to.
-func (d *Config) ownAddrs() []string {
-	var own []string
+// ownAddresses are the addresses the cluster DNS and the node cache may
+// serve on, which no upstream resolver or DNS resource forwarder may name
+// (a forwarding loop): each flag's address, and for a default the whole
+// range ChooseAddresses may move it through, so that the list is fixed
+// before the addresses are chosen.
+func (d *Config) ownAddresses() []netip.AddrPort {
+	var out []netip.AddrPort
 	for _, a := range []struct {
 		addr    string
 		movable bool
@@ -124,13 +127,17 @@ func (d *Config) ownAddrs() []string {
 		if a.addr == "" {
 			continue
 		}
+		cands := []string{a.addr}
 		if a.movable {
-			own = append(own, moveCandidates(a.addr)...)
-		} else {
-			own = append(own, a.addr)
+			cands = moveCandidates(a.addr)
+		}
+		for _, c := range cands {
+			if ap, err := netip.ParseAddrPort(c); err == nil {
+				out = append(out, netip.AddrPortFrom(ap.Addr().Unmap(), ap.Port()))
+			}
 		}
 	}
-	return own
+	return out
 }
 
 func (d *Config) clusterCorefile(kubeconfig string) (string, error) {
@@ -213,12 +220,20 @@ type Roles struct {
 	// moved maps an address ChooseAddresses moved a server to to the
 	// default it moved from, for the banner.
 	moved map[string]string
+	// own are the addresses the DNS servers may serve on (DNSAddresses).
+	own []netip.AddrPort
 }
 
 // New returns the DNS roles for c.
 func New(c Config) *Roles {
-	return &Roles{cfg: c, cluster: &clusterDNS{notify: &notifier{}}, probe: coredns.CanListen, moved: map[string]string{}}
+	return &Roles{cfg: c, own: c.ownAddresses(), cluster: &clusterDNS{notify: &notifier{}}, probe: coredns.CanListen, moved: map[string]string{}}
 }
+
+// DNSAddresses implements controlplane.DNSAddresser: every address the
+// cluster DNS and node cache may serve on, fixed at New (the chosen ones
+// are among them), so that the API server's goroutines read no field the
+// start writes.
+func (r *Roles) DNSAddresses() []netip.AddrPort { return slices.Clone(r.own) }
 
 // Listen is the address the cluster DNS serves on: --dns-listen, or where
 // ChooseAddresses moved its default.
@@ -258,6 +273,7 @@ func (r *Roles) RenderOptions() (render.Options, error) {
 		InProcess:       true,
 		SystemResolvers: d.Upstreams,
 		HostSearch:      d.HostSearch,
+		OwnAddresses:    d.ownAddresses(),
 	}, nil
 }
 

@@ -42,14 +42,12 @@ func ValidateSpecUpdate(spec, old *operatorv1.DNSSpec, clusterDomain string, pat
 	fps := spec.PluginConfig.ForwardPlugins
 	fpPath := path.Child("pluginConfig", "forwardPlugins")
 	for i := range fps {
-		if old != nil && slices.ContainsFunc(old.PluginConfig.ForwardPlugins, func(o operatorv1.ForwardPlugin) bool {
-			return reflect.DeepEqual(DefaultedForwardPlugin(o), DefaultedForwardPlugin(fps[i]))
-		}) {
+		if old != nil && unchangedForwardPlugin(old, &fps[i]) {
 			continue
 		}
 		errs = append(errs, ValidateForwardPluginAt(fps, i, clusterDomain, fpPath)...)
 	}
-	if old == nil || !reflect.DeepEqual(DefaultedUpstreamResolvers(spec.UpstreamResolvers), DefaultedUpstreamResolvers(old.UpstreamResolvers)) {
+	if old == nil || !unchangedUpstreamResolvers(old, spec) {
 		errs = append(errs, ValidateUpstreamResolvers(&spec.UpstreamResolvers, path.Child("upstreamResolvers"))...)
 	}
 	if old == nil || !reflect.DeepEqual(spec.Cache, old.Cache) {

@@ -85,6 +85,12 @@ type Options struct {
 	// stands for; empty means /etc/resolv.conf as the forward plugin reads
 	// it. `dnsplane up` sets its --upstream resolvers.
 	SystemResolvers []string
+	// OwnAddresses are where this cluster's DNS serves: the cluster DNS
+	// Service's IP on port 53, and in `dnsplane up` the cluster DNS's and
+	// node cache's listen addresses. A forward plugin or upstream
+	// resolvers naming one are left out (Skipped): forwarding there is a
+	// loop (dnsspec.ValidateNotOwn).
+	OwnAddresses []netip.AddrPort
 	// HostSearch is the node's host search list for searchexpand's
 	// host_search (corefile.ClusterDNSOptions.HostSearch); `up` knows it,
 	// a DaemonSet's pods do not.
@@ -222,6 +228,10 @@ func forwarding(d operatorv1.DNSSpec, cd string, o Options, skip func(*field.Pat
 			skip(fpPath.Index(i), errs)
 			continue
 		}
+		if errs := dnsspec.ValidateForwardPluginNotOwn(&fps[i], o.OwnAddresses, fpPath.Index(i)); len(errs) > 0 {
+			skip(fpPath.Index(i), errs)
+			continue
+		}
 		if errs := checkCABundle(fp.TransportConfig, fpPath.Index(i), o); len(errs) > 0 {
 			skip(fpPath.Index(i), errs)
 			continue
@@ -236,6 +246,9 @@ func forwarding(d operatorv1.DNSSpec, cd string, o Options, skip func(*field.Pat
 	ur := d.UpstreamResolvers
 	urPath := specPath.Child("upstreamResolvers")
 	errs := dnsspec.ValidateUpstreamResolvers(&ur, urPath)
+	if len(errs) == 0 {
+		errs = dnsspec.ValidateUpstreamResolversNotOwn(&ur, o.OwnAddresses, urPath)
+	}
 	if len(errs) == 0 {
 		errs = checkCABundle(ur.TransportConfig, urPath, o)
 	}
@@ -297,6 +310,25 @@ func stubForwards(stubs []corefile.StubDomain) []corefile.ForwardOptions {
 	out := make([]corefile.ForwardOptions, len(stubs))
 	for i, s := range stubs {
 		out[i] = s.Forward
+	}
+	return out
+}
+
+// SharedReverseZones are notes on the forward plugins rendered for
+// Corefile(spec, o) whose domain is, is under or is above a reverse zone
+// (in-addr.arpa, 10.in-addr.arpa, arpa): their block answers the PTR names
+// of Service and pod IPs from the cluster first
+// (corefile.ReverseZones) and forwards only the rest, so the cluster's
+// reverse names keep working. The operator records them as events.
+func SharedReverseZones(spec *operatorv1.DNSSpec, o Options) []string {
+	d := dnsspec.Defaulted(*spec)
+	stubs, _, _ := forwarding(d, dnsspec.ClusterDomain(o.ClusterDomain), o, func(*field.Path, field.ErrorList) {})
+	var out []string
+	for _, s := range stubs {
+		if rz := corefile.ReverseZones(s.Domain); len(rz) > 0 {
+			out = append(out, fmt.Sprintf("forward plugin %s: the cluster DNS answers the PTR names of Service and pod IPs in %s itself "+
+				"and forwards the other names", s.Domain, strings.Join(rz, " and ")))
+		}
 	}
 	return out
 }

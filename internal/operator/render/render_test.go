@@ -3,10 +3,12 @@ package render
 import (
 	"bytes"
 	"flag"
+	"net/netip"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -199,6 +201,31 @@ pluginConfig:
 			opts: Options{ClusterDomain: "Corp.Example.", Listen: "127.0.0.1:1053", Kubeconfig: "/var/lib/dnsplane/kubeconfig",
 				CABundleDir: "/run/ca", Health: "127.0.0.1:18080", Ready: "127.0.0.1:18181", Metrics: "127.0.0.1:19153",
 				OptionCode: 65001, Trusted: []string{"127.0.0.1"}, NoLoop: true}},
+		// A forwarder naming the cluster DNS's own address is a loop: left
+		// out, as are upstream resolvers naming the node cache's (the
+		// defaults then apply). Another port of the same address is not.
+		{name: "own_addresses", spec: `
+pluginConfig:
+  forwardPlugins:
+  - {domain: self.test, nameServers: [192.0.2.1, 10.96.0.10]}
+  - {domain: tls.test, nameServers: ["10.96.0.10:853"], transportConfig: {transport: TLS, tls: {serverName: dns.tls.test}}}
+  - {domain: other-port.test, nameServers: ["10.96.0.10:5353"]}
+upstreamResolvers:
+  upstreams:
+  - {type: Network, address: 192.0.2.53}
+  - {type: Network, address: 127.0.0.1, port: 1053}`,
+			opts: Options{OwnAddresses: []netip.AddrPort{netip.MustParseAddrPort("10.96.0.10:53"), netip.MustParseAddrPort("[::ffff:10.96.0.10]:853"), netip.MustParseAddrPort("127.0.0.1:1053")}},
+			skipped: []string{
+				`spec.pluginConfig.forwardPlugins[0] left out: spec.pluginConfig.forwardPlugins[0].nameServers[1]: Invalid value: "10.96.0.10": must not be 10.96.0.10:53, an address this cluster's DNS serves on: the query would come back to it (a forwarding loop)`,
+				`spec.pluginConfig.forwardPlugins[1] left out: spec.pluginConfig.forwardPlugins[1].nameServers[0]: Invalid value: "10.96.0.10:853": must not be 10.96.0.10:853, an address this cluster's DNS serves on: the query would come back to it (a forwarding loop)`,
+				`spec.upstreamResolvers left out: spec.upstreamResolvers.upstreams[1]: Invalid value: "127.0.0.1:1053": must not be 127.0.0.1:1053, an address this cluster's DNS serves on: the query would come back to it (a forwarding loop)`,
+			}},
+		// A forwarded reverse zone keeps the cluster's PTR names: the
+		// kubernetes plugin for the zone first, falling through to forward.
+		{name: "reverse_zone", spec: `
+pluginConfig:
+  forwardPlugins:
+  - {domain: in-addr.arpa, nameServers: [192.0.2.1]}`},
 		{name: "offline", spec: `
 pluginConfig:
   forwardPlugins:
@@ -289,7 +316,8 @@ func TestCorefileLeavesSpecAlone(t *testing.T) {
 // DNSNameResolver case (its own plugin in every server block): dnsplane's
 // own cluster plugins, searchexpand and kubernetes, and the health,
 // readiness, reload and loop plugins are in the "." block only; every
-// forwarder block has errors, log, its own metrics, forward and cache.
+// forwarder block has errors, log, loopguard, its own metrics, forward and
+// cache.
 func TestClusterPluginsOnlyInRootBlock(t *testing.T) {
 	got, _, err := Corefile(spec(t, `pluginConfig: {forwardPlugins: [{domain: foo.com, nameServers: [192.0.2.1]}, {domain: bar.com, nameServers: [192.0.2.2]}]}`), Options{})
 	if err != nil {
@@ -306,12 +334,13 @@ func TestClusterPluginsOnlyInRootBlock(t *testing.T) {
 				plugins = append(plugins, strings.Fields(l)[0])
 			}
 		}
-		if strings.Join(plugins, " ") != "errors log prometheus forward cache" {
+		if strings.Join(plugins, " ") != "errors log loopguard prometheus forward cache" {
 			t.Errorf("forwarder block plugins %v:\n%s", plugins, b)
 		}
 	}
 	for _, p := range []string{"searchexpand", "kubernetes", "health", "ready", "reload", "loop"} {
-		if strings.Count(string(got), "    "+p) != 1 || !strings.Contains(blocks[2], "    "+p) {
+		line := regexp.MustCompile(`(?m)^    ` + p + `( |$)`)
+		if len(line.FindAllString(string(got), -1)) != 1 || !line.MatchString(blocks[2]) {
 			t.Errorf("%s is not in the . block alone", p)
 		}
 	}
@@ -401,5 +430,20 @@ pluginConfig:
 	}
 	if strings.SplitN(string(changed), "\n", 2)[1] != strings.SplitN(string(got), "\n", 2)[1] {
 		t.Error("a changed bundle changed more than the comment line")
+	}
+}
+
+// TestSharedReverseZones: forward plugins over reverse names are noted,
+// others and left-out ones are not.
+func TestSharedReverseZones(t *testing.T) {
+	s := spec(t, `pluginConfig: {forwardPlugins: [{domain: in-addr.arpa, nameServers: [192.0.2.1]}, {domain: foo.com, nameServers: [192.0.2.2]},
+  {domain: arpa, nameServers: [192.0.2.3]}, {domain: 10.in-addr.arpa, nameServers: [bad]}]}`)
+	got := SharedReverseZones(s, Options{})
+	want := []string{
+		"forward plugin in-addr.arpa: the cluster DNS answers the PTR names of Service and pod IPs in in-addr.arpa itself and forwards the other names",
+		"forward plugin arpa: the cluster DNS answers the PTR names of Service and pod IPs in in-addr.arpa and ip6.arpa itself and forwards the other names",
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("SharedReverseZones = %q, want %q", got, want)
 	}
 }

@@ -7,6 +7,7 @@ package dns
 
 import (
 	"context"
+	"net/netip"
 
 	apivalidation "k8s.io/apimachinery/pkg/api/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -22,6 +23,12 @@ type Strategy struct {
 	// ClusterDomain is the cluster DNS's cluster domain, which no forward
 	// plugin may take over; empty means cluster.local.
 	ClusterDomain string
+	// OwnAddresses, when set, returns the addresses this cluster's DNS
+	// serves on (in `dnsplane up`, the cluster DNS's and node cache's),
+	// which no forwarder may name: a forwarding loop
+	// (dnsspec.ValidateNotOwn). It is asked on every write, as the
+	// addresses are settled only when the DNS servers start.
+	OwnAddresses func() []netip.AddrPort
 }
 
 var _ rest.Strategy = Strategy{}
@@ -50,12 +57,22 @@ func (s Strategy) PrepareForUpdate(ctx context.Context, obj, old any) {
 func (s Strategy) Validate(_ context.Context, obj any) field.ErrorList {
 	d := obj.(*operatorv1.DNS)
 	errs := apivalidation.ValidateObjectMeta(&d.ObjectMeta, false, dnsspec.ValidateName, field.NewPath("metadata"))
-	return append(errs, dnsspec.ValidateSpec(&d.Spec, s.ClusterDomain, field.NewPath("spec"))...)
+	errs = append(errs, dnsspec.ValidateSpec(&d.Spec, s.ClusterDomain, field.NewPath("spec"))...)
+	return append(errs, s.validateNotOwn(&d.Spec, nil)...)
 }
 
 // ValidateUpdate checks the spec of an update; what the update leaves
 // unchanged is not checked again, so a DNS stored before a rule existed
 // keeps taking status writes (which go through here too).
 func (s Strategy) ValidateUpdate(_ context.Context, obj, old any) field.ErrorList {
-	return dnsspec.ValidateSpecUpdate(&obj.(*operatorv1.DNS).Spec, &old.(*operatorv1.DNS).Spec, s.ClusterDomain, field.NewPath("spec"))
+	spec, oldSpec := &obj.(*operatorv1.DNS).Spec, &old.(*operatorv1.DNS).Spec
+	errs := dnsspec.ValidateSpecUpdate(spec, oldSpec, s.ClusterDomain, field.NewPath("spec"))
+	return append(errs, s.validateNotOwn(spec, oldSpec)...)
+}
+
+func (s Strategy) validateNotOwn(spec, old *operatorv1.DNSSpec) field.ErrorList {
+	if s.OwnAddresses == nil {
+		return nil
+	}
+	return dnsspec.ValidateNotOwn(spec, old, s.OwnAddresses(), field.NewPath("spec"))
 }
