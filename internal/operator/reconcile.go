@@ -239,17 +239,20 @@ func (r *Reconciler) Reconcile(ctx context.Context) error {
 		if res.dryLoad != nil {
 			obs.dryLoadFailed, retry = res.dryLoad.Error(), res.dryLoad
 		}
-		if obs.rejected != "" {
+		if obs.rejected != "" || obs.tooLarge != "" {
 			// Nothing was ever published and the spec's Corefile does
-			// not load: serve the default spec's rather than nothing (a
-			// DaemonSet without a Corefile, an `up` waiting forever),
-			// and keep saying why in Degraded.
-			def, _, err := render.Corefile(&operatorv1.DNSSpec{}, ro)
+			// not load or cannot be stored: serve the default spec's
+			// rather than nothing (a DaemonSet without a Corefile, an
+			// `up` waiting forever), and keep saying why in Degraded.
+			// The default spec names no CA bundle: none is copied.
+			dro := ro
+			dro.CABundles = map[string]string{}
+			def, _, err := render.Corefile(&operatorv1.DNSSpec{}, dro)
 			if err != nil {
 				return fmt.Errorf("rendering the default Corefile: %w", err)
 			}
 			if published == nil {
-				res, err := r.ensureCorefile(ctx, dns, &operatorv1.DNSSpec{}, ro, def, nil)
+				res, err := r.ensureCorefile(ctx, dns, &operatorv1.DNSSpec{}, dro, def, nil)
 				if err != nil {
 					return err
 				}
@@ -257,8 +260,10 @@ func (r *Reconciler) Reconcile(ctx context.Context) error {
 				switch {
 				case res.dryLoad != nil:
 					obs.dryLoadFailed, retry = res.dryLoad.Error(), res.dryLoad
-				case published == nil:
+				case published == nil && obs.rejected != "":
 					obs.rejected += "; the default Corefile does not load either: " + res.rejected
+				case published == nil:
+					obs.tooLarge += "; the default Corefile does not load: " + res.rejected
 				}
 			}
 			obs.fallback = published != nil && string(published) == string(def)

@@ -136,7 +136,10 @@ func desiredStatus(dns *operatorv1.DNS, clusterDomain string, o observed, now me
 	if o.dryLoadFailed != "" {
 		config = append(config, "The rendered Corefile was not published (the last published one, if any, is served): it could not be checked: "+o.dryLoadFailed+"; retrying with backoff. This is no verdict on the Corefile.")
 	}
-	if o.tooLarge != "" {
+	switch {
+	case o.tooLarge != "" && o.fallback:
+		config = append(config, "The rendered Corefile was not published, and none was before: the Corefile of the default DNS spec is served: "+o.tooLarge+".")
+	case o.tooLarge != "":
 		config = append(config, "The rendered Corefile was not published (the last published one, if any, is served): "+o.tooLarge+".")
 	}
 

@@ -312,6 +312,18 @@ func TestControllerCorefileTooLarge(t *testing.T) {
 	if !strings.Contains(c.Message, "its CA bundles 1228800") {
 		t.Errorf("Degraded message %q does not say what is large", c.Message)
 	}
+	// Nothing was published before: the default spec's Corefile is, without
+	// the bundles, rather than nothing.
+	def, _, err := render.Corefile(&operatorv1.DNSSpec{}, render.Options{CABundles: map[string]string{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	poll(o.ctx, t, "the default Corefile published", func() (bool, error) { return o.corefile() == string(def), nil })
+	o.degraded(t, "CorefileTooLarge", "none was before: the Corefile of the default DNS spec is served")
+	cm, err := o.ts.Client.CoreV1().ConfigMaps(Namespace).Get(o.ctx, Name, metav1.GetOptions{})
+	if err != nil || len(cm.Data) != 1 {
+		t.Errorf("the default Corefile's ConfigMap has keys %v (%v), want the Corefile alone", len(cm.Data), err)
+	}
 	o.waitEvent(t, "Warning/CorefileTooLarge", "1048576")
 	for range 3 {
 		// The controller writes the status too: a conflict is a race
@@ -320,8 +332,8 @@ func TestControllerCorefileTooLarge(t *testing.T) {
 			t.Fatalf("Reconcile = %v, want nil: no retry can store it", err)
 		}
 	}
-	if n := checker.count(); n != 0 {
-		t.Errorf("a Corefile that cannot be stored was dry-loaded %d times", n)
+	if n := checker.count(); n != 1 {
+		t.Errorf("dry loads: %d, want 1 (the default Corefile; never the one that cannot be stored)", n)
 	}
 	if got := o.events(t)["Warning/CorefileTooLarge"]; len(got) != 1 {
 		t.Errorf("CorefileTooLarge events = %d, want 1", len(got))
