@@ -119,8 +119,15 @@ func selfChecker() (operator.ExecChecker, error) {
 	return operator.ExecChecker{Path: self, Args: []string{corefileCheckCommand}}, nil
 }
 
+// exitDryLoadFailed is corefile-check's status when the dry load gave no
+// verdict (the process ran out of descriptors or memory, or was
+// interrupted): the operator retries it instead of rejecting the
+// Corefile (operator.DryLoadError).
+const exitDryLoadFailed = 3
+
 // newCorefileCheckCommand is hidden: the operator runs it with a Corefile
-// on stdin. Exit status 0 loads, 1 does not (the reason on stderr).
+// on stdin. Exit status 0 loads, 1 (operator.ExitCorefileRejected) does
+// not, with the reason on stderr; any other is no verdict.
 func newCorefileCheckCommand() *cobra.Command {
 	return &cobra.Command{
 		Use:    corefileCheckCommand,
@@ -132,10 +139,15 @@ func newCorefileCheckCommand() *cobra.Command {
 			if err != nil {
 				return &exitError{code: exitUsage, msg: fmt.Sprintf("reading the Corefile: %v", err)}
 			}
-			if err := coredns.DryLoad(cmd.Context(), string(text)); err != nil {
-				return &exitError{code: exitInvalid, msg: err.Error()}
+			err = coredns.DryLoad(cmd.Context(), string(text))
+			switch {
+			case err == nil:
+				return nil
+			case coredns.IsLoadError(err):
+				return &exitError{code: operator.ExitCorefileRejected, msg: err.Error()}
+			default:
+				return &exitError{code: exitDryLoadFailed, msg: err.Error()}
 			}
-			return nil
 		},
 	}
 }

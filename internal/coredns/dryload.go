@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"syscall"
 
 	"github.com/coredns/caddy"
 	"github.com/coredns/coredns/core/dnsserver"
@@ -52,15 +53,31 @@ func DryLoad(ctx context.Context, corefile string) (err error) {
 	defer func() {
 		// caddy's Restart recovers a panicking plugin setup; this path
 		// does not, and a Corefile must not crash the caller.
+		// A setup that panics on this Corefile would panic at a real
+		// start too: the Corefile does not load.
 		if r := recover(); r != nil {
-			err = fmt.Errorf("dry-loading Corefile: a plugin's setup panicked: %v", r)
+			err = &LoadError{Err: fmt.Errorf("a plugin's setup panicked: %v", r)}
 		}
 	}()
 	in := caddy.CaddyfileInput{Contents: []byte(corefile), Filepath: "Corefile", ServerTypeName: "dns"}
 	if err := caddy.ValidateAndExecuteDirectives(in, nil, true); err != nil {
+		if resourceExhausted(err) {
+			// The process ran out of descriptors or memory while a
+			// plugin's setup opened a file: the same Corefile may load
+			// at the next try.
+			return fmt.Errorf("dry-loading Corefile: %w", err)
+		}
 		return &LoadError{Err: err}
 	}
 	return nil
+}
+
+// resourceExhausted reports whether err is the process running out of
+// file descriptors or memory rather than something the Corefile says.
+// CoreDNS's plugins wrap their errors with %w (plugin.Error), so the
+// errno survives when the plugin kept it.
+func resourceExhausted(err error) bool {
+	return errors.Is(err, syscall.EMFILE) || errors.Is(err, syscall.ENFILE) || errors.Is(err, syscall.ENOMEM)
 }
 
 // LoadError is a Corefile CoreDNS does not load, with CoreDNS's reason
@@ -74,7 +91,8 @@ func (e *LoadError) Error() string { return "Corefile does not load: " + e.Err.E
 func (e *LoadError) Unwrap() error { return e.Err }
 
 // IsLoadError reports whether err is a Corefile that does not load, as
-// opposed to DryLoad not running at all.
+// opposed to DryLoad not running at all or the process running out of
+// descriptors or memory (a verdict on the process, not the Corefile).
 func IsLoadError(err error) bool {
 	var le *LoadError
 	return errors.As(err, &le)

@@ -2,7 +2,6 @@ package operator
 
 import (
 	"context"
-	"errors"
 	"log/slog"
 	"net"
 	"reflect"
@@ -35,7 +34,7 @@ func (f *fakeChecker) Check(_ context.Context, corefile []byte) error {
 	f.calls++
 	f.mu.Unlock()
 	if strings.Contains(string(corefile), "reject.example") {
-		return errors.New("Corefile:2 - Error during parsing: rejected for the test")
+		return &CorefileError{Reason: "Corefile:2 - Error during parsing: rejected for the test"}
 	}
 	return nil
 }

@@ -123,6 +123,14 @@ type Reconciler struct {
 	// shared are the reverse zone notes of the last pass, for the same
 	// reason.
 	shared map[string]bool
+	// dryLoadFailing is true while dry loads give no verdict, so that
+	// one DryLoadFailed event is recorded per streak of failures.
+	dryLoadFailing bool
+	// tooLarge is the last Corefile whose ConfigMap was too large (one
+	// CorefileTooLarge event per text); statusTrimmed whether the last
+	// status was trimmed to fit (one StatusTooLarge event per streak).
+	tooLarge      []byte
+	statusTrimmed bool
 }
 
 // The reasons of the events recorded on the DNS object.
@@ -133,6 +141,15 @@ const (
 	// EventReverseZoneShared: a forward plugin's domain covers reverse
 	// names of the cluster, which the cluster DNS keeps answering.
 	EventReverseZoneShared = "ReverseZoneShared"
+	// EventDryLoadFailed: the dry load gave no verdict (the child could
+	// not start, was killed or timed out); retried with backoff.
+	EventDryLoadFailed = "DryLoadFailed"
+	// EventCorefileTooLarge: the ConfigMap with the rendered Corefile
+	// (and its CA bundles) is over the API's size limit.
+	EventCorefileTooLarge = "CorefileTooLarge"
+	// EventStatusTooLarge: status.upstreams was cut to keep the DNS
+	// object within the API's size limit.
+	EventStatusTooLarge = "StatusTooLarge"
 )
 
 // event records an event on dns when there is a recorder.
@@ -244,30 +261,48 @@ func (r *Reconciler) Reconcile(ctx context.Context) error {
 	r.recordShared(dns, render.SharedReverseZones(&dns.Spec, ro))
 
 	published := r.publishedCorefile()
+	// retry is a dry load that gave no verdict: the status says so, and
+	// the controller retries the pass with backoff.
+	var retry *DryLoadError
 	if !obs.unmanaged {
-		if published, obs.rejected, err = r.ensureCorefile(ctx, dns, &dns.Spec, ro, rendered, published); err != nil {
+		var res publishResult
+		if res, err = r.ensureCorefile(ctx, dns, &dns.Spec, ro, rendered, published); err != nil {
 			return err
 		}
-		if obs.rejected != "" {
+		published, obs.rejected, obs.tooLarge = res.published, res.rejected, res.tooLarge
+		if res.dryLoad != nil {
+			obs.dryLoadFailed, retry = res.dryLoad.Error(), res.dryLoad
+		}
+		if obs.rejected != "" || obs.tooLarge != "" {
 			// Nothing was ever published and the spec's Corefile does
-			// not load: serve the default spec's rather than nothing (a
-			// DaemonSet without a Corefile, an `up` waiting forever),
-			// and keep saying why in Degraded.
-			def, _, err := render.Corefile(&operatorv1.DNSSpec{}, ro)
+			// not load or cannot be stored: serve the default spec's
+			// rather than nothing (a DaemonSet without a Corefile, an
+			// `up` waiting forever), and keep saying why in Degraded.
+			// The default spec names no CA bundle: none is copied.
+			dro := ro
+			dro.CABundles = map[string]string{}
+			def, _, err := render.Corefile(&operatorv1.DNSSpec{}, dro)
 			if err != nil {
 				return fmt.Errorf("rendering the default Corefile: %w", err)
 			}
 			if published == nil {
-				var defRejected string
-				if published, defRejected, err = r.ensureCorefile(ctx, dns, &operatorv1.DNSSpec{}, ro, def, nil); err != nil {
+				res, err := r.ensureCorefile(ctx, dns, &operatorv1.DNSSpec{}, dro, def, nil)
+				if err != nil {
 					return err
 				}
-				if published == nil {
-					obs.rejected += "; the default Corefile does not load either: " + defRejected
+				published = res.published
+				switch {
+				case res.dryLoad != nil:
+					obs.dryLoadFailed, retry = res.dryLoad.Error(), res.dryLoad
+				case published == nil && obs.rejected != "":
+					obs.rejected += "; the default Corefile does not load either: " + res.rejected
+				case published == nil:
+					obs.tooLarge += "; the default Corefile does not load: " + res.rejected
 				}
 			}
 			obs.fallback = published != nil && string(published) == string(def)
 		}
+		r.recordDryLoad(dns, rendered, retry)
 		ip, _ := ServiceIP(r.cfg.ServiceRange) // checked in NewReconciler
 		if err := r.ensureService(ctx, ip.String()); err != nil {
 			return err
@@ -281,7 +316,7 @@ func (r *Reconciler) Reconcile(ctx context.Context) error {
 
 	if r.health != nil {
 		now := metav1.NewTime(r.now().Truncate(time.Second))
-		obs.upstreams = upstreamStatuses(render.Forwarders(&dns.Spec, r.cfg.Render), r.health.snapshot(), dns.Status.Upstreams, now)
+		obs.upstreams = upstreamStatuses(PublishedForwarders(published), r.health.snapshot(), dns.Status.Upstreams, now)
 		obs.healthWatched = true
 	}
 	obs.service, _ = r.listers.Services.Services(Namespace).Get(Name)
@@ -294,7 +329,28 @@ func (r *Reconciler) Reconcile(ctx context.Context) error {
 		p := podsOf(ds)
 		obs.pods = &p
 	}
-	return r.ensureStatus(ctx, dns, obs)
+	if err := r.ensureStatus(ctx, dns, obs); err != nil {
+		return err
+	}
+	if retry != nil {
+		return retry
+	}
+	return nil
+}
+
+// recordDryLoad records a DryLoadFailed event when dry loads start
+// failing without a verdict (not at every retry: the controller retries
+// with backoff), and forgets the failure once one gives a verdict.
+func (r *Reconciler) recordDryLoad(dns *operatorv1.DNS, rendered []byte, failed *DryLoadError) {
+	r.mu.Lock()
+	was := r.dryLoadFailing
+	r.dryLoadFailing = failed != nil
+	r.mu.Unlock()
+	if failed != nil && !was {
+		r.log.Error("the Corefile dry load did not run; retrying with backoff", "hash", CorefileHash(rendered), "err", failed)
+		r.event(dns, corev1.EventTypeWarning, EventDryLoadFailed,
+			fmt.Sprintf("The rendered Corefile (hash %s) was not published: %v; retrying with backoff.", CorefileHash(rendered), failed))
+	}
 }
 
 // publishedCorefile is the Corefile in the ConfigMap, nil when none.
@@ -310,49 +366,103 @@ func (r *Reconciler) publishedCorefile() []byte {
 	return []byte(text)
 }
 
-// ensureCorefile publishes rendered unless it is published already or
-// fails the dry load; it returns the Corefile published afterwards and why
-// rendered was rejected.
-func (r *Reconciler) ensureCorefile(ctx context.Context, dns *operatorv1.DNS, spec *operatorv1.DNSSpec, ro render.Options, rendered, published []byte) ([]byte, string, error) {
+// publishResult is what ensureCorefile did with a rendered Corefile.
+type publishResult struct {
+	// published is the Corefile published afterwards, nil when none.
+	published []byte
+	// rejected is why the rendered Corefile does not load, "" when it
+	// loads or the dry load gave no verdict.
+	rejected string
+	// dryLoad is a dry load that gave no verdict (retried with backoff).
+	dryLoad *DryLoadError
+	// tooLarge is why the ConfigMap with the rendered Corefile cannot be
+	// stored (its size), "" when it fits.
+	tooLarge string
+}
+
+// ensureCorefile publishes rendered unless it is published already, fails
+// the dry load, gets no verdict from it, or would not fit in a ConfigMap.
+func (r *Reconciler) ensureCorefile(ctx context.Context, dns *operatorv1.DNS, spec *operatorv1.DNSSpec, ro render.Options, rendered, published []byte) (publishResult, error) {
 	if string(rendered) == string(published) {
-		return published, "", nil
+		return publishResult{published: published}, nil
+	}
+	want := desiredConfigMap(rendered, ro.CABundles)
+	if msg := configMapTooLarge(want); msg != "" {
+		// No retry can store it: only a smaller spec or CA bundle will.
+		r.recordTooLarge(dns, rendered, msg)
+		return publishResult{published: published, tooLarge: msg}, nil
 	}
 	if fresh, err := r.check(ctx, spec, ro, rendered); err != nil {
 		if ctx.Err() != nil {
-			return nil, "", fmt.Errorf("checking the Corefile: %w", err)
+			return publishResult{}, fmt.Errorf("checking the Corefile: %w", err)
+		}
+		var dle *DryLoadError
+		if !IsCorefileError(err) {
+			if !errors.As(err, &dle) {
+				dle = &DryLoadError{Err: err}
+			}
+			return publishResult{published: published, dryLoad: dle}, nil
 		}
 		if fresh {
 			r.log.Error("rendered Corefile does not load; keeping the published one", "err", err)
 			r.event(dns, corev1.EventTypeWarning, EventCorefileRejected,
 				fmt.Sprintf("The rendered Corefile (hash %s) does not load and was not published: %v", CorefileHash(rendered), err))
 		}
-		return published, err.Error(), nil
+		return publishResult{published: published, rejected: err.Error()}, nil
 	}
 	if err := r.ensureNamespace(ctx); err != nil {
-		return nil, "", err
+		return publishResult{}, err
 	}
-	want := desiredConfigMap(rendered, ro.CABundles)
 	cms := r.kube.CoreV1().ConfigMaps(Namespace)
 	cur, err := r.listers.ConfigMaps.ConfigMaps(Namespace).Get(Name)
 	switch {
 	case apierrors.IsNotFound(err):
-		if _, err := cms.Create(ctx, want, metav1.CreateOptions{}); err != nil {
-			return nil, "", fmt.Errorf("creating ConfigMap %s/%s: %w", Namespace, Name, err)
-		}
+		_, err = cms.Create(ctx, want, metav1.CreateOptions{})
+		err = wrapWrite(err, "creating")
 	case err != nil:
-		return nil, "", fmt.Errorf("reading ConfigMap %s/%s: %w", Namespace, Name, err)
+		return publishResult{}, fmt.Errorf("reading ConfigMap %s/%s: %w", Namespace, Name, err)
 	default:
 		next := cur.DeepCopy()
 		next.Labels = mergeLabels(next.Labels, want.Labels)
 		next.Data = want.Data
-		if _, err := cms.Update(ctx, next, metav1.UpdateOptions{}); err != nil {
-			return nil, "", fmt.Errorf("updating ConfigMap %s/%s: %w", Namespace, Name, err)
-		}
+		_, err = cms.Update(ctx, next, metav1.UpdateOptions{})
+		err = wrapWrite(err, "updating")
+	}
+	if apierrors.IsRequestEntityTooLargeError(err) {
+		// A limit configMapTooLarge does not know (the API server's or
+		// etcd's request size, lowered by flags): the same write fails
+		// every time.
+		msg := err.Error()
+		r.recordTooLarge(dns, rendered, msg)
+		return publishResult{published: published, tooLarge: msg}, nil
+	}
+	if err != nil {
+		return publishResult{}, err
 	}
 	r.log.Info("published Corefile", "configmap", Namespace+"/"+Name, "hash", CorefileHash(rendered))
 	r.event(dns, corev1.EventTypeNormal, EventCorefilePublished,
 		fmt.Sprintf("Published the Corefile (hash %s) in ConfigMap %s/%s.", CorefileHash(rendered), Namespace, Name))
-	return rendered, "", nil
+	return publishResult{published: rendered}, nil
+}
+
+func wrapWrite(err error, verb string) error {
+	if err == nil {
+		return nil
+	}
+	return fmt.Errorf("%s ConfigMap %s/%s: %w", verb, Namespace, Name, err)
+}
+
+// recordTooLarge records a CorefileTooLarge event once per Corefile text.
+func (r *Reconciler) recordTooLarge(dns *operatorv1.DNS, rendered []byte, msg string) {
+	r.mu.Lock()
+	fresh := string(r.tooLarge) != string(rendered)
+	r.tooLarge = rendered
+	r.mu.Unlock()
+	if fresh {
+		r.log.Error("the rendered Corefile does not fit in its ConfigMap; keeping the published one", "hash", CorefileHash(rendered), "reason", msg)
+		r.event(dns, corev1.EventTypeWarning, EventCorefileTooLarge,
+			fmt.Sprintf("The rendered Corefile (hash %s) was not published: %s", CorefileHash(rendered), msg))
+	}
 }
 
 // check runs the checker unless corefile is the one it last rejected.
@@ -369,25 +479,38 @@ func (r *Reconciler) check(ctx context.Context, spec *operatorv1.DNSSpec, ro ren
 		return false, err
 	}
 	r.mu.Unlock()
+	// The cluster DNS pods read the API with their service account, which
+	// the operator's process has (in a cluster) or not (run from a shell
+	// with --kubeconfig): the Corefile is checked with the kubernetes
+	// plugin pointed at the same API server by address instead, so that
+	// the verdict, and so what is published, does not depend on where
+	// the operator runs.
 	checked := corefile
+	if ro.Kubeconfig == "" {
+		ro.NoServiceAccount = true
+	}
 	if len(ro.CABundles) > 0 {
 		dir, err := os.MkdirTemp("", "dnsplane-ca-bundles-")
 		if err != nil {
-			return true, fmt.Errorf("checking the Corefile: %w", err)
+			return true, &DryLoadError{Err: fmt.Errorf("writing the CA bundles for the dry load: %w", err)}
 		}
 		defer os.RemoveAll(dir)
 		for name, pem := range ro.CABundles {
 			if err := os.WriteFile(filepath.Join(dir, render.CABundleFile(name)), []byte(pem), 0o600); err != nil {
-				return true, fmt.Errorf("checking the Corefile: %w", err)
+				return true, &DryLoadError{Err: fmt.Errorf("writing the CA bundles for the dry load: %w", err)}
 			}
 		}
 		ro.CABundleDir = dir
+	}
+	if ro.NoServiceAccount || len(ro.CABundles) > 0 {
 		if checked, _, err = render.Corefile(spec, ro); err != nil {
 			return true, fmt.Errorf("checking the Corefile: %w", err)
 		}
 	}
 	err = r.cfg.Checker.Check(ctx, checked)
-	if err != nil && ctx.Err() == nil {
+	// Only a verdict on the Corefile is remembered: a dry load that did
+	// not run says nothing about the text, and is retried.
+	if IsCorefileError(err) && ctx.Err() == nil {
 		r.mu.Lock()
 		r.rejected, r.rejectedErr = corefile, err
 		r.mu.Unlock()
@@ -503,11 +626,20 @@ func daemonSetChanged(cur, want *appsv1.DaemonSet) bool {
 func (r *Reconciler) ensureStatus(ctx context.Context, dns *operatorv1.DNS, o observed) error {
 	want, recheck := desiredStatus(dns, dnsspec.ClusterDomain(r.cfg.Render.ClusterDomain), o, metav1.NewTime(r.now().Truncate(time.Second)))
 	r.recheck.Store(int64(recheck))
-	if statusEqual(dns.Status, want) {
-		return nil
-	}
 	next := dns.DeepCopy()
 	next.Status = want
+	trimmed := fitStatus(next)
+	r.mu.Lock()
+	was := r.statusTrimmed
+	r.statusTrimmed = trimmed != ""
+	r.mu.Unlock()
+	if trimmed != "" && !was {
+		r.log.Warn("the DNS status does not fit the API's object size limit; listing fewer upstreams", "note", trimmed)
+		r.event(dns, corev1.EventTypeWarning, EventStatusTooLarge, trimmed)
+	}
+	if statusEqual(dns.Status, next.Status) {
+		return nil
+	}
 	if _, err := r.dns.OperatorV1().DNSes().UpdateStatus(ctx, next, metav1.UpdateOptions{}); err != nil {
 		return fmt.Errorf("updating DNS %s status: %w", dns.Name, err)
 	}

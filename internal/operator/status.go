@@ -44,6 +44,12 @@ type observed struct {
 	// rejected is why the rendered Corefile was not published (it failed
 	// the dry load), or "".
 	rejected string
+	// dryLoadFailed is why the rendered Corefile could not be checked
+	// (the dry load gave no verdict), or "".
+	dryLoadFailed string
+	// tooLarge is why the rendered Corefile's ConfigMap cannot be stored
+	// (its size), or "".
+	tooLarge string
 	// fallback is true when the default spec's Corefile is published
 	// because the spec's was rejected before any was published.
 	fallback bool
@@ -127,6 +133,15 @@ func desiredStatus(dns *operatorv1.DNS, clusterDomain string, o observed, now me
 	case o.rejected != "":
 		config = append(config, "The rendered Corefile was not published, the last good one is served: "+o.rejected)
 	}
+	if o.dryLoadFailed != "" {
+		config = append(config, "The rendered Corefile was not published (the last published one, if any, is served): it could not be checked: "+o.dryLoadFailed+"; retrying with backoff. This is no verdict on the Corefile.")
+	}
+	switch {
+	case o.tooLarge != "" && o.fallback:
+		config = append(config, "The rendered Corefile was not published, and none was before: the Corefile of the default DNS spec is served: "+o.tooLarge+".")
+	case o.tooLarge != "":
+		config = append(config, "The rendered Corefile was not published (the last published one, if any, is served): "+o.tooLarge+".")
+	}
 
 	set := func(t string, status metav1.ConditionStatus, reason, msg string) {
 		c := metav1.Condition{Type: t, Status: status, Reason: reason, Message: msg, ObservedGeneration: dns.Generation, LastTransitionTime: now}
@@ -165,8 +180,13 @@ func desiredStatus(dns *operatorv1.DNS, clusterDomain string, o observed, now me
 	switch {
 	case len(config) > 0:
 		reason := "InvalidSpec"
-		if o.rejected != "" {
+		switch {
+		case o.rejected != "":
 			reason = "CorefileRejected"
+		case o.tooLarge != "":
+			reason = "CorefileTooLarge"
+		case o.dryLoadFailed != "":
+			reason = "DryLoadFailed"
 		}
 		set(operatorv1.DNSDegraded, metav1.ConditionTrue, reason, strings.Join(config, "; "))
 	case len(rollout) > 0 && len(progressing) == 0:

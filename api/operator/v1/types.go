@@ -81,8 +81,11 @@ type PluginConfig struct {
 	// other nameservers. A query goes to the forward plugin with the
 	// longest domain that is a suffix of its name (www.a.foo.com goes to
 	// a.foo.com rather than foo.com); names in no forwarded domain go to
-	// the upstream resolvers. Domains must be unique.
+	// the upstream resolvers. Domains must be unique. At most 150: the
+	// most whose status (the health of every nameserver) still fits in
+	// the object etcd stores.
 	// +optional
+	// +kubebuilder:validation:MaxItems=150
 	// +listType=atomic
 	ForwardPlugins []ForwardPlugin `json:"forwardPlugins,omitempty"`
 }

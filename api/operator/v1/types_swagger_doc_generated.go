@@ -106,7 +106,7 @@ func (ForwardPlugin) SwaggerDoc() map[string]string {
 
 var map_PluginConfig = map[string]string{
 	"":               "PluginConfig configures CoreDNS plugins.",
-	"forwardPlugins": "ForwardPlugins send the queries for a domain and its subdomains to other nameservers. A query goes to the forward plugin with the longest domain that is a suffix of its name (www.a.foo.com goes to a.foo.com rather than foo.com); names in no forwarded domain go to the upstream resolvers. Domains must be unique.",
+	"forwardPlugins": "ForwardPlugins send the queries for a domain and its subdomains to other nameservers. A query goes to the forward plugin with the longest domain that is a suffix of its name (www.a.foo.com goes to a.foo.com rather than foo.com); names in no forwarded domain go to the upstream resolvers. Domains must be unique. At most 150: the most whose status (the health of every nameserver) still fits in the object etcd stores.",
 }
 
 func (PluginConfig) SwaggerDoc() map[string]string {
@@ -171,6 +171,13 @@ func (ForwardPlugin) KubebuilderMarkers() map[string][]string {
 		"nameServers":      {"validation:MinItems=1", "validation:MaxItems=15"},
 		"policy":           {"validation:Enum=Random;RoundRobin;Sequential", "default=Random"},
 		"protocolStrategy": {"validation:Enum=TCP;\"\""},
+	}
+}
+
+// KubebuilderMarkers are the +kubebuilder markers of PluginConfig's fields by JSON name (internal/openapi).
+func (PluginConfig) KubebuilderMarkers() map[string][]string {
+	return map[string][]string{
+		"forwardPlugins": {"validation:MaxItems=150"},
 	}
 }
 

@@ -92,6 +92,9 @@ func TestDNSValidCRD(t *testing.T) {
 	if ups.Default == nil || string(ups.Default.Raw) != `[{"type":"SystemResolvConf"}]` || ups.MaxItems == nil || *ups.MaxItems != 15 {
 		t.Errorf("spec.upstreamResolvers.upstreams: default %v, maxItems %v", ups.Default, ups.MaxItems)
 	}
+	if fps := spec.Properties["pluginConfig"].Properties["forwardPlugins"]; fps.MaxItems == nil || *fps.MaxItems != 150 {
+		t.Errorf("spec.pluginConfig.forwardPlugins: maxItems %v, want 150 (dnsspec.MaxForwardPlugins)", fps.MaxItems)
+	}
 	port := ups.Items.Schema.Properties["port"]
 	if port.Minimum == nil || *port.Minimum != 1 || port.Maximum == nil || *port.Maximum != 65535 {
 		t.Errorf("upstreams[].port: minimum %v, maximum %v", port.Minimum, port.Maximum)

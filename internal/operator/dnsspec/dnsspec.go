@@ -35,6 +35,15 @@ const AutopathZone = "ap.k8s.io"
 // same.
 const MaxNameServers = 15
 
+// MaxForwardPlugins is the most forward plugins a spec may list: with
+// every entry as long as the rules allow (253-character domains, 15 IPv6
+// nameservers, TLS), the DNS object with a status listing each
+// nameserver's health, plus kubectl's last-applied annotation, still fits
+// in the 1.5 MiB etcd stores per object, and the spec in the 256 KiB of
+// annotations; 200 does not. docs/dns-operator.md ("Size limits") has the
+// measurements, also of what the cluster DNS's memory does with N.
+const MaxForwardPlugins = 150
+
 // The ports nameservers listen on when their entry names none.
 const (
 	DNSPort    = 53  // cleartext DNS

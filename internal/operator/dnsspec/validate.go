@@ -41,6 +41,11 @@ func ValidateSpecUpdate(spec, old *operatorv1.DNSSpec, clusterDomain string, pat
 	var errs field.ErrorList
 	fps := spec.PluginConfig.ForwardPlugins
 	fpPath := path.Child("pluginConfig", "forwardPlugins")
+	// An update that does not lengthen a list stored before the bound
+	// existed passes, so that it can be shortened step by step.
+	if n := len(fps); n > MaxForwardPlugins && (old == nil || n > len(old.PluginConfig.ForwardPlugins)) {
+		errs = append(errs, field.TooMany(fpPath, n, MaxForwardPlugins))
+	}
 	for i := range fps {
 		if old != nil && unchangedForwardPlugin(old, &fps[i]) {
 			continue

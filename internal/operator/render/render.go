@@ -103,6 +103,15 @@ type Options struct {
 	// when serving), and TLS forwarders trust the system's certificate
 	// authorities instead of their mounted CA bundle.
 	Offline bool
+	// NoServiceAccount renders, for a dry load, the kubernetes plugin's
+	// in-cluster connection (no Kubeconfig: the pod's service account)
+	// as an endpoint of the same API server, https://kubernetes.default.svc,
+	// and nothing else differently. The plugin's setup reads the service
+	// account's token file (rest.InClusterConfig) and connects only when
+	// serving, so a dry load where the operator runs (any process but a
+	// cluster DNS pod) would otherwise fail on the environment, not the
+	// Corefile. Offline implies it.
+	NoServiceAccount bool
 }
 
 // DefaultCABundleDir is where the DaemonSet's pods mount the operator's
@@ -180,7 +189,7 @@ func Corefile(spec *operatorv1.DNSSpec, o Options) ([]byte, []Skipped, error) {
 		ClusterDomain: cd,
 		OptionCode:    o.OptionCode,
 		Kubeconfig:    o.Kubeconfig,
-		InCluster:     o.Kubeconfig == "" && !o.Offline,
+		InCluster:     o.Kubeconfig == "" && !o.Offline && !o.NoServiceAccount,
 		Upstreams:     upstreams,
 		Forward:       forwardOptions(ur.Policy, ur.TransportConfig, ur.ProtocolStrategy, o),
 		Stubs:         stubs,
@@ -197,7 +206,7 @@ func Corefile(spec *operatorv1.DNSSpec, o Options) ([]byte, []Skipped, error) {
 		Reload:     true,
 		Loop:       !o.NoLoop,
 	}
-	if o.Kubeconfig == "" && o.Offline {
+	if o.Kubeconfig == "" && (o.Offline || o.NoServiceAccount) {
 		c.Endpoint = offlineAPIServer
 	}
 	if o.InProcess {
