@@ -95,12 +95,16 @@ func TestForwardToOwnAddress(t *testing.T) {
 	kubeconfig, _ := startAPIServer(t, ctx)
 
 	cluster := fmt.Sprintf("127.0.0.1:%d", freePort(t))
-	startClusterDNS(t, ctx, cluster, kubeconfig, []string{cluster}, []corefile.StubDomain{{Domain: "fwd.test", Upstreams: []string{cluster}}})
 	nodeCache := fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	// fwd.test and "." loop inside the cluster DNS; nc.test goes round
+	// through the node cache, which forwards every name back to it.
+	startClusterDNS(t, ctx, cluster, kubeconfig, []string{cluster}, []corefile.StubDomain{
+		{Domain: "fwd.test", Upstreams: []string{cluster}},
+		{Domain: "nc.test", Upstreams: []string{nodeCache}},
+	})
 	text, err := corefile.NodeCache(corefile.NodeCacheOptions{
 		Listen:     []string{nodeCache},
 		ClusterDNS: []string{cluster},
-		Upstreams:  []string{nodeCache},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -113,6 +117,7 @@ func TestForwardToOwnAddress(t *testing.T) {
 			exchangeLoop(t, cluster, fmt.Sprintf("www%d.fwd.test.", i), edns)
 			exchangeLoop(t, cluster, fmt.Sprintf("www%d.example.org.", i), edns)
 			exchangeLoop(t, nodeCache, fmt.Sprintf("node%d.example.org.", i), edns)
+			exchangeLoop(t, nodeCache, fmt.Sprintf("www%d.nc.test.", i), edns)
 			// Through the node cache's cluster block to the cluster DNS,
 			// whose reverse zones fall through to its looping upstream.
 			exchangeLoop(t, nodeCache, fmt.Sprintf("%d.2.0.192.in-addr.arpa.", i), edns)
@@ -124,7 +129,7 @@ func TestForwardToOwnAddress(t *testing.T) {
 	// The forward plugins keep a few pooled connections per upstream;
 	// a loop holds one more per hop per query until it runs out.
 	if after := openFDs(t); after > before+32 {
-		t.Errorf("open descriptors went from %d to %d over 400 looping queries", before, after)
+		t.Errorf("open descriptors went from %d to %d over 500 looping queries", before, after)
 	}
 }
 
@@ -158,10 +163,13 @@ func TestForwardLoopThroughTwoServers(t *testing.T) {
 // cached for the name.
 func TestLoopMarkerOnTheWire(t *testing.T) {
 	const markerCode = 65533
-	cluster, clusterAddr := startStub(t, "tcp", markerCode, net.IPv4(10, 96, 0, 1))
-	upstream, upstreamAddr := startStub(t, "udp", markerCode, net.IPv4(192, 0, 2, 1))
+	// The node cache sends the cluster zones over TCP and every other
+	// name over UDP, both to the cluster DNS: one stub per transport.
+	clusterAddr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	cluster := startStub(t, "tcp", clusterAddr, markerCode, net.IPv4(10, 96, 0, 1))
+	upstream := startStub(t, "udp", clusterAddr, markerCode, net.IPv4(192, 0, 2, 1))
 	nodeCache := fmt.Sprintf("127.0.0.1:%d", freePort(t))
-	text, err := corefile.NodeCache(corefile.NodeCacheOptions{Listen: []string{nodeCache}, ClusterDNS: []string{clusterAddr}, Upstreams: []string{upstreamAddr}})
+	text, err := corefile.NodeCache(corefile.NodeCacheOptions{Listen: []string{nodeCache}, ClusterDNS: []string{clusterAddr}})
 	if err != nil {
 		t.Fatal(err)
 	}
