@@ -81,9 +81,9 @@ func exchangeLoop(t *testing.T, addr, name string, edns bool) {
 }
 
 // TestForwardToOwnAddress: a cluster DNS whose upstream resolver and
-// forwarded zone name its own address, and a node cache in front of it
-// whose upstream names the node cache's own address (both in one process,
-// as in `dnsplane up`), answer SERVFAIL at once instead of forwarding each
+// forwarded zone name its own address, and a forwarded zone that goes round
+// through the node cache in front of it (both in one process, as in
+// `dnsplane up`), answer SERVFAIL at once instead of forwarding each
 // query to themselves until the process runs out of descriptors; and the
 // descriptors stay bounded over many such queries.
 func TestForwardToOwnAddress(t *testing.T) {
