@@ -40,7 +40,8 @@ const (
 	deleteMarkThenRemove
 )
 
-// planDelete decides what deleting obj does and, for deleteMark, marks obj.
+// planDelete decides what deleting obj does and, for deleteMark and
+// deleteMarkThenRemove, marks obj.
 // It is the generic part of upstream's BeforeDelete
 // (k8s.io/apiserver/pkg/registry/rest/delete.go) and of the finalizer
 // handling of its store (k8s.io/apiserver/pkg/registry/generic/registry/
