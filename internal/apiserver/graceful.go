@@ -32,9 +32,16 @@ const (
 	deleteNow     deletion = iota // remove the key
 	deleteMark                    // store the object marked for deletion
 	deletePending                 // already marked: answer with it unchanged
+	// deleteMarkThenRemove stores the mark (grace 0), then removes the key:
+	// upstream's graceful delete whose period comes out at 0 (a pod no node
+	// runs, a finished one, the kubelet's final delete) is an update before
+	// the delete, so watchers see MODIFIED with deletionTimestamp, then
+	// DELETED (store.go, updateForGracefulDeletionAndFinalizers).
+	deleteMarkThenRemove
 )
 
-// planDelete decides what deleting obj does and, for deleteMark, marks obj.
+// planDelete decides what deleting obj does and, for deleteMark and
+// deleteMarkThenRemove, marks obj.
 // It is the generic part of upstream's BeforeDelete
 // (k8s.io/apiserver/pkg/registry/rest/delete.go) and of the finalizer
 // handling of its store (k8s.io/apiserver/pkg/registry/generic/registry/
@@ -69,17 +76,18 @@ func planDelete(ctx context.Context, res *Resource, obj any, requested *int64, n
 				period = 1
 			}
 		}
-		if period == 0 && !finalizers {
-			return deleteNow
-		}
 		mark(m, deadline, period)
+		if period == 0 && !finalizers {
+			return deleteMarkThenRemove
+		}
 		return deleteMark
 	}
+	g, graceful := res.Strategy.(rest.GracefulDeleter)
 	var period int64
-	if g, ok := res.Strategy.(rest.GracefulDeleter); ok {
+	if graceful {
 		period = g.GracePeriod(ctx, obj, requested)
 	}
-	if period == 0 && !finalizers {
+	if period == 0 && !finalizers && !graceful {
 		return deleteNow
 	}
 	mark(m, now.Add(time.Duration(period)*time.Second), period)
@@ -87,6 +95,9 @@ func planDelete(ctx context.Context, res *Resource, obj any, requested *int64, n
 	// generation moves, as upstream's BeforeDelete and markAsDeleting do.
 	if g := m.GetGeneration(); g > 0 {
 		m.SetGeneration(g + 1)
+	}
+	if period == 0 && !finalizers {
+		return deleteMarkThenRemove
 	}
 	return deleteMark
 }
@@ -178,6 +189,21 @@ func (s *Server) deleteObject(ctx context.Context, res *Resource, namespace, nam
 			return nil, storageError(res, name, err)
 		}
 		accessor(obj).SetResourceVersion(strconv.FormatInt(out.ModRevision, 10))
+		if plan == deleteMarkThenRemove {
+			gone, err := s.removeObject(ctx, res, obj, out.ModRevision)
+			switch {
+			case apierrors.IsConflict(err) && req.pre == nil:
+				// Written to in between: the next round reads it marked
+				// with grace 0 and removes it, as upstream's delete retries.
+				continue
+			case apierrors.IsNotFound(err):
+				// Someone else (a kubelet racing us) removed it: upstream
+				// tolerates that here (kubernetes/kubernetes#19403).
+				setTypeMeta(res, obj)
+				return obj, nil
+			}
+			return gone, err
+		}
 		setTypeMeta(res, obj)
 		return obj, nil
 	}

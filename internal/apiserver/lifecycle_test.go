@@ -2,6 +2,7 @@ package apiserver
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -92,18 +93,27 @@ func TestGracefulPodDeletion(t *testing.T) {
 	if _, err := pods.Get(ctx, "bound", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 		t.Errorf("after grace 0: %v", err)
 	}
+	// Marked (30s), shortened (10s), then, as upstream's store does for a
+	// delete whose grace comes out at 0, marked with 0 and removed.
 	var types []watch.EventType
+	var graces []int64
 	timeout := time.After(10 * time.Second)
-	for len(types) < 4 {
+	for len(types) < 5 {
 		select {
 		case e := <-w.ResultChan():
 			types = append(types, e.Type)
+			if p, ok := e.Object.(*corev1.Pod); ok {
+				graces = append(graces, ptr.Deref(p.DeletionGracePeriodSeconds, -1))
+			}
 		case <-timeout:
 			t.Fatalf("watch saw %v", types)
 		}
 	}
-	if want := []watch.EventType{watch.Added, watch.Modified, watch.Modified, watch.Deleted}; !equalTypes(types, want) {
+	if want := []watch.EventType{watch.Added, watch.Modified, watch.Modified, watch.Modified, watch.Deleted}; !equalTypes(types, want) {
 		t.Errorf("watch saw %v, want %v", types, want)
+	}
+	if want := []int64{-1, 30, 10, 0, 0}; fmt.Sprint(graces) != fmt.Sprint(want) {
+		t.Errorf("watch saw deletionGracePeriodSeconds %v, want %v (-1: unset)", graces, want)
 	}
 
 	for _, tc := range []struct {

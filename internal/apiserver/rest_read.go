@@ -236,29 +236,72 @@ func (s *Server) watch(w http.ResponseWriter, r *http.Request, res *Resource, in
 				return nil
 			}
 			last = ev.KV.ModRevision
-			obj, err := decodeStored(res, ev.KV)
+			typ, obj, err := watchEventFor(res, f, ev)
 			if err != nil {
 				s.log.Error("watch: skipping undecodable object", "key", ev.KV.Key, "err", err)
 				continue
 			}
-			if !f.matches(res, obj) {
+			if obj == nil {
 				continue
 			}
-			if err := stream.send(eventType(ev.Type), obj); err != nil {
+			if err := stream.send(typ, obj); err != nil {
 				return nil
 			}
 		}
 	}
 }
 
-func eventType(t storage.EventType) string {
-	switch t {
-	case storage.Added:
-		return "ADDED"
-	case storage.Deleted:
-		return "DELETED"
+// watchEventFor is what a watcher with filter f sees of one storage event,
+// decided as k8s.io/apiserver does (cacher's convertToWatchEvent, etcd3
+// watcher's transform): the selector is evaluated on the object before and
+// after the change, so an object that enters the selection is ADDED, one
+// that stays is MODIFIED, one that leaves it — or is deleted while in it —
+// is DELETED, and one outside it before and after is not sent (nil). A
+// DELETED carries the object as it was before the event, with the event's
+// resourceVersion, as upstream's do (docs/apiserver.md, "Watch").
+func watchEventFor(res *Resource, f filter, ev storage.Event) (string, any, error) {
+	var cur, prev any
+	if ev.Type != storage.Deleted {
+		obj, err := decodeStored(res, ev.KV)
+		if err != nil {
+			return "", nil, err
+		}
+		cur = obj
 	}
-	return "MODIFIED"
+	// An unfiltered watch passes every object, so the previous one is only
+	// needed for a delete, whose KV already is it.
+	if ev.Type == storage.Deleted || (ev.PrevValue != nil && !f.empty()) {
+		kv := ev.KV
+		kv.Value = ev.PrevValue
+		if ev.Type == storage.Deleted {
+			kv.Value = ev.KV.Value
+		}
+		obj, err := decodeStored(res, kv)
+		if err != nil {
+			return "", nil, err
+		}
+		prev = obj
+	}
+	if f.empty() {
+		switch ev.Type {
+		case storage.Added:
+			return "ADDED", cur, nil
+		case storage.Deleted:
+			return "DELETED", prev, nil
+		}
+		return "MODIFIED", cur, nil
+	}
+	curPasses := cur != nil && f.matches(res, cur)
+	prevPasses := prev != nil && f.matches(res, prev)
+	switch {
+	case curPasses && prevPasses:
+		return "MODIFIED", cur, nil
+	case curPasses:
+		return "ADDED", cur, nil
+	case prevPasses:
+		return "DELETED", prev, nil
+	}
+	return "", nil, nil
 }
 
 // listAll reads every object under prefix at one revision, page by page.

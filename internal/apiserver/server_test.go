@@ -314,8 +314,15 @@ func TestInformerSeesEventsInOrder(t *testing.T) {
 	inf := factory.Core().V1().Pods().Informer()
 	events := make(chan string, 100)
 	_, _ = inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc:    func(o any) { events <- "add " + o.(*corev1.Pod).Name },
-		UpdateFunc: func(_, o any) { events <- "update " + o.(*corev1.Pod).Name + " " + o.(*corev1.Pod).Labels["v"] },
+		AddFunc: func(o any) { events <- "add " + o.(*corev1.Pod).Name },
+		UpdateFunc: func(_, o any) {
+			p := o.(*corev1.Pod)
+			e := "update " + p.Name + " " + p.Labels["v"]
+			if p.DeletionTimestamp != nil {
+				e += " deleting"
+			}
+			events <- e
+		},
 		DeleteFunc: func(o any) {
 			if p, ok := o.(*corev1.Pod); ok {
 				events <- "delete " + p.Name
@@ -338,7 +345,9 @@ func TestInformerSeesEventsInOrder(t *testing.T) {
 	if err := pods.Delete(ctx, "a", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"add a", "update a 2", "delete a"} {
+	// A delete is an update (deletionTimestamp set, grace 0 for a pod no
+	// node runs) before the delete, as kube-apiserver's.
+	for _, want := range []string{"add a", "update a 2", "update a 2 deleting", "delete a"} {
 		select {
 		case got := <-events:
 			if got != want {

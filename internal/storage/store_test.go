@@ -502,22 +502,22 @@ func testWatchFromRevision(t *testing.T, env storeEnv) {
 	// Write first, watch afterwards: a watch from a past revision replays history.
 	var want []Event
 	a1 := mustCreate(t, s, "pods/ns/a", "a1")
-	want = append(want, Event{Added, a1})
+	want = append(want, Event{Type: Added, KV: a1})
 	a2, err := s.Update(ctx, "pods/ns/a", []byte("a2"), a1.ModRevision)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want = append(want, Event{Modified, a2})
+	want = append(want, Event{Type: Modified, KV: a2, PrevValue: []byte("a1")})
 	mustCreate(t, s, "pods/other/y", "not watched")
 	b1 := mustCreate(t, s, "pods/ns/b", "b1")
-	want = append(want, Event{Added, b1})
+	want = append(want, Event{Type: Added, KV: b1})
 	ad, err := s.Delete(ctx, "pods/ns/a", a2.ModRevision)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want = append(want, Event{Deleted, ad})
+	want = append(want, Event{Type: Deleted, KV: ad, PrevValue: []byte("a2")})
 	a3 := mustCreate(t, s, "pods/ns/a", "a3") // re-created: Added again, not Modified
-	want = append(want, Event{Added, a3})
+	want = append(want, Event{Type: Added, KV: a3})
 
 	w, err := s.Watch(ctx, "pods/ns/", start)
 	if err != nil {
@@ -532,13 +532,17 @@ func testWatchFromRevision(t *testing.T, env storeEnv) {
 	}
 	got = append(got, collect(t, w, 2)...)
 	want = append(want,
-		Event{Deleted, KV{Key: "pods/ns/a", Value: []byte("a3"), CreateRevision: a3.CreateRevision}},
-		Event{Deleted, KV{Key: "pods/ns/b", Value: []byte("b1"), CreateRevision: b1.CreateRevision}})
+		Event{Type: Deleted, KV: KV{Key: "pods/ns/a", Value: []byte("a3"), CreateRevision: a3.CreateRevision}, PrevValue: []byte("a3")},
+		Event{Type: Deleted, KV: KV{Key: "pods/ns/b", Value: []byte("b1"), CreateRevision: b1.CreateRevision}, PrevValue: []byte("b1")})
 
 	for i := range want {
 		g, w := got[i], want[i]
 		if g.Type != w.Type || g.KV.Key != w.KV.Key || !bytes.Equal(g.KV.Value, w.KV.Value) || g.KV.CreateRevision != w.KV.CreateRevision {
 			t.Errorf("event %d = %v %+v, want %v %+v", i, g.Type, g.KV, w.Type, w.KV)
+		}
+		// The previous value is what a filtered API watch decides enter/leave on.
+		if !bytes.Equal(g.PrevValue, w.PrevValue) {
+			t.Errorf("event %d (%v %s) previous value %q, want %q", i, g.Type, g.KV.Key, g.PrevValue, w.PrevValue)
 		}
 		if w.KV.ModRevision != 0 && g.KV.ModRevision != w.KV.ModRevision {
 			t.Errorf("event %d revision %d, want %d", i, g.KV.ModRevision, w.KV.ModRevision)

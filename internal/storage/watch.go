@@ -35,9 +35,15 @@ func (t EventType) String() string {
 
 // Event is one change. For Deleted, KV holds the value the key had just before the
 // delete, with ModRevision set to the revision of the delete.
+//
+// PrevValue is the value the key had just before the change: nil for Added, the
+// previous value for Modified, and KV.Value again for Deleted. A consumer filtering
+// the stream needs it to tell an object entering its selection from one leaving it,
+// as k8s.io/apiserver's etcd3 watcher does with etcd's PrevKV.
 type Event struct {
-	Type EventType
-	KV   KV
+	Type      EventType
+	KV        KV
+	PrevValue []byte
 }
 
 // Watch is a running watch.
@@ -196,17 +202,26 @@ func (s *Store) convert(ev *clientv3.Event) (Event, error) {
 			Value:          ev.PrevKv.Value,
 			ModRevision:    ev.Kv.ModRevision,
 			CreateRevision: ev.PrevKv.CreateRevision,
-		}}, nil
+		}, PrevValue: ev.PrevKv.Value}, nil
 	default:
-		t := Modified
-		if ev.IsCreate() {
-			t = Added
-		}
-		return Event{Type: t, KV: KV{
+		out := Event{Type: Modified, KV: KV{
 			Key:            s.relKey(ev.Kv.Key),
 			Value:          ev.Kv.Value,
 			ModRevision:    ev.Kv.ModRevision,
 			CreateRevision: ev.Kv.CreateRevision,
-		}}, nil
+		}}
+		if ev.IsCreate() {
+			out.Type = Added
+			return out, nil
+		}
+		// As for a delete: etcd reads the previous value at the revision before
+		// this one and omits it only when that is compacted, and without it a
+		// filtered watch cannot tell whether the object left its selection.
+		if ev.PrevKv == nil {
+			return Event{}, fmt.Errorf("update of %s at revision %d arrived without its previous value: %w",
+				out.KV.Key, ev.Kv.ModRevision, ErrCompacted)
+		}
+		out.PrevValue = ev.PrevKv.Value
+		return out, nil
 	}
 }

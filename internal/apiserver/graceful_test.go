@@ -1,0 +1,86 @@
+package apiserver
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/utils/ptr"
+
+	"github.com/dnsplane/dnsplane/internal/storage"
+)
+
+// TestPlanDelete holds planDelete to upstream's BeforeDelete and store
+// Delete: which deletes write a mark (a MODIFIED watchers see) and which
+// remove the key, and with what grace.
+func TestPlanDelete(t *testing.T) {
+	t.Parallel()
+	reg := NewRegistry()
+	pods, ok := reg.Lookup(schema.GroupVersionResource{Version: "v1", Resource: "pods"})
+	if !ok {
+		t.Fatal("no pods")
+	}
+	cms, ok := reg.Lookup(schema.GroupVersionResource{Version: "v1", Resource: "configmaps"})
+	if !ok {
+		t.Fatal("no configmaps")
+	}
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	decode := func(res *Resource, v any) any {
+		b, err := json.Marshal(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		obj, err := decodeStored(res, storage.KV{Key: "k", Value: b, ModRevision: 5})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return obj
+	}
+	podWith := func(node string, phase corev1.PodPhase, markedGrace *int64, finalizers ...string) any {
+		p := corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "ns", Finalizers: finalizers},
+			Spec: corev1.PodSpec{NodeName: node}, Status: corev1.PodStatus{Phase: phase}}
+		if markedGrace != nil {
+			ts := metav1.NewTime(now.Add(time.Duration(*markedGrace) * time.Second))
+			p.DeletionTimestamp, p.DeletionGracePeriodSeconds = &ts, markedGrace
+		}
+		return decode(pods, p)
+	}
+	for _, tc := range []struct {
+		name      string
+		res       *Resource
+		obj       any
+		requested *int64
+		want      deletion
+		wantGrace *int64 // deletionGracePeriodSeconds after planning
+	}{
+		{"kind without grace goes at once", cms, decode(cms, corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "c"}}), nil, deleteNow, nil},
+		{"kind without grace, finalizers", cms, decode(cms, corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "c", Finalizers: []string{"x/y"}}}), nil, deleteMark, ptr.To[int64](0)},
+		{"pod without node: marked 0, removed", pods, podWith("", corev1.PodPending, nil), nil, deleteMarkThenRemove, ptr.To[int64](0)},
+		{"finished pod: marked 0, removed", pods, podWith("n", corev1.PodSucceeded, nil), ptr.To[int64](30), deleteMarkThenRemove, ptr.To[int64](0)},
+		{"bound pod: marked 30", pods, podWith("n", corev1.PodRunning, nil), nil, deleteMark, ptr.To[int64](30)},
+		{"bound pod, grace 0: marked 0, removed", pods, podWith("n", corev1.PodRunning, nil), ptr.To[int64](0), deleteMarkThenRemove, ptr.To[int64](0)},
+		{"marked pod, shorter", pods, podWith("n", corev1.PodRunning, ptr.To[int64](30)), ptr.To[int64](10), deleteMark, ptr.To[int64](10)},
+		{"marked pod, kubelet's final delete", pods, podWith("n", corev1.PodRunning, ptr.To[int64](30)), ptr.To[int64](0), deleteMarkThenRemove, ptr.To[int64](0)},
+		{"marked pod, longer", pods, podWith("n", corev1.PodRunning, ptr.To[int64](30)), ptr.To[int64](60), deletePending, ptr.To[int64](30)},
+		{"marked with grace 0: removed", pods, podWith("n", corev1.PodRunning, ptr.To[int64](0)), nil, deleteNow, ptr.To[int64](0)},
+		{"pod without node, finalizers: stays", pods, podWith("", corev1.PodPending, nil, "x/y"), nil, deleteMark, ptr.To[int64](0)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			if got := planDelete(context.Background(), tc.res, tc.obj, tc.requested, now); got != tc.want {
+				t.Errorf("plan %d, want %d", got, tc.want)
+			}
+			m := accessor(tc.obj)
+			if g := m.GetDeletionGracePeriodSeconds(); (g == nil) != (tc.wantGrace == nil) || (g != nil && *g != *tc.wantGrace) {
+				t.Errorf("deletionGracePeriodSeconds %v, want %v", ptr.Deref(g, -1), ptr.Deref(tc.wantGrace, -1))
+			}
+			if tc.wantGrace != nil && m.GetDeletionTimestamp() == nil {
+				t.Error("no deletionTimestamp")
+			}
+		})
+	}
+}
