@@ -1,0 +1,193 @@
+#!/usr/bin/env bash
+# Memory of the cluster DNS, side by side (bench/README.md, "RSS against stock
+# CoreDNS"): `dnsplane dns --conf F` and stock CoreDNS 1.15 `coredns -conf F`
+# serving the same Corefile, idle, with 0 pods and with 2,000 pods in the API.
+#
+# The Corefile is one both binaries load (searchexpand is not in stock):
+#
+#   .:PORT { bind 127.0.0.1; errors; ready; prometheus;
+#            kubernetes cluster.local in-addr.arpa ip6.arpa { kubeconfig };
+#            forward . <bench/dnsupstream>; cache 30 }
+#
+# Neither server watches pods with it (that takes `pods verified`); with
+# VERIFIED=1 (the default) stock CoreDNS also runs with `pods verified`, the
+# configuration its autopath needs, as a third row.
+#
+# Each server is a private copy of its binary in the temp dir, so neither
+# shares pages with another process (the API server runs its own copy of
+# dnsplane) and both files are equally in the page cache. A round starts
+# each server alone, waits for /ready (the kubernetes plugin's informers
+# synced), sends a Service and an external query, waits SETTLE seconds and
+# reads VmRSS, RssAnon and RssFile from /proc/PID/status, Pss from
+# /proc/PID/smaps_rollup and the Go heap (go_memstats_heap_inuse_bytes) from
+# the prometheus plugin; the order alternates between rounds, and the table
+# has the medians.
+#
+#   bash bench/rss.sh
+#   PODS="0 2000" ROUNDS=3 SETTLE=10 VERIFIED=1 bash bench/rss.sh
+#   DNSPLANE=/path/to/dnsplane bash bench/rss.sh   # a prebuilt dnsplane
+set -euo pipefail
+shopt -s inherit_errexit
+
+PODS=${PODS:-"0 2000"}
+ROUNDS=${ROUNDS:-3}
+SETTLE=${SETTLE:-10}
+VERIFIED=${VERIFIED:-1}
+
+repo=$(cd "$(dirname "$0")/.." && pwd)
+work=$(mktemp -d)
+pids=()     # the API server and the upstream
+server_pid= # the DNS server under test, when one runs
+
+cleanup() {
+	local pid
+	if [[ -n $server_pid ]]; then stop "$server_pid"; fi
+	for pid in "${pids[@]}"; do stop "$pid"; done
+	rm -rf "$work"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+script=rss.sh
+# shellcheck source=bench/lib.sh
+source "$repo/bench/lib.sh"
+
+require_tools
+command -v curl >/dev/null 2>&1 || die "curl is required"
+
+if [[ -n ${DNSPLANE:-} ]]; then
+	cp "$DNSPLANE" "$work/dnsplane" # a build to compare, e.g. of an older commit
+else
+	log "building dnsplane..."
+	(cd "$repo" && go build -o "$work/dnsplane" ./cmd/dnsplane)
+fi
+log "building dnsupstream and podfill..."
+(cd "$repo" && go build -o "$work/dnsupstream" ./bench/dnsupstream && go build -o "$work/podfill" ./bench/podfill)
+# Private copies: the servers under test share no page with any other
+# process (Pss is then their own), and both files were just written.
+cp "$work/dnsplane" "$work/dnsplane-api"
+cp "$coredns" "$work/coredns"
+log "stock CoreDNS: $coredns ($("$work/coredns" -version | sed -n 1p))"
+
+: >"$work/apiserver.out"
+: >"$work/apiserver.out.err"
+"$work/dnsplane-api" apiserver --data-dir "$(mktemp -d "$work/data.XXXXXX")" --secure-port 0 \
+	--bind-address 127.0.0.1 --log-level warn >"$work/apiserver.out" 2>"$work/apiserver.out.err" &
+pids+=($!)
+kubeconfig=$(wait_line "$work/apiserver.out" 's/^kubeconfig: //p' "${pids[-1]}" "dnsplane apiserver")
+context=$(kubectl --kubeconfig "$kubeconfig" config current-context)
+kubectl --kubeconfig "$kubeconfig" create namespace ns1 >/dev/null
+kubectl --kubeconfig "$kubeconfig" -n ns1 create service clusterip svc1 --tcp=80:80 >/dev/null
+
+: >"$work/upstream.out"
+: >"$work/upstream.out.err"
+"$work/dnsupstream" -zone example.com -a example.com=93.184.216.34 >"$work/upstream.out" 2>"$work/upstream.out.err" &
+pids+=($!)
+upstream=$(wait_line "$work/upstream.out" 's/^listening on //p' "${pids[-1]}" "dnsupstream")
+
+port=$(free_port)
+ready_port=$(free_port)
+metrics_port=$(free_port)
+# corefile EXTRA: the Corefile, with EXTRA inside the kubernetes block.
+corefile() {
+	cat <<EOF
+.:$port {
+    bind 127.0.0.1
+    errors
+    ready 127.0.0.1:$ready_port
+    prometheus 127.0.0.1:$metrics_port
+    kubernetes cluster.local in-addr.arpa ip6.arpa {
+        kubeconfig $kubeconfig $context
+        $1
+    }
+    forward . $upstream
+    cache 30
+}
+EOF
+}
+corefile "" >"$work/Corefile"
+corefile "pods verified" >"$work/Corefile.verified"
+
+servers=(dnsplane stock)
+if [[ $VERIFIED == 1 ]]; then servers+=(stock-verified); fi
+
+# answers SERVER NAME: waits (10 s at most) until the server answers NAME.
+answers() {
+	for _ in $(seq 20); do
+		if dig +time=1 +tries=1 +short @127.0.0.1 -p "$port" "$2" A | grep -q .; then return; fi
+		sleep 0.5
+	done
+	die "$1: no answer for $2"
+}
+
+# measure SERVER: one start, settle and reading; prints
+# "vmrss rssanon rssfile pss heapinuse" in kB.
+measure() {
+	local s=$1 ok=
+	case $s in
+	dnsplane) "$work/dnsplane" dns --conf "$work/Corefile" --log-level warn >"$work/$s.log" 2>&1 & ;;
+	stock) "$work/coredns" -conf "$work/Corefile" -quiet >"$work/$s.log" 2>&1 & ;;
+	stock-verified) "$work/coredns" -conf "$work/Corefile.verified" -quiet >"$work/$s.log" 2>&1 & ;;
+	esac
+	server_pid=$!
+	for _ in $(seq 600); do
+		kill -0 "$server_pid" 2>/dev/null || die "$s exited: $(cat "$work/$s.log")"
+		if curl -fs "http://127.0.0.1:$ready_port/ready" >/dev/null 2>&1; then
+			ok=1
+			break
+		fi
+		sleep 0.1
+	done
+	[[ -n $ok ]] || die "$s not ready within 60 s"
+	answers "$s" svc1.ns1.svc.cluster.local
+	answers "$s" example.com
+	sleep "$SETTLE"
+	# /proc first: a scrape allocates.
+	local mem heap
+	mem=$(awk '
+		FILENAME ~ /status$/ && /^(VmRSS|RssAnon|RssFile):/ { v[$1] = $2 }
+		FILENAME ~ /smaps_rollup$/ && /^Pss:/ { pss = $2 }
+		END { print v["VmRSS:"], v["RssAnon:"], v["RssFile:"], pss }
+	' "/proc/$server_pid/status" "/proc/$server_pid/smaps_rollup")
+	heap=$(curl -fs "http://127.0.0.1:$metrics_port/metrics" | awk '/^go_memstats_heap_inuse_bytes / { printf "%.0f", $2 / 1024 }')
+	echo "$mem $heap"
+	stop "$server_pid"
+	server_pid=
+}
+
+# median of the numbers on stdin
+median() { sort -n | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
+
+declare -A res
+for pods in $PODS; do
+	if [[ $pods -gt 0 ]]; then
+		log "filling namespace fill to $pods pods..."
+		"$work/podfill" --kubeconfig "$kubeconfig" --namespace fill --count "$pods" >&2
+	fi
+	for round in $(seq "$ROUNDS"); do
+		order=("${servers[@]}")
+		if ((round % 2 == 0)); then
+			order=()
+			for ((i = ${#servers[@]} - 1; i >= 0; i--)); do order+=("${servers[i]}"); done
+		fi
+		for s in "${order[@]}"; do
+			line=$(measure "$s")
+			log "pods=$pods round=$round $s: $line (kB: VmRSS RssAnon RssFile Pss heap)"
+			res[$pods|$s]+="$line"$'\n'
+		done
+	done
+done
+
+mb() { awk '{ printf "%.1f", $1 / 1024 }'; }
+col() { printf %s "${res[$1]}" | awk -v c="$2" 'NF { print $c }' | median; }
+echo "Memory after start, /ready, two queries and ${SETTLE}s; medians of $ROUNDS rounds; MB"
+printf '%-6s %-15s %7s %8s %8s %7s %6s %11s %9s\n' pods server VmRSS RssAnon RssFile Pss heap "VmRSS/stock" "Pss/stock"
+for pods in $PODS; do
+	for s in "${servers[@]}"; do
+		printf '%-6s %-15s %7s %8s %8s %7s %6s %11s %9s\n' "$pods" "$s" \
+			"$(col "$pods|$s" 1 | mb)" "$(col "$pods|$s" 2 | mb)" "$(col "$pods|$s" 3 | mb)" \
+			"$(col "$pods|$s" 4 | mb)" "$(col "$pods|$s" 5 | mb)" \
+			"$(awk -v a="$(col "$pods|$s" 1)" -v b="$(col "$pods|stock" 1)" 'BEGIN { printf "%.2f", a / b }')" \
+			"$(awk -v a="$(col "$pods|$s" 4)" -v b="$(col "$pods|stock" 4)" 'BEGIN { printf "%.2f", a / b }')"
+	done
+done
