@@ -11,7 +11,11 @@
 #
 # Neither server watches pods with it (that takes `pods verified`); with
 # VERIFIED=1 (the default) stock CoreDNS also runs with `pods verified`, the
-# configuration its autopath needs, as a third row.
+# configuration its autopath needs, as a third row. With NODECACHE=1 (the
+# default) the node caches too, at the first pod count (they read nothing
+# from the API): `dnsplane nodecache` against stock CoreDNS serving the
+# Corefile it prints (--print-corefile) without its searchopt blocks, which
+# stock does not have; the cluster DNS they forward to is not running.
 #
 # Each server is a private copy of its binary in the temp dir, so neither
 # shares pages with another process (the API server runs its own copy of
@@ -33,6 +37,7 @@ PODS=${PODS:-"0 2000"}
 ROUNDS=${ROUNDS:-3}
 SETTLE=${SETTLE:-10}
 VERIFIED=${VERIFIED:-1}
+NODECACHE=${NODECACHE:-1}
 
 repo=$(cd "$(dirname "$0")/.." && pwd)
 work=$(mktemp -d)
@@ -108,13 +113,23 @@ EOF
 corefile "" >"$work/Corefile"
 corefile "pods verified" >"$work/Corefile.verified"
 
-servers=(dnsplane stock)
-if [[ $VERIFIED == 1 ]]; then servers+=(stock-verified); fi
+nc_port=$(free_port)
+nc_args=(--listen "127.0.0.1:$nc_port" --cluster-dns "127.0.0.1:$(free_port)" --upstream "$upstream"
+	--ready "127.0.0.1:$ready_port" --metrics "127.0.0.1:$metrics_port" --log-level warn)
+"$work/dnsplane" nodecache "${nc_args[@]}" --print-corefile |
+	awk '/^ *searchopt / { skip = 1 } !skip { print } skip && /^ *}$/ { skip = 0 }' >"$work/Corefile.nodecache"
+grep -q searchopt "$work/Corefile.nodecache" && die "searchopt left in the stock node cache's Corefile"
 
-# answers SERVER NAME: waits (10 s at most) until the server answers NAME.
+# The rows, and the row each is compared with.
+servers=(dnsplane stock)
+declare -A base=([dnsplane]=stock [stock]=stock [stock-verified]=stock [nodecache]=stock-nodecache [stock-nodecache]=stock-nodecache)
+if [[ $VERIFIED == 1 ]]; then servers+=(stock-verified); fi
+first_pods=${PODS%% *}
+
+# answers SERVER NAME PORT: waits (10 s at most) until the server answers NAME.
 answers() {
 	for _ in $(seq 20); do
-		if dig +time=1 +tries=1 +short @127.0.0.1 -p "$port" "$2" A | grep -q .; then return; fi
+		if dig +time=1 +tries=1 +short @127.0.0.1 -p "$3" "$2" A | grep -q .; then return; fi
 		sleep 0.5
 	done
 	die "$1: no answer for $2"
@@ -128,6 +143,8 @@ measure() {
 	dnsplane) "$work/dnsplane" dns --conf "$work/Corefile" --log-level warn >"$work/$s.log" 2>&1 & ;;
 	stock) "$work/coredns" -conf "$work/Corefile" -quiet >"$work/$s.log" 2>&1 & ;;
 	stock-verified) "$work/coredns" -conf "$work/Corefile.verified" -quiet >"$work/$s.log" 2>&1 & ;;
+	nodecache) "$work/dnsplane" nodecache "${nc_args[@]}" >"$work/$s.log" 2>&1 & ;;
+	stock-nodecache) "$work/coredns" -conf "$work/Corefile.nodecache" -quiet >"$work/$s.log" 2>&1 & ;;
 	esac
 	server_pid=$!
 	for _ in $(seq 600); do
@@ -139,8 +156,12 @@ measure() {
 		sleep 0.1
 	done
 	[[ -n $ok ]] || die "$s not ready within 60 s"
-	answers "$s" svc1.ns1.svc.cluster.local
-	answers "$s" example.com
+	if [[ $s == *nodecache ]]; then
+		answers "$s" example.com "$nc_port"
+	else
+		answers "$s" svc1.ns1.svc.cluster.local "$port"
+		answers "$s" example.com "$port"
+	fi
 	sleep "$SETTLE"
 	# /proc first: a scrape allocates.
 	local mem heap
@@ -165,10 +186,12 @@ for pods in $PODS; do
 		"$work/podfill" --kubeconfig "$kubeconfig" --namespace fill --count "$pods" >&2
 	fi
 	for round in $(seq "$ROUNDS"); do
-		order=("${servers[@]}")
+		rows=("${servers[@]}")
+		if [[ $NODECACHE == 1 && $pods == "$first_pods" ]]; then rows+=(nodecache stock-nodecache); fi
+		order=("${rows[@]}")
 		if ((round % 2 == 0)); then
 			order=()
-			for ((i = ${#servers[@]} - 1; i >= 0; i--)); do order+=("${servers[i]}"); done
+			for ((i = ${#rows[@]} - 1; i >= 0; i--)); do order+=("${rows[i]}"); done
 		fi
 		for s in "${order[@]}"; do
 			line=$(measure "$s")
@@ -181,13 +204,16 @@ done
 mb() { awk '{ printf "%.1f", $1 / 1024 }'; }
 col() { printf %s "${res[$1]}" | awk -v c="$2" 'NF { print $c }' | median; }
 echo "Memory after start, /ready, two queries and ${SETTLE}s; medians of $ROUNDS rounds; MB"
-printf '%-6s %-15s %7s %8s %8s %7s %6s %11s %9s\n' pods server VmRSS RssAnon RssFile Pss heap "VmRSS/stock" "Pss/stock"
+printf '%-6s %-15s %7s %8s %8s %7s %6s %6s %6s  %s\n' pods server VmRSS RssAnon RssFile Pss heap VmRSS× Pss× "(ratios to)"
 for pods in $PODS; do
-	for s in "${servers[@]}"; do
-		printf '%-6s %-15s %7s %8s %8s %7s %6s %11s %9s\n' "$pods" "$s" \
+	rows=("${servers[@]}")
+	if [[ $NODECACHE == 1 && $pods == "$first_pods" ]]; then rows+=(nodecache stock-nodecache); fi
+	for s in "${rows[@]}"; do
+		b=${base[$s]}
+		printf '%-6s %-15s %7s %8s %8s %7s %6s %6s %6s  %s\n' "$pods" "$s" \
 			"$(col "$pods|$s" 1 | mb)" "$(col "$pods|$s" 2 | mb)" "$(col "$pods|$s" 3 | mb)" \
 			"$(col "$pods|$s" 4 | mb)" "$(col "$pods|$s" 5 | mb)" \
-			"$(awk -v a="$(col "$pods|$s" 1)" -v b="$(col "$pods|stock" 1)" 'BEGIN { printf "%.2f", a / b }')" \
-			"$(awk -v a="$(col "$pods|$s" 4)" -v b="$(col "$pods|stock" 4)" 'BEGIN { printf "%.2f", a / b }')"
+			"$(awk -v a="$(col "$pods|$s" 1)" -v b="$(col "$pods|$b" 1)" 'BEGIN { printf "%.2f", a / b }')" \
+			"$(awk -v a="$(col "$pods|$s" 4)" -v b="$(col "$pods|$b" 4)" 'BEGIN { printf "%.2f", a / b }')" "$b"
 	done
 done
