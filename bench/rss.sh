@@ -135,8 +135,9 @@ answers() {
 	die "$1: no answer for $2"
 }
 
-# measure SERVER: one start, settle and reading; prints
-# "vmrss rssanon rssfile pss heapinuse" in kB.
+# measure SERVER: one start, settle and reading; sets line to
+# "vmrss rssanon rssfile pss heapinuse" in kB. Not run in a subshell, so
+# that cleanup knows server_pid when it fails.
 measure() {
 	local s=$1 ok=
 	case $s in
@@ -171,7 +172,7 @@ measure() {
 		END { print v["VmRSS:"], v["RssAnon:"], v["RssFile:"], pss }
 	' "/proc/$server_pid/status" "/proc/$server_pid/smaps_rollup")
 	heap=$(curl -fs "http://127.0.0.1:$metrics_port/metrics" | awk '/^go_memstats_heap_inuse_bytes / { printf "%.0f", $2 / 1024 }')
-	echo "$mem $heap"
+	line="$mem $heap"
 	stop "$server_pid"
 	server_pid=
 }
@@ -194,7 +195,7 @@ for pods in $PODS; do
 			for ((i = ${#rows[@]} - 1; i >= 0; i--)); do order+=("${rows[i]}"); done
 		fi
 		for s in "${order[@]}"; do
-			line=$(measure "$s")
+			measure "$s"
 			log "pods=$pods round=$round $s: $line (kB: VmRSS RssAnon RssFile Pss heap)"
 			res[$pods|$s]+="$line"$'\n'
 		done
