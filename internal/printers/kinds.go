@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -26,9 +27,11 @@ import (
 	"github.com/dnsplane/dnsplane/internal/registry/upstream"
 )
 
-// byKind holds the kind-specific printers; it is read-only after
-// package initialisation.
-var byKind = buildPrinters()
+// byKind holds the kind-specific printers, built on first use: only the
+// API server prints tables, and every dnsplane process (the cluster DNS and
+// node cache included) would otherwise build them at start
+// (docs/operations.md, "Memory of the data plane").
+var byKind = sync.OnceValue(buildPrinters)
 
 func buildPrinters() map[schema.GroupKind]Printer {
 	core := func(kind string) schema.GroupKind { return schema.GroupKind{Kind: kind} }

@@ -183,7 +183,7 @@ func (p Printer) Row(obj any, now time.Time) (metav1.TableRow, error) {
 // For returns the printer of a group/kind; false when the kind has none of
 // its own and Table prints NAME and AGE only.
 func For(gk schema.GroupKind) (Printer, bool) {
-	p, ok := byKind[gk]
+	p, ok := byKind()[gk]
 	return p, ok
 }
 

@@ -178,7 +178,7 @@ func TestEveryResourceHasPrinter(t *testing.T) {
 			t.Errorf("%v: the printer has only the default columns", gk)
 		}
 	}
-	for gk := range byKind {
+	for gk := range byKind() {
 		if !served[gk] {
 			t.Errorf("printer for %v, which api.Resources does not serve", gk)
 		}

@@ -9,7 +9,6 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/apiserver/pkg/features"
 	utilfeature "k8s.io/apiserver/pkg/util/feature"
-	"k8s.io/kubernetes/pkg/api/legacyscheme"
 )
 
 // Declarative runs upstream's declarative validation (the generated
@@ -54,7 +53,7 @@ func declarative(ctx context.Context, obj, old runtime.Object, options map[strin
 		}
 	}()
 	if old == nil {
-		return legacyscheme.Scheme.Validate(ctx, options, obj, subresources...)
+		return scheme().Validate(ctx, options, obj, subresources...)
 	}
-	return legacyscheme.Scheme.ValidateUpdate(ctx, options, obj, old, subresources...)
+	return scheme().ValidateUpdate(ctx, options, obj, old, subresources...)
 }

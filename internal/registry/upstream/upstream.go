@@ -1,6 +1,7 @@
 // Package upstream runs kube-apiserver's own defaulting and validation,
 // k8s.io/kubernetes used as a library, for the strategies under
-// internal/registry: the v1 defaults of legacyscheme.Scheme, conversion to
+// internal/registry: the v1 defaults of kube-apiserver's legacyscheme.Scheme
+// (built here on first use, scheme.go), conversion to
 // the internal types upstream's validators take, upstream's declarative
 // validation merged as kube-apiserver merges it, and Strategy, the strategy
 // of a kind served with its k8s.io/api type unchanged. Nothing here is a
@@ -15,26 +16,16 @@ import (
 
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/kubernetes/pkg/api/legacyscheme"
-
-	// The API groups dnsplane serves, registered in legacyscheme.Scheme
-	// with their defaulting, conversion and declarative validation.
-	_ "k8s.io/kubernetes/pkg/apis/apps/install"
-	_ "k8s.io/kubernetes/pkg/apis/batch/install"
-	_ "k8s.io/kubernetes/pkg/apis/coordination/install"
-	_ "k8s.io/kubernetes/pkg/apis/core/install"
-	_ "k8s.io/kubernetes/pkg/apis/discovery/install"
-	_ "k8s.io/kubernetes/pkg/apis/events/install"
 )
 
 // Default applies upstream's v1 defaults to obj, a k8s.io/api object of a
 // registered kind, as kube-apiserver does to every object it decodes.
-func Default(obj runtime.Object) { legacyscheme.Scheme.Default(obj) }
+func Default(obj runtime.Object) { scheme().Default(obj) }
 
 // Convert converts in (a defaulted k8s.io/api object) into out, a pointer to
 // the internal type of the same kind that upstream's validators take.
 func Convert(in runtime.Object, out any) error {
-	if err := legacyscheme.Scheme.Convert(in, out, nil); err != nil {
+	if err := scheme().Convert(in, out, nil); err != nil {
 		return fmt.Errorf("converting %T to %T: %w", in, out, err)
 	}
 	return nil
@@ -46,7 +37,7 @@ func Convert(in runtime.Object, out any) error {
 // functions, as kube-apiserver's storage codec converts between a
 // request's version and the storage version.
 func ConvertVersion(in, out runtime.Object, hub schema.GroupKind) error {
-	internal, err := legacyscheme.Scheme.New(hub.WithVersion(runtime.APIVersionInternal))
+	internal, err := scheme().New(hub.WithVersion(runtime.APIVersionInternal))
 	if err != nil {
 		return fmt.Errorf("internal type of %s: %w", hub, err)
 	}

@@ -1,0 +1,123 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"cmp"
+	"fmt"
+	"os"
+	"os/exec"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// initBudget bounds the bytes every package init of this binary allocates
+// together (GODEBUG=inittrace=1). Every dnsplane process pays them, the
+// cluster DNS and node cache on every node included, and the work behind
+// them (code, type and function tables touched once) shows in their RSS
+// far more than the bytes do (docs/operations.md, "Memory of the data
+// plane"). Measured: 5.9 MB before legacyscheme's install packages were
+// replaced by internal/registry/upstream's lazy scheme, 5.5 MB after;
+// stock CoreDNS 1.15 allocates 4.7 MB. A change that needs more must say
+// why in docs/operations.md and show bench/rss.sh's numbers.
+const initBudget = 5_700_000
+
+// heavyInits are packages whose init does work only the API server needs,
+// in every process: the install packages register six API groups'
+// conversions, defaults and validations into legacyscheme.Scheme.
+// internal/registry/upstream builds the same scheme on first use instead.
+var heavyInits = regexp.MustCompile(`^k8s\.io/kubernetes/pkg/(api/legacyscheme|apis/[^/]+/install)$`)
+
+// TestInitBudget runs this test binary (which links what the dnsplane
+// binary links, plus the tests' own imports) with GODEBUG=inittrace=1 and
+// checks that no heavy init is back and the inits' allocations stay within
+// initBudget.
+func TestInitBudget(t *testing.T) {
+	t.Parallel()
+	cmd := exec.CommandContext(t.Context(), os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), "GODEBUG="+strings.Trim(os.Getenv("GODEBUG")+",inittrace=1", ","))
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("%s: %v\n%s", cmd, err, stderr.Bytes())
+	}
+	inits, err := parseInitTrace(&stderr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(inits) < 100 {
+		t.Fatalf("inittrace listed %d package inits; want the binary's hundreds", len(inits))
+	}
+	var total int64
+	for _, in := range inits {
+		total += in.bytes
+		if heavyInits.MatchString(in.pkg) {
+			t.Errorf("package %s is linked and runs its init (%d bytes) in every dnsplane process; build what it registers on first use (internal/registry/upstream/scheme.go)", in.pkg, in.bytes)
+		}
+	}
+	if total > initBudget {
+		t.Errorf("package inits allocate %d bytes, over the budget of %d (top: %s)", total, initBudget, top(inits, 5))
+	}
+	t.Logf("%d package inits allocate %d bytes (budget %d)", len(inits), total, initBudget)
+}
+
+type initTrace struct {
+	pkg   string
+	bytes int64
+}
+
+// parseInitTrace reads the runtime's "init PKG @T ms, C ms clock, B bytes,
+// A allocs" lines, ignoring any other output.
+func parseInitTrace(r *bytes.Buffer) ([]initTrace, error) {
+	var out []initTrace
+	sc := bufio.NewScanner(r)
+	for sc.Scan() {
+		f := strings.Fields(sc.Text())
+		if len(f) != 11 || f[0] != "init" || f[8] != "bytes," {
+			continue
+		}
+		n, err := strconv.ParseInt(f[7], 10, 64)
+		if err != nil {
+			return nil, fmt.Errorf("inittrace line %q: %w", sc.Text(), err)
+		}
+		out = append(out, initTrace{pkg: f[1], bytes: n})
+	}
+	return out, sc.Err()
+}
+
+// top names the n inits that allocate the most.
+func top(inits []initTrace, n int) string {
+	sorted := slices.SortedFunc(slices.Values(inits), func(a, b initTrace) int { return cmp.Compare(b.bytes, a.bytes) })
+	var b strings.Builder
+	for i := 0; i < n && i < len(sorted); i++ {
+		fmt.Fprintf(&b, "%s %d; ", sorted[i].pkg, sorted[i].bytes)
+	}
+	return strings.TrimSuffix(b.String(), "; ")
+}
+
+func TestParseInitTrace(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		in   string
+		want []initTrace
+	}{
+		{"", nil},
+		{"init runtime @0.010 ms, 0.005 ms clock, 0 bytes, 0 allocs\n", []initTrace{{"runtime", 0}}},
+		{"init k8s.io/api/core/v1 @82 ms, 3.4 ms clock, 99976 bytes, 553 allocs\nPASS\ninit x @1 ms, 1 ms clock, 8 bytes, 1 allocs\n",
+			[]initTrace{{"k8s.io/api/core/v1", 99976}, {"x", 8}}},
+		{"testing: warning: no tests to run\ninit a b\n", nil},
+	}
+	for _, tt := range tests {
+		got, err := parseInitTrace(bytes.NewBufferString(tt.in))
+		if err != nil {
+			t.Errorf("parseInitTrace(%q): %v", tt.in, err)
+			continue
+		}
+		if fmt.Sprint(got) != fmt.Sprint(tt.want) {
+			t.Errorf("parseInitTrace(%q) = %v; want %v", tt.in, got, tt.want)
+		}
+	}
+}

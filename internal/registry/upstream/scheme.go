@@ -1,0 +1,69 @@
+package upstream
+
+import (
+	"sync"
+
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	"k8s.io/kubernetes/pkg/apis/apps"
+	appsv1 "k8s.io/kubernetes/pkg/apis/apps/v1"
+	appsv1beta1 "k8s.io/kubernetes/pkg/apis/apps/v1beta1"
+	appsv1beta2 "k8s.io/kubernetes/pkg/apis/apps/v1beta2"
+	"k8s.io/kubernetes/pkg/apis/batch"
+	batchv1 "k8s.io/kubernetes/pkg/apis/batch/v1"
+	batchv1beta1 "k8s.io/kubernetes/pkg/apis/batch/v1beta1"
+	"k8s.io/kubernetes/pkg/apis/coordination"
+	coordinationv1 "k8s.io/kubernetes/pkg/apis/coordination/v1"
+	coordinationv1alpha2 "k8s.io/kubernetes/pkg/apis/coordination/v1alpha2"
+	coordinationv1beta1 "k8s.io/kubernetes/pkg/apis/coordination/v1beta1"
+	"k8s.io/kubernetes/pkg/apis/core"
+	corev1 "k8s.io/kubernetes/pkg/apis/core/v1"
+	"k8s.io/kubernetes/pkg/apis/discovery"
+	discoveryv1 "k8s.io/kubernetes/pkg/apis/discovery/v1"
+	discoveryv1beta1 "k8s.io/kubernetes/pkg/apis/discovery/v1beta1"
+	"k8s.io/kubernetes/pkg/apis/events"
+	eventsv1 "k8s.io/kubernetes/pkg/apis/events/v1"
+	eventsv1beta1 "k8s.io/kubernetes/pkg/apis/events/v1beta1"
+)
+
+// group is what k8s.io/kubernetes/pkg/apis/<group>/install.Install puts in
+// a scheme: the internal types, every version with its defaulting,
+// conversion and declarative validation, and the versions' priority.
+type group struct {
+	add      []func(*runtime.Scheme) error
+	priority []schema.GroupVersion
+}
+
+// scheme holds what legacyscheme.Scheme holds in kube-apiserver for the
+// groups dnsplane serves, built on first use. The install packages build it
+// in their init, which every dnsplane process would run: the cluster DNS and
+// node cache never default, convert or validate an object, yet paid for six
+// groups' generated conversions, defaults and validations (450 kB
+// allocated, and the code and tables it touches in RSS: docs/operations.md,
+// "Memory of the data plane"). TestInitBudget in cmd/dnsplane keeps the
+// install packages out of the binary; TestSchemeIsInstalls here keeps this
+// list equal to what they install.
+var scheme = sync.OnceValue(func() *runtime.Scheme {
+	s := runtime.NewScheme()
+	for _, g := range []group{
+		{[]func(*runtime.Scheme) error{core.AddToScheme, corev1.AddToScheme},
+			[]schema.GroupVersion{corev1.SchemeGroupVersion}},
+		{[]func(*runtime.Scheme) error{apps.AddToScheme, appsv1beta1.AddToScheme, appsv1beta2.AddToScheme, appsv1.AddToScheme},
+			[]schema.GroupVersion{appsv1.SchemeGroupVersion, appsv1beta2.SchemeGroupVersion, appsv1beta1.SchemeGroupVersion}},
+		{[]func(*runtime.Scheme) error{batch.AddToScheme, batchv1.AddToScheme, batchv1beta1.AddToScheme},
+			[]schema.GroupVersion{batchv1.SchemeGroupVersion, batchv1beta1.SchemeGroupVersion}},
+		{[]func(*runtime.Scheme) error{coordination.AddToScheme, coordinationv1alpha2.AddToScheme, coordinationv1beta1.AddToScheme, coordinationv1.AddToScheme},
+			[]schema.GroupVersion{coordinationv1.SchemeGroupVersion, coordinationv1beta1.SchemeGroupVersion, coordinationv1alpha2.SchemeGroupVersion}},
+		{[]func(*runtime.Scheme) error{discovery.AddToScheme, discoveryv1beta1.AddToScheme, discoveryv1.AddToScheme},
+			[]schema.GroupVersion{discoveryv1.SchemeGroupVersion, discoveryv1beta1.SchemeGroupVersion}},
+		{[]func(*runtime.Scheme) error{events.AddToScheme, eventsv1beta1.AddToScheme, eventsv1.AddToScheme},
+			[]schema.GroupVersion{eventsv1.SchemeGroupVersion, eventsv1beta1.SchemeGroupVersion}},
+	} {
+		for _, add := range g.add {
+			utilruntime.Must(add(s))
+		}
+		utilruntime.Must(s.SetVersionPriority(g.priority...))
+	}
+	return s
+})
