@@ -11,6 +11,7 @@ import (
 	"encoding/pem"
 	"strings"
 	"testing"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
@@ -25,7 +26,10 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/cache"
 
 	"github.com/dnsplane/dnsplane/api"
 	"github.com/dnsplane/dnsplane/internal/controlplane"
@@ -79,6 +83,51 @@ func TestControllerKinds(t *testing.T) {
 	}
 	t.Run("defaults", func(t *testing.T) { checkControllerKindDefaults(t, ts.Client) })
 	t.Run("system priority classes", func(t *testing.T) { checkSystemPriorityClasses(t, ts.Client) })
+	t.Run("informers sync and watch", func(t *testing.T) { checkInformers(t, ts.Client) })
+}
+
+// checkInformers starts client-go's informers for every kind above, as
+// kube-controller-manager and kube-scheduler do, waits for them to sync,
+// then sees a new object of one arrive through its watch.
+func checkInformers(t *testing.T, c kubernetes.Interface) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	f := informers.NewSharedInformerFactory(c, 0)
+	claims := f.Core().V1().PersistentVolumeClaims()
+	// Asking for an informer registers it with the factory.
+	for _, register := range []func() cache.SharedIndexInformer{
+		f.Core().V1().PersistentVolumes().Informer, claims.Informer,
+		f.Core().V1().ResourceQuotas().Informer, f.Core().V1().LimitRanges().Informer,
+		f.Apps().V1().ControllerRevisions().Informer, f.Policy().V1().PodDisruptionBudgets().Informer,
+		f.Scheduling().V1().PriorityClasses().Informer, f.Autoscaling().V2().HorizontalPodAutoscalers().Informer,
+		f.Networking().V1().Ingresses().Informer, f.Networking().V1().IngressClasses().Informer,
+		f.Networking().V1().NetworkPolicies().Informer, f.Networking().V1().ServiceCIDRs().Informer,
+		f.Networking().V1().IPAddresses().Informer, f.Certificates().V1().CertificateSigningRequests().Informer,
+	} {
+		register()
+	}
+	f.Start(ctx.Done())
+	defer f.Shutdown()
+	for typ, synced := range f.WaitForCacheSync(ctx.Done()) {
+		if !synced {
+			t.Errorf("%v: informer did not sync", typ)
+		}
+	}
+	pvc := &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Name: "watched"}, Spec: corev1.PersistentVolumeClaimSpec{
+		AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+		Resources:   corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")}},
+	}}
+	if _, err := c.CoreV1().PersistentVolumeClaims("persistentvolumeclaim").Create(ctx, pvc, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	err := wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, 20*time.Second, true, func(context.Context) (bool, error) {
+		_, err := claims.Lister().PersistentVolumeClaims("persistentvolumeclaim").Get("watched")
+		return err == nil, nil
+	})
+	if err != nil {
+		t.Errorf("the claim never reached the informer: %v", err)
+	}
 }
 
 // checkControllerKindDefaults reads back objects the cases created and
@@ -110,7 +159,7 @@ func checkControllerKindDefaults(t *testing.T, c kubernetes.Interface) {
 	}
 	// The requester is the authenticated user, not what the client sent.
 	csr, err := c.CertificatesV1().CertificateSigningRequests().Get(ctx, "valid", metav1.GetOptions{})
-	if err != nil || csr.Spec.Username == "" || csr.Spec.Username == "mallory" || csr.Status.Conditions != nil && len(csr.Status.Conditions) != 0 {
+	if err != nil || csr.Spec.Username == "" || csr.Spec.Username == "mallory" || len(csr.Status.Conditions) != 0 {
 		t.Errorf("csr: %v %+v", err, csr)
 	}
 	// Both kinds are listable, as the controllers' informers list them.
@@ -206,11 +255,11 @@ func resourceQuotaCases(string) []kindCase {
 }
 
 func limitRangeCases(string) []kindCase {
-	lr := func(name, min, max string) *corev1.LimitRange {
+	lr := func(name, lo, hi string) *corev1.LimitRange {
 		return &corev1.LimitRange{TypeMeta: typed("v1", "LimitRange"), ObjectMeta: meta(name), Spec: corev1.LimitRangeSpec{Limits: []corev1.LimitRangeItem{{
 			Type: corev1.LimitTypeContainer,
-			Min:  corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(min)},
-			Max:  corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(max)},
+			Min:  corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(lo)},
+			Max:  corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(hi)},
 		}}}}
 	}
 	return []kindCase{

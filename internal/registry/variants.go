@@ -14,14 +14,14 @@ import (
 // checks: the main resource then keeps the stored status, and a create
 // starts with none, as upstream's strategies of such kinds do.
 func withStatus[I any](s upstream.Strategy[I], validateStatus func(*I, *I) field.ErrorList) upstream.Strategy[I] {
-	s.Default.Status = true
+	s.Status = true
 	s.Rules.ValidateStatusUpdate = validateStatus
 	return s
 }
 
 // clusterScoped makes s the strategy of a kind outside namespaces.
 func clusterScoped[I any](s upstream.Strategy[I]) upstream.Strategy[I] {
-	s.Default.Namespaced = false
+	s.Namespaced = false
 	return s
 }
 
