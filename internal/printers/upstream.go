@@ -88,8 +88,6 @@ func jsonCell(c any) any {
 		return int64(v)
 	case int32:
 		return int64(v)
-	case metav1.Time:
-		return v.String()
 	}
 	return c
 }
