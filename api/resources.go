@@ -164,6 +164,8 @@ var resources = sorted([]Resource{
 	group("networking.k8s.io", "ServiceCIDR", "servicecidrs", false, nil, []string{status}, nil, func() any { return &networkingv1.ServiceCIDR{} }),
 	group("networking.k8s.io", "IPAddress", "ipaddresses", false, []string{"ip"}, nil, nil, func() any { return &networkingv1.IPAddress{} }),
 	group("certificates.k8s.io", "CertificateSigningRequest", "certificatesigningrequests", false, []string{"csr"}, []string{status}, nil, func() any { return &certificatesv1.CertificateSigningRequest{} }),
+	group("certificates.k8s.io", "PodCertificateRequest", "podcertificaterequests", true, nil, []string{status}, nil, func() any { return &certificatesv1.PodCertificateRequest{} }),
+	group("certificates.k8s.io", "ClusterTrustBundle", "clustertrustbundles", false, nil, nil, nil, func() any { return &certificatesv1.ClusterTrustBundle{} }),
 	group("discovery.k8s.io", "EndpointSlice", "endpointslices", true, nil, nil, nil, func() any { return &discoveryv1.EndpointSlice{} }),
 	group("coordination.k8s.io", "Lease", "leases", true, nil, nil, nil, func() any { return &coordinationv1.Lease{} }),
 	// The events.k8s.io view of v1 Events, as kube-apiserver serves both.

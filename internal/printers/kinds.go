@@ -59,6 +59,8 @@ func buildPrinters() map[schema.GroupKind]Printer {
 		serviceCIDRKind:               serviceCIDRPrinter(),
 		ipAddressKind:                 ipAddressPrinter(),
 		csrKind:                       certificateSigningRequestPrinter(),
+		podCertificateRequestKind:     podCertificateRequestPrinter(),
+		clusterTrustBundleKind:        clusterTrustBundlePrinter(),
 		core("ConfigMap"):             configMapPrinter(),
 		apps("Deployment"):            deploymentPrinter(),
 		apps("ReplicaSet"):            replicaSetPrinter(),

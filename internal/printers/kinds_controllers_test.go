@@ -35,6 +35,8 @@ var controllerKindColumns = map[string]string{
 	"servicecidrs":               "NAME CIDRS AGE",
 	"ipaddresses":                "NAME PARENTREF",
 	"certificatesigningrequests": "NAME AGE SIGNERNAME REQUESTOR REQUESTEDDURATION CONDITION",
+	"podcertificaterequests":     "NAME PODNAME SERVICEACCOUNTNAME NODENAME SIGNERNAME STATE UNVERIFIEDUSERANNOTATIONS",
+	"clustertrustbundles":        "NAME SIGNERNAME",
 }
 
 // upstreamExtraCells counts the cells kube-apiserver's handler prints
@@ -93,6 +95,12 @@ func TestTableControllerKinds(t *testing.T) {
 		Status: certificatesv1.CertificateSigningRequestStatus{Conditions: []certificatesv1.CertificateSigningRequestCondition{
 			{Type: certificatesv1.CertificateApproved, Status: corev1.ConditionTrue}}}}
 
+	pcr := &certificatesv1.PodCertificateRequest{ObjectMeta: tblMeta("web-1", time.Minute), Spec: certificatesv1.PodCertificateRequestSpec{
+		SignerName: "example.com/pods", PodName: "web", ServiceAccountName: "default", NodeName: "n1"},
+		Status: certificatesv1.PodCertificateRequestStatus{Conditions: []metav1.Condition{{Type: certificatesv1.PodCertificateRequestConditionTypeIssued, Status: metav1.ConditionTrue}}}}
+	bundle := &certificatesv1.ClusterTrustBundle{ObjectMeta: metav1.ObjectMeta{Name: "example.com:pods:roots"},
+		Spec: certificatesv1.ClusterTrustBundleSpec{SignerName: "example.com/pods"}}
+
 	for _, tt := range []struct {
 		group, plural string
 		obj           any
@@ -110,6 +118,8 @@ func TestTableControllerKinds(t *testing.T) {
 		{"networking.k8s.io", "ingressclasses", class, []any{"nginx", "k8s.io/ingress-nginx", "<none>", "60m"}},
 		{"networking.k8s.io", "networkpolicies", netpol, []any{"deny", "app=web", "60s"}},
 		{"networking.k8s.io", "servicecidrs", cidr, []any{"kubernetes", "10.96.0.0/12", "60m"}},
+		{"certificates.k8s.io", "podcertificaterequests", pcr, []any{"web-1", "web", "default", "n1", "example.com/pods", "Issued", "<none>"}},
+		{"certificates.k8s.io", "clustertrustbundles", bundle, []any{"example.com:pods:roots", "example.com/pods"}},
 		{"certificates.k8s.io", "certificatesigningrequests", csr, []any{"node-csr", "60s", certificatesv1.KubeAPIServerClientKubeletSignerName, "system:node:n1", "<none>", "Approved"}},
 	} {
 		t.Run(tt.plural, func(t *testing.T) {

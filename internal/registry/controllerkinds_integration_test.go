@@ -9,6 +9,7 @@ import (
 	"crypto/x509/pkix"
 	"encoding/json"
 	"encoding/pem"
+	"math/big"
 	"strings"
 	"testing"
 	"time"
@@ -64,6 +65,8 @@ func TestControllerKinds(t *testing.T) {
 		{networkingv1.SchemeGroupVersion.WithKind("ServiceCIDR"), serviceCIDRCases},
 		{networkingv1.SchemeGroupVersion.WithKind("IPAddress"), ipAddressCases},
 		{certificatesv1.SchemeGroupVersion.WithKind("CertificateSigningRequest"), csrCases(t)},
+		{certificatesv1.SchemeGroupVersion.WithKind("PodCertificateRequest"), podCertificateRequestCases(t)},
+		{certificatesv1.SchemeGroupVersion.WithKind("ClusterTrustBundle"), clusterTrustBundleCases(t)},
 	} {
 		t.Run(tt.gvk.Kind, func(t *testing.T) {
 			res, ok := api.Lookup(tt.gvk)
@@ -104,6 +107,7 @@ func checkInformers(t *testing.T, c kubernetes.Interface) {
 		f.Networking().V1().Ingresses().Informer, f.Networking().V1().IngressClasses().Informer,
 		f.Networking().V1().NetworkPolicies().Informer, f.Networking().V1().ServiceCIDRs().Informer,
 		f.Networking().V1().IPAddresses().Informer, f.Certificates().V1().CertificateSigningRequests().Informer,
+		f.Certificates().V1().PodCertificateRequests().Informer, f.Certificates().V1().ClusterTrustBundles().Informer,
 	} {
 		register()
 	}
@@ -161,6 +165,10 @@ func checkControllerKindDefaults(t *testing.T, c kubernetes.Interface) {
 	csr, err := c.CertificatesV1().CertificateSigningRequests().Get(ctx, "valid", metav1.GetOptions{})
 	if err != nil || csr.Spec.Username == "" || csr.Spec.Username == "mallory" || len(csr.Status.Conditions) != 0 {
 		t.Errorf("csr: %v %+v", err, csr)
+	}
+	pcr, err := c.CertificatesV1().PodCertificateRequests("podcertificaterequest").Get(ctx, "default-expiry", metav1.GetOptions{})
+	if err != nil || pcr.Spec.MaxExpirationSeconds == nil || *pcr.Spec.MaxExpirationSeconds != 86400 {
+		t.Errorf("pod certificate request: %v %+v", err, pcr)
 	}
 	// Both kinds are listable, as the controllers' informers list them.
 	if _, err := c.CoreV1().PersistentVolumeClaims("").List(ctx, metav1.ListOptions{}); err != nil {
@@ -437,18 +445,32 @@ func ipAddressCases(string) []kindCase {
 	}
 }
 
-// csrCases builds CertificateSigningRequests around a fresh PKCS#10
-// request; the requester a client names is replaced by the server.
-func csrCases(t *testing.T) func(string) []kindCase {
+// pkcs10 returns a fresh PKCS#10 request (DER) and a self-signed CA
+// certificate (PEM) for the certificate kinds' cases.
+func pkcs10(t *testing.T) (request, caPEM []byte) {
 	t.Helper()
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
 		t.Fatal(err)
 	}
-	der, err := x509.CreateCertificateRequest(rand.Reader, &x509.CertificateRequest{Subject: pkix.Name{CommonName: "web"}}, key)
+	request, err = x509.CreateCertificateRequest(rand.Reader, &x509.CertificateRequest{Subject: pkix.Name{CommonName: "web"}}, key)
 	if err != nil {
 		t.Fatal(err)
 	}
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "root"}, IsCA: true, BasicConstraintsValid: true,
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour), KeyUsage: x509.KeyUsageCertSign}
+	cert, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return request, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: cert})
+}
+
+// csrCases builds CertificateSigningRequests around a fresh PKCS#10
+// request; the requester a client names is replaced by the server.
+func csrCases(t *testing.T) func(string) []kindCase {
+	t.Helper()
+	der, _ := pkcs10(t)
 	request := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE REQUEST", Bytes: der})
 	return func(string) []kindCase {
 		csr := func(name string, req []byte) *certificatesv1.CertificateSigningRequest {
@@ -467,6 +489,44 @@ func csrCases(t *testing.T) func(string) []kindCase {
 				c.Status.Conditions = []certificatesv1.CertificateSigningRequestCondition{{Type: certificatesv1.CertificateApproved, Status: corev1.ConditionTrue}}
 				return c
 			}(), causes: []metav1.StatusCause{cause(forbidden, "status.conditions", `Forbidden: updates may not add a condition of type "Approved"`)}},
+		}
+	}
+}
+
+func podCertificateRequestCases(t *testing.T) func(string) []kindCase {
+	t.Helper()
+	der, _ := pkcs10(t)
+	return func(string) []kindCase {
+		pcr := func(name string, maxExpiration *int32) *certificatesv1.PodCertificateRequest {
+			return &certificatesv1.PodCertificateRequest{TypeMeta: typed("certificates.k8s.io/v1", "PodCertificateRequest"), ObjectMeta: meta(name),
+				Spec: certificatesv1.PodCertificateRequestSpec{SignerName: "example.com/pods", PodName: "web", PodUID: "pod-uid",
+					ServiceAccountName: "default", ServiceAccountUID: "sa-uid", NodeName: "n1", NodeUID: "node-uid",
+					MaxExpirationSeconds: maxExpiration, StubPKCS10Request: der}}
+		}
+		return []kindCase{
+			{name: "valid", obj: pcr("valid", ptr(int32(86400)))},
+			// Left out, maxExpirationSeconds is defaulted to a day.
+			{name: "defaulted maxExpirationSeconds", obj: pcr("default-expiry", nil)},
+			{name: "maxExpirationSeconds too short", obj: pcr("short", ptr(int32(10))),
+				causes: []metav1.StatusCause{cause(invalid, "spec.maxExpirationSeconds", "Invalid value: 10: must be in the range [3600, 7862400]")}},
+		}
+	}
+}
+
+func clusterTrustBundleCases(t *testing.T) func(string) []kindCase {
+	t.Helper()
+	_, ca := pkcs10(t)
+	return func(string) []kindCase {
+		ctb := func(name, signer, bundle string) *certificatesv1.ClusterTrustBundle {
+			return &certificatesv1.ClusterTrustBundle{TypeMeta: typed("certificates.k8s.io/v1", "ClusterTrustBundle"), ObjectMeta: meta(name),
+				Spec: certificatesv1.ClusterTrustBundleSpec{SignerName: signer, TrustBundle: bundle}}
+		}
+		return []kindCase{
+			{name: "valid", obj: ctb("example.com:pods:roots", "example.com/pods", string(ca))},
+			{name: "not PEM", obj: ctb("example.com:pods:bad", "example.com/pods", "x"),
+				causes: []metav1.StatusCause{cause(invalid, "spec.trustBundle", `Invalid value: "<value omitted>": at least one trust anchor must be provided`)}},
+			{name: "name without the signer's prefix", obj: ctb("roots", "example.com/pods", string(ca)),
+				causes: []metav1.StatusCause{cause(invalid, "metadata.name", `Invalid value: "roots": ClusterTrustBundle for signerName example.com/pods must be named with prefix example.com:pods:`)}},
 		}
 	}
 }

@@ -21,6 +21,7 @@ import (
 	discoveryvalidation "k8s.io/kubernetes/pkg/apis/discovery/validation"
 	"k8s.io/kubernetes/pkg/apis/networking"
 	networkingvalidation "k8s.io/kubernetes/pkg/apis/networking/validation"
+	"k8s.io/utils/clock"
 
 	dpoperatorv1 "github.com/dnsplane/dnsplane/api/operator/v1"
 	"github.com/dnsplane/dnsplane/internal/registry/apps/daemonset"
@@ -31,6 +32,8 @@ import (
 	"github.com/dnsplane/dnsplane/internal/registry/batch/cronjob"
 	"github.com/dnsplane/dnsplane/internal/registry/batch/job"
 	"github.com/dnsplane/dnsplane/internal/registry/certificates/certificatesigningrequest"
+	"github.com/dnsplane/dnsplane/internal/registry/certificates/clustertrustbundle"
+	"github.com/dnsplane/dnsplane/internal/registry/certificates/podcertificaterequest"
 	"github.com/dnsplane/dnsplane/internal/registry/core/event"
 	"github.com/dnsplane/dnsplane/internal/registry/core/namespace"
 	"github.com/dnsplane/dnsplane/internal/registry/core/node"
@@ -115,6 +118,8 @@ func Strategies(cfg Config) map[schema.GroupKind]rest.Strategy {
 		gk("networking.k8s.io", "ServiceCIDR"):             clusterScoped(withStatus(simple(networking.ServiceCIDR{}, networkingvalidation.ValidateServiceCIDR, networkingvalidation.ValidateServiceCIDRUpdate), networkingvalidation.ValidateServiceCIDRStatusUpdate)),
 		gk("networking.k8s.io", "IPAddress"):               clusterScoped(simple(networking.IPAddress{}, networkingvalidation.ValidateIPAddress, validateIPAddressUpdate)),
 		gk(certificates, "CertificateSigningRequest"):      certificatesigningrequest.New(),
+		gk(certificates, "PodCertificateRequest"):          podcertificaterequest.New(clock.RealClock{}),
+		gk(certificates, "ClusterTrustBundle"):             clustertrustbundle.New(),
 		{Group: "discovery.k8s.io", Kind: "EndpointSlice"}: simple(discovery.EndpointSlice{}, discoveryvalidation.ValidateEndpointSliceCreate, discoveryvalidation.ValidateEndpointSliceUpdate),
 		{Group: "coordination.k8s.io", Kind: "Lease"}:      simple(coordination.Lease{}, coordinationvalidation.ValidateLease, coordinationvalidation.ValidateLeaseUpdate),
 		{Group: "events.k8s.io", Kind: "Event"}:            simple(core.Event{}, validateEventsV1, validateEventsV1Update),
