@@ -10,10 +10,16 @@ import (
 	"slices"
 	"strings"
 
+	appsv1 "k8s.io/api/apps/v1"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
+	certificatesv1 "k8s.io/api/certificates/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	eventsv1 "k8s.io/api/events/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	schedulingv1 "k8s.io/api/scheduling/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	dpappsv1 "github.com/dnsplane/dnsplane/api/apps/v1"
@@ -104,6 +110,13 @@ func custom(r Resource) Resource {
 	return r
 }
 
+// version sets the version of r, a row of a group served at another
+// version than v1 (autoscaling/v2).
+func version(v string, r Resource) Resource {
+	r.GVK.Version = v
+	return r
+}
+
 // storedAs makes r a view of the objects of the row of kind gvk.
 func storedAs(gvk schema.GroupVersionKind, r Resource) Resource {
 	r.StorageGVK = gvk
@@ -134,6 +147,25 @@ var resources = sorted([]Resource{
 	core("Node", "nodes", false, []string{"no"}, []string{status}, nil, func() any { return &corev1.Node{} }),
 	core("Event", "events", true, []string{"ev"}, nil, nil, func() any { return &corev1.Event{} }),
 	core("ServiceAccount", "serviceaccounts", true, []string{"sa"}, nil, nil, func() any { return &corev1.ServiceAccount{} }),
+	// The kinds kube-controller-manager's and kube-scheduler's informers
+	// list (issue 19): upstream types unchanged, short names and
+	// categories as kube-apiserver's pkg/registry/<group>/<kind>/storage.
+	core("PersistentVolume", "persistentvolumes", false, []string{"pv"}, []string{status}, nil, func() any { return &corev1.PersistentVolume{} }),
+	core("PersistentVolumeClaim", "persistentvolumeclaims", true, []string{"pvc"}, []string{status}, nil, func() any { return &corev1.PersistentVolumeClaim{} }),
+	core("ResourceQuota", "resourcequotas", true, []string{"quota"}, []string{status}, nil, func() any { return &corev1.ResourceQuota{} }),
+	core("LimitRange", "limitranges", true, []string{"limits"}, nil, nil, func() any { return &corev1.LimitRange{} }),
+	group("apps", "ControllerRevision", "controllerrevisions", true, nil, nil, nil, func() any { return &appsv1.ControllerRevision{} }),
+	group("policy", "PodDisruptionBudget", "poddisruptionbudgets", true, []string{"pdb"}, []string{status}, nil, func() any { return &policyv1.PodDisruptionBudget{} }),
+	group("scheduling.k8s.io", "PriorityClass", "priorityclasses", false, []string{"pc"}, nil, nil, func() any { return &schedulingv1.PriorityClass{} }),
+	version("v2", group("autoscaling", "HorizontalPodAutoscaler", "horizontalpodautoscalers", true, []string{"hpa"}, []string{status}, all, func() any { return &autoscalingv2.HorizontalPodAutoscaler{} })),
+	group("networking.k8s.io", "Ingress", "ingresses", true, []string{"ing"}, []string{status}, nil, func() any { return &networkingv1.Ingress{} }),
+	group("networking.k8s.io", "IngressClass", "ingressclasses", false, nil, nil, nil, func() any { return &networkingv1.IngressClass{} }),
+	group("networking.k8s.io", "NetworkPolicy", "networkpolicies", true, []string{"netpol"}, nil, nil, func() any { return &networkingv1.NetworkPolicy{} }),
+	group("networking.k8s.io", "ServiceCIDR", "servicecidrs", false, nil, []string{status}, nil, func() any { return &networkingv1.ServiceCIDR{} }),
+	group("networking.k8s.io", "IPAddress", "ipaddresses", false, []string{"ip"}, nil, nil, func() any { return &networkingv1.IPAddress{} }),
+	group("certificates.k8s.io", "CertificateSigningRequest", "certificatesigningrequests", false, []string{"csr"}, []string{status}, nil, func() any { return &certificatesv1.CertificateSigningRequest{} }),
+	group("certificates.k8s.io", "PodCertificateRequest", "podcertificaterequests", true, nil, []string{status}, nil, func() any { return &certificatesv1.PodCertificateRequest{} }),
+	group("certificates.k8s.io", "ClusterTrustBundle", "clustertrustbundles", false, nil, nil, nil, func() any { return &certificatesv1.ClusterTrustBundle{} }),
 	group("discovery.k8s.io", "EndpointSlice", "endpointslices", true, nil, nil, nil, func() any { return &discoveryv1.EndpointSlice{} }),
 	group("coordination.k8s.io", "Lease", "leases", true, nil, nil, nil, func() any { return &coordinationv1.Lease{} }),
 	// The events.k8s.io view of v1 Events, as kube-apiserver serves both.

@@ -6,8 +6,10 @@ import (
 	"net"
 
 	corev1 "k8s.io/api/core/v1"
+	schedulingv1 "k8s.io/api/scheduling/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	schedulingapiv1 "k8s.io/kubernetes/pkg/apis/scheduling/v1"
 
 	"github.com/dnsplane/dnsplane/internal/apiserver"
 )
@@ -18,9 +20,9 @@ func SystemNamespaces() []string {
 	return []string{"default", "kube-system", "kube-public", "dnsplane-system"}
 }
 
-// bootstrap creates what a new cluster has: the system namespaces and the
+// bootstrap creates what a new cluster has: the system namespaces, the
 // kubernetes Service in default, with the first address of the service
-// range. It is idempotent, so every start (and every API server of
+// range, and the system priority classes. It is idempotent, so every start (and every API server of
 // several) runs it.
 func bootstrap(ctx context.Context, srv *apiserver.Server, serviceRange *net.IPNet, securePort int) error {
 	for _, name := range SystemNamespaces() {
@@ -44,6 +46,16 @@ func bootstrap(ctx context.Context, srv *apiserver.Server, serviceRange *net.IPN
 	}
 	if err := srv.EnsureObject(ctx, svc); err != nil {
 		return fmt.Errorf("creating the kubernetes service: %w", err)
+	}
+	// The built-in priority classes, as kube-apiserver's
+	// AddSystemPriorityClasses post-start hook creates them
+	// (pkg/registry/scheduling/rest); their strategy refuses to delete them.
+	for _, pc := range schedulingapiv1.SystemPriorityClasses() {
+		pc = pc.DeepCopy()
+		pc.TypeMeta = metav1.TypeMeta{APIVersion: schedulingv1.SchemeGroupVersion.String(), Kind: "PriorityClass"}
+		if err := srv.EnsureObject(ctx, pc); err != nil {
+			return fmt.Errorf("creating priority class %s: %w", pc.Name, err)
+		}
 	}
 	return nil
 }

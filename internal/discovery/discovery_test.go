@@ -37,6 +37,17 @@ func served() []Resource {
 	return out
 }
 
+// versionOf is the one version of group served (autoscaling is served at
+// v2 only).
+func versionOf(group string) string {
+	for _, r := range served() {
+		if r.GVK.Group == group {
+			return r.GVK.Version
+		}
+	}
+	return ""
+}
+
 // lookup finds a served resource by group, version and plural.
 func lookup(gvr schema.GroupVersionResource) (Resource, bool) {
 	for _, r := range served() {
@@ -152,12 +163,14 @@ func TestDiscoveryLegacyDocuments(t *testing.T) {
 		var names []string
 		for _, g := range l.Groups {
 			names = append(names, g.Name)
-			gv := metav1.GroupVersionForDiscovery{GroupVersion: g.Name + "/v1", Version: "v1"}
+			v := versionOf(g.Name)
+			gv := metav1.GroupVersionForDiscovery{GroupVersion: g.Name + "/" + v, Version: v}
 			if g.PreferredVersion != gv || !slices.Equal(g.Versions, []metav1.GroupVersionForDiscovery{gv}) {
 				t.Errorf("group %s: %+v", g.Name, g)
 			}
 		}
-		want := []string{"apps", "batch", "coordination.k8s.io", "discovery.k8s.io", "events.k8s.io", "operator.dnsplane.io"}
+		want := []string{"apps", "autoscaling", "batch", "certificates.k8s.io", "coordination.k8s.io", "discovery.k8s.io", "events.k8s.io",
+			"networking.k8s.io", "operator.dnsplane.io", "policy", "scheduling.k8s.io"}
 		if !slices.Equal(names, want) {
 			t.Errorf("groups = %v, want %v", names, want)
 		}
@@ -309,7 +322,7 @@ func TestDiscoveryAggregatedDocuments(t *testing.T) {
 			t.Fatalf("/api items: %+v", l.Items)
 		}
 		for _, g := range l.Items {
-			if len(g.Versions) != 1 || g.Versions[0].Version != "v1" || g.Versions[0].Freshness != apidiscoveryv2.DiscoveryFreshnessCurrent {
+			if len(g.Versions) != 1 || g.Versions[0].Version != versionOf(g.Name) || g.Versions[0].Freshness != apidiscoveryv2.DiscoveryFreshnessCurrent {
 				t.Errorf("group %q versions %+v", g.Name, g.Versions)
 				continue
 			}
@@ -319,7 +332,7 @@ func TestDiscoveryAggregatedDocuments(t *testing.T) {
 					continue
 				}
 				gvk := schema.GroupVersionKind{Group: r.ResponseKind.Group, Version: r.ResponseKind.Version, Kind: r.ResponseKind.Kind}
-				res, ok := lookup(schema.GroupVersionResource{Group: g.Name, Version: "v1", Resource: r.Resource})
+				res, ok := lookup(schema.GroupVersionResource{Group: g.Name, Version: versionOf(g.Name), Resource: r.Resource})
 				if !ok || res.GVK != gvk {
 					t.Errorf("%s/%s: responseKind %v", g.Name, r.Resource, gvk)
 					continue
@@ -380,7 +393,7 @@ func TestDiscoveryClientGo(t *testing.T) {
 			if perGV != legacy {
 				t.Errorf("requested %v; legacy = %v", srv.requested(), legacy)
 			}
-			if len(groups) != 7 {
+			if len(groups) != 12 {
 				t.Errorf("%d groups", len(groups))
 			}
 			got := map[schema.GroupVersionResource]metav1.APIResource{}

@@ -11,30 +11,43 @@ import (
 	eventsv1 "k8s.io/api/events/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	appsinternal "k8s.io/kubernetes/pkg/apis/apps"
+	appsvalidation "k8s.io/kubernetes/pkg/apis/apps/validation"
 	"k8s.io/kubernetes/pkg/apis/coordination"
 	coordinationvalidation "k8s.io/kubernetes/pkg/apis/coordination/validation"
 	"k8s.io/kubernetes/pkg/apis/core"
 	corevalidation "k8s.io/kubernetes/pkg/apis/core/validation"
 	"k8s.io/kubernetes/pkg/apis/discovery"
 	discoveryvalidation "k8s.io/kubernetes/pkg/apis/discovery/validation"
+	"k8s.io/kubernetes/pkg/apis/networking"
+	networkingvalidation "k8s.io/kubernetes/pkg/apis/networking/validation"
+	"k8s.io/utils/clock"
 
 	dpoperatorv1 "github.com/dnsplane/dnsplane/api/operator/v1"
 	"github.com/dnsplane/dnsplane/internal/registry/apps/daemonset"
 	"github.com/dnsplane/dnsplane/internal/registry/apps/deployment"
 	"github.com/dnsplane/dnsplane/internal/registry/apps/replicaset"
 	"github.com/dnsplane/dnsplane/internal/registry/apps/statefulset"
+	"github.com/dnsplane/dnsplane/internal/registry/autoscaling/horizontalpodautoscaler"
 	"github.com/dnsplane/dnsplane/internal/registry/batch/cronjob"
 	"github.com/dnsplane/dnsplane/internal/registry/batch/job"
+	"github.com/dnsplane/dnsplane/internal/registry/certificates/certificatesigningrequest"
+	"github.com/dnsplane/dnsplane/internal/registry/certificates/clustertrustbundle"
+	"github.com/dnsplane/dnsplane/internal/registry/certificates/podcertificaterequest"
 	"github.com/dnsplane/dnsplane/internal/registry/core/event"
 	"github.com/dnsplane/dnsplane/internal/registry/core/namespace"
 	"github.com/dnsplane/dnsplane/internal/registry/core/node"
+	"github.com/dnsplane/dnsplane/internal/registry/core/persistentvolume"
+	"github.com/dnsplane/dnsplane/internal/registry/core/persistentvolumeclaim"
 	"github.com/dnsplane/dnsplane/internal/registry/core/pod"
 	"github.com/dnsplane/dnsplane/internal/registry/core/podtemplate"
 	"github.com/dnsplane/dnsplane/internal/registry/core/replicationcontroller"
 	"github.com/dnsplane/dnsplane/internal/registry/core/secret"
 	"github.com/dnsplane/dnsplane/internal/registry/core/service"
 	"github.com/dnsplane/dnsplane/internal/registry/operator/dns"
+	"github.com/dnsplane/dnsplane/internal/registry/policy/poddisruptionbudget"
 	"github.com/dnsplane/dnsplane/internal/registry/rest"
+	"github.com/dnsplane/dnsplane/internal/registry/scheduling/priorityclass"
 	"github.com/dnsplane/dnsplane/internal/registry/upstream"
 	"github.com/dnsplane/dnsplane/internal/validation"
 )
@@ -64,6 +77,8 @@ func Strategies(cfg Config) map[schema.GroupKind]rest.Strategy {
 	coreKind := func(kind string) schema.GroupKind { return schema.GroupKind{Kind: kind} }
 	apps := func(kind string) schema.GroupKind { return schema.GroupKind{Group: "apps", Kind: kind} }
 	batch := func(kind string) schema.GroupKind { return schema.GroupKind{Group: "batch", Kind: kind} }
+	gk := func(group, kind string) schema.GroupKind { return schema.GroupKind{Group: group, Kind: kind} }
+	const certificates = "certificates.k8s.io"
 	return map[schema.GroupKind]rest.Strategy{
 		// Pod template carriers: upstream's rules with dnsplane's pod DNS
 		// rules in place of upstream's (internal/registry/workload).
@@ -89,6 +104,22 @@ func Strategies(cfg Config) map[schema.GroupKind]rest.Strategy {
 		coreKind("Endpoints"):                              simple(core.Endpoints{}, corevalidation.ValidateEndpointsCreate, corevalidation.ValidateEndpointsUpdate),
 		coreKind("Event"):                                  event.New(),
 		coreKind("ServiceAccount"):                         simple(core.ServiceAccount{}, corevalidation.ValidateServiceAccount, corevalidation.ValidateServiceAccountUpdate),
+		coreKind("PersistentVolume"):                       persistentvolume.New(),
+		coreKind("PersistentVolumeClaim"):                  persistentvolumeclaim.New(),
+		coreKind("ResourceQuota"):                          withStatus(simple(core.ResourceQuota{}, corevalidation.ValidateResourceQuota, corevalidation.ValidateResourceQuotaUpdate), corevalidation.ValidateResourceQuotaStatusUpdate),
+		coreKind("LimitRange"):                             simple(core.LimitRange{}, corevalidation.ValidateLimitRange, validateLimitRangeUpdate),
+		apps("ControllerRevision"):                         simple(appsinternal.ControllerRevision{}, appsvalidation.ValidateControllerRevisionCreate, appsvalidation.ValidateControllerRevisionUpdate),
+		gk("policy", "PodDisruptionBudget"):                poddisruptionbudget.New(),
+		gk("scheduling.k8s.io", "PriorityClass"):           priorityclass.New(),
+		gk("autoscaling", "HorizontalPodAutoscaler"):       horizontalpodautoscaler.New(),
+		gk("networking.k8s.io", "Ingress"):                 withStatus(simple(networking.Ingress{}, networkingvalidation.ValidateIngressCreate, networkingvalidation.ValidateIngressUpdate), networkingvalidation.ValidateIngressStatusUpdate),
+		gk("networking.k8s.io", "IngressClass"):            clusterScoped(simple(networking.IngressClass{}, networkingvalidation.ValidateIngressClass, networkingvalidation.ValidateIngressClassUpdate)),
+		gk("networking.k8s.io", "NetworkPolicy"):           simple(networking.NetworkPolicy{}, validateNetworkPolicy, validateNetworkPolicyUpdate),
+		gk("networking.k8s.io", "ServiceCIDR"):             clusterScoped(withStatus(simple(networking.ServiceCIDR{}, networkingvalidation.ValidateServiceCIDR, networkingvalidation.ValidateServiceCIDRUpdate), networkingvalidation.ValidateServiceCIDRStatusUpdate)),
+		gk("networking.k8s.io", "IPAddress"):               clusterScoped(simple(networking.IPAddress{}, networkingvalidation.ValidateIPAddress, validateIPAddressUpdate)),
+		gk(certificates, "CertificateSigningRequest"):      certificatesigningrequest.New(),
+		gk(certificates, "PodCertificateRequest"):          podcertificaterequest.New(clock.RealClock{}),
+		gk(certificates, "ClusterTrustBundle"):             clustertrustbundle.New(),
 		{Group: "discovery.k8s.io", Kind: "EndpointSlice"}: simple(discovery.EndpointSlice{}, discoveryvalidation.ValidateEndpointSliceCreate, discoveryvalidation.ValidateEndpointSliceUpdate),
 		{Group: "coordination.k8s.io", Kind: "Lease"}:      simple(coordination.Lease{}, coordinationvalidation.ValidateLease, coordinationvalidation.ValidateLeaseUpdate),
 		{Group: "events.k8s.io", Kind: "Event"}:            simple(core.Event{}, validateEventsV1, validateEventsV1Update),

@@ -43,9 +43,25 @@ func mark(v reflect.Value, tag int) bool {
 			v.Set(reflect.Append(reflect.MakeSlice(v.Type(), 0, 1), e))
 			return true
 		}
+	case reflect.Map:
+		// One entry with a marked key (a ResourceQuota's status is two
+		// resource lists, whose quantities have no exported fields).
+		if v.Type().Key().Kind() == reflect.String {
+			m := reflect.MakeMap(v.Type())
+			m.SetMapIndex(reflect.ValueOf(fmt.Sprint("marker-", tag)).Convert(v.Type().Key()), reflect.New(v.Type().Elem()).Elem())
+			v.Set(m)
+			return true
+		}
 	case reflect.Struct:
 		for i := range v.NumField() {
-			if v.Type().Field(i).IsExported() && mark(v.Field(i), tag) {
+			if v.Type().Field(i).IsExported() && v.Field(i).Kind() != reflect.Map && mark(v.Field(i), tag) {
+				return true
+			}
+		}
+		// Maps only when nothing else can be marked: defaulting copies
+		// some (a Node's capacity to allocatable).
+		for i := range v.NumField() {
+			if v.Type().Field(i).IsExported() && v.Field(i).Kind() == reflect.Map && mark(v.Field(i), tag) {
 				return true
 			}
 		}

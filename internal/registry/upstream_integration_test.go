@@ -99,7 +99,7 @@ type kindTester struct {
 func (k kindTester) path(name string, status bool) string {
 	p := "/api/v1"
 	if k.res.GVK.Group != "" {
-		p = "/apis/" + k.res.GVK.Group + "/v1"
+		p = "/apis/" + k.res.GVK.Group + "/" + k.res.GVK.Version
 	}
 	if k.ns != "" {
 		p += "/namespaces/" + k.ns

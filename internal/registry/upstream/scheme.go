@@ -10,9 +10,16 @@ import (
 	appsv1 "k8s.io/kubernetes/pkg/apis/apps/v1"
 	appsv1beta1 "k8s.io/kubernetes/pkg/apis/apps/v1beta1"
 	appsv1beta2 "k8s.io/kubernetes/pkg/apis/apps/v1beta2"
+	"k8s.io/kubernetes/pkg/apis/autoscaling"
+	autoscalingv1 "k8s.io/kubernetes/pkg/apis/autoscaling/v1"
+	autoscalingv2 "k8s.io/kubernetes/pkg/apis/autoscaling/v2"
 	"k8s.io/kubernetes/pkg/apis/batch"
 	batchv1 "k8s.io/kubernetes/pkg/apis/batch/v1"
 	batchv1beta1 "k8s.io/kubernetes/pkg/apis/batch/v1beta1"
+	"k8s.io/kubernetes/pkg/apis/certificates"
+	certificatesv1 "k8s.io/kubernetes/pkg/apis/certificates/v1"
+	certificatesv1alpha1 "k8s.io/kubernetes/pkg/apis/certificates/v1alpha1"
+	certificatesv1beta1 "k8s.io/kubernetes/pkg/apis/certificates/v1beta1"
 	"k8s.io/kubernetes/pkg/apis/coordination"
 	coordinationv1 "k8s.io/kubernetes/pkg/apis/coordination/v1"
 	coordinationv1alpha2 "k8s.io/kubernetes/pkg/apis/coordination/v1alpha2"
@@ -25,6 +32,16 @@ import (
 	"k8s.io/kubernetes/pkg/apis/events"
 	eventsv1 "k8s.io/kubernetes/pkg/apis/events/v1"
 	eventsv1beta1 "k8s.io/kubernetes/pkg/apis/events/v1beta1"
+	"k8s.io/kubernetes/pkg/apis/networking"
+	networkingv1 "k8s.io/kubernetes/pkg/apis/networking/v1"
+	networkingv1beta1 "k8s.io/kubernetes/pkg/apis/networking/v1beta1"
+	"k8s.io/kubernetes/pkg/apis/policy"
+	policyv1 "k8s.io/kubernetes/pkg/apis/policy/v1"
+	policyv1beta1 "k8s.io/kubernetes/pkg/apis/policy/v1beta1"
+	"k8s.io/kubernetes/pkg/apis/scheduling"
+	schedulingv1 "k8s.io/kubernetes/pkg/apis/scheduling/v1"
+	schedulingv1alpha3 "k8s.io/kubernetes/pkg/apis/scheduling/v1alpha3"
+	schedulingv1beta1 "k8s.io/kubernetes/pkg/apis/scheduling/v1beta1"
 )
 
 // group is what k8s.io/kubernetes/pkg/apis/<group>/install.Install puts in
@@ -59,6 +76,16 @@ var scheme = sync.OnceValue(func() *runtime.Scheme {
 			[]schema.GroupVersion{discoveryv1.SchemeGroupVersion, discoveryv1beta1.SchemeGroupVersion}},
 		{[]func(*runtime.Scheme) error{events.AddToScheme, eventsv1beta1.AddToScheme, eventsv1.AddToScheme},
 			[]schema.GroupVersion{eventsv1.SchemeGroupVersion, eventsv1beta1.SchemeGroupVersion}},
+		{[]func(*runtime.Scheme) error{autoscaling.AddToScheme, autoscalingv2.AddToScheme, autoscalingv1.AddToScheme},
+			[]schema.GroupVersion{autoscalingv2.SchemeGroupVersion, autoscalingv1.SchemeGroupVersion}},
+		{[]func(*runtime.Scheme) error{certificates.AddToScheme, certificatesv1.AddToScheme, certificatesv1beta1.AddToScheme, certificatesv1alpha1.AddToScheme},
+			[]schema.GroupVersion{certificatesv1.SchemeGroupVersion, certificatesv1beta1.SchemeGroupVersion, certificatesv1alpha1.SchemeGroupVersion}},
+		{[]func(*runtime.Scheme) error{networking.AddToScheme, networkingv1.AddToScheme, networkingv1beta1.AddToScheme},
+			[]schema.GroupVersion{networkingv1.SchemeGroupVersion, networkingv1beta1.SchemeGroupVersion}},
+		{[]func(*runtime.Scheme) error{policy.AddToScheme, policyv1beta1.AddToScheme, policyv1.AddToScheme},
+			[]schema.GroupVersion{policyv1.SchemeGroupVersion, policyv1beta1.SchemeGroupVersion}},
+		{[]func(*runtime.Scheme) error{scheduling.AddToScheme, schedulingv1.AddToScheme, schedulingv1beta1.AddToScheme, schedulingv1alpha3.AddToScheme},
+			[]schema.GroupVersion{schedulingv1.SchemeGroupVersion, schedulingv1beta1.SchemeGroupVersion, schedulingv1alpha3.SchemeGroupVersion}},
 	} {
 		for _, add := range g.add {
 			utilruntime.Must(add(s))

@@ -7,11 +7,16 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	appsinstall "k8s.io/kubernetes/pkg/apis/apps/install"
+	autoscalinginstall "k8s.io/kubernetes/pkg/apis/autoscaling/install"
 	batchinstall "k8s.io/kubernetes/pkg/apis/batch/install"
+	certificatesinstall "k8s.io/kubernetes/pkg/apis/certificates/install"
 	coordinationinstall "k8s.io/kubernetes/pkg/apis/coordination/install"
 	coreinstall "k8s.io/kubernetes/pkg/apis/core/install"
 	discoveryinstall "k8s.io/kubernetes/pkg/apis/discovery/install"
 	eventsinstall "k8s.io/kubernetes/pkg/apis/events/install"
+	networkinginstall "k8s.io/kubernetes/pkg/apis/networking/install"
+	policyinstall "k8s.io/kubernetes/pkg/apis/policy/install"
+	schedulinginstall "k8s.io/kubernetes/pkg/apis/scheduling/install"
 )
 
 // TestSchemeIsInstalls checks that scheme holds what upstream's install
@@ -24,6 +29,7 @@ func TestSchemeIsInstalls(t *testing.T) {
 	for _, install := range []func(*runtime.Scheme){
 		coreinstall.Install, appsinstall.Install, batchinstall.Install,
 		coordinationinstall.Install, discoveryinstall.Install, eventsinstall.Install,
+		autoscalinginstall.Install, certificatesinstall.Install, networkinginstall.Install, policyinstall.Install, schedulinginstall.Install,
 	} {
 		install(want)
 	}
