@@ -14,6 +14,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	eventsv1 "k8s.io/api/events/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	storagev1 "k8s.io/api/storage/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	dpappsv1 "github.com/dnsplane/dnsplane/api/apps/v1"
@@ -136,6 +138,18 @@ var resources = sorted([]Resource{
 	core("ServiceAccount", "serviceaccounts", true, []string{"sa"}, nil, nil, func() any { return &corev1.ServiceAccount{} }),
 	group("discovery.k8s.io", "EndpointSlice", "endpointslices", true, nil, nil, nil, func() any { return &discoveryv1.EndpointSlice{} }),
 	group("coordination.k8s.io", "Lease", "leases", true, nil, nil, nil, func() any { return &coordinationv1.Lease{} }),
+	// Kinds kube-controller-manager and kube-scheduler list (issue 19):
+	// storage, dynamic resource allocation, RBAC, admission policies.
+	group("storage.k8s.io", "StorageClass", "storageclasses", false, []string{"sc"}, nil, nil, func() any { return &storagev1.StorageClass{} }),
+	group("storage.k8s.io", "CSINode", "csinodes", false, nil, []string{status}, nil, func() any { return &storagev1.CSINode{} }),
+	group("storage.k8s.io", "CSIDriver", "csidrivers", false, nil, nil, nil, func() any { return &storagev1.CSIDriver{} }),
+	group("storage.k8s.io", "CSIStorageCapacity", "csistoragecapacities", true, nil, nil, nil, func() any { return &storagev1.CSIStorageCapacity{} }),
+	group("storage.k8s.io", "VolumeAttachment", "volumeattachments", false, nil, []string{status}, nil, func() any { return &storagev1.VolumeAttachment{} }),
+	group("storage.k8s.io", "VolumeAttributesClass", "volumeattributesclasses", false, []string{"vac"}, nil, nil, func() any { return &storagev1.VolumeAttributesClass{} }),
+	group("rbac.authorization.k8s.io", "Role", "roles", true, nil, nil, nil, func() any { return &rbacv1.Role{} }),
+	group("rbac.authorization.k8s.io", "ClusterRole", "clusterroles", false, nil, nil, nil, func() any { return &rbacv1.ClusterRole{} }),
+	group("rbac.authorization.k8s.io", "RoleBinding", "rolebindings", true, nil, nil, nil, func() any { return &rbacv1.RoleBinding{} }),
+	group("rbac.authorization.k8s.io", "ClusterRoleBinding", "clusterrolebindings", false, nil, nil, nil, func() any { return &rbacv1.ClusterRoleBinding{} }),
 	// The events.k8s.io view of v1 Events, as kube-apiserver serves both.
 	storedAs(corev1.SchemeGroupVersion.WithKind("Event"),
 		group("events.k8s.io", "Event", "events", true, []string{"ev"}, nil, nil, func() any { return &eventsv1.Event{} })),

@@ -17,6 +17,8 @@ import (
 	corevalidation "k8s.io/kubernetes/pkg/apis/core/validation"
 	"k8s.io/kubernetes/pkg/apis/discovery"
 	discoveryvalidation "k8s.io/kubernetes/pkg/apis/discovery/validation"
+	"k8s.io/kubernetes/pkg/apis/rbac"
+	rbacvalidation "k8s.io/kubernetes/pkg/apis/rbac/validation"
 
 	dpoperatorv1 "github.com/dnsplane/dnsplane/api/operator/v1"
 	"github.com/dnsplane/dnsplane/internal/registry/apps/daemonset"
@@ -34,7 +36,15 @@ import (
 	"github.com/dnsplane/dnsplane/internal/registry/core/secret"
 	"github.com/dnsplane/dnsplane/internal/registry/core/service"
 	"github.com/dnsplane/dnsplane/internal/registry/operator/dns"
+	"github.com/dnsplane/dnsplane/internal/registry/rbac/clusterrole"
+	"github.com/dnsplane/dnsplane/internal/registry/rbac/clusterrolebinding"
 	"github.com/dnsplane/dnsplane/internal/registry/rest"
+	"github.com/dnsplane/dnsplane/internal/registry/storage/csidriver"
+	"github.com/dnsplane/dnsplane/internal/registry/storage/csinode"
+	"github.com/dnsplane/dnsplane/internal/registry/storage/csistoragecapacity"
+	"github.com/dnsplane/dnsplane/internal/registry/storage/storageclass"
+	"github.com/dnsplane/dnsplane/internal/registry/storage/volumeattachment"
+	"github.com/dnsplane/dnsplane/internal/registry/storage/volumeattributesclass"
 	"github.com/dnsplane/dnsplane/internal/registry/upstream"
 	"github.com/dnsplane/dnsplane/internal/validation"
 )
@@ -91,6 +101,16 @@ func Strategies(cfg Config) map[schema.GroupKind]rest.Strategy {
 		coreKind("ServiceAccount"):                         simple(core.ServiceAccount{}, corevalidation.ValidateServiceAccount, corevalidation.ValidateServiceAccountUpdate),
 		{Group: "discovery.k8s.io", Kind: "EndpointSlice"}: simple(discovery.EndpointSlice{}, discoveryvalidation.ValidateEndpointSliceCreate, discoveryvalidation.ValidateEndpointSliceUpdate),
 		{Group: "coordination.k8s.io", Kind: "Lease"}:      simple(coordination.Lease{}, coordinationvalidation.ValidateLease, coordinationvalidation.ValidateLeaseUpdate),
+		storageKind("StorageClass"):                        storageclass.New(),
+		storageKind("CSINode"):                             csinode.New(),
+		storageKind("CSIDriver"):                           csidriver.New(),
+		storageKind("CSIStorageCapacity"):                  csistoragecapacity.New(),
+		storageKind("VolumeAttachment"):                    volumeattachment.New(),
+		storageKind("VolumeAttributesClass"):               volumeattributesclass.New(),
+		rbacKind("Role"):                                   simple(rbac.Role{}, rbacvalidation.ValidateRole, rbacvalidation.ValidateRoleUpdate),
+		rbacKind("ClusterRole"):                            clusterrole.New(),
+		rbacKind("RoleBinding"):                            simple(rbac.RoleBinding{}, rbacvalidation.ValidateRoleBinding, rbacvalidation.ValidateRoleBindingUpdate),
+		rbacKind("ClusterRoleBinding"):                     clusterrolebinding.New(),
 		{Group: "events.k8s.io", Kind: "Event"}:            simple(core.Event{}, validateEventsV1, validateEventsV1Update),
 
 		// dnsplane's own API: the DNS operator's rules (internal/operator/dnsspec).

@@ -1,0 +1,7 @@
+package upstream
+
+import (
+	// The storage API group (issue 19), registered in legacyscheme.Scheme
+	// with its defaulting, conversion and declarative validation.
+	_ "k8s.io/kubernetes/pkg/apis/storage/install"
+)
