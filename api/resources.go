@@ -10,11 +10,13 @@ import (
 	"slices"
 	"strings"
 
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	eventsv1 "k8s.io/api/events/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	resourcev1 "k8s.io/api/resource/v1"
 	storagev1 "k8s.io/api/storage/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
@@ -90,6 +92,9 @@ const (
 // all is the "all" category kubectl get all expands.
 var all = []string{"all"}
 
+// apiExtensions is kube-apiserver's category of the admission kinds.
+var apiExtensions = []string{"api-extensions"}
+
 func core(kind, plural string, namespaced bool, short []string, subresources []string, cats []string, newObj func() any) Resource {
 	return Resource{GVK: schema.GroupVersionKind{Version: "v1", Kind: kind}, Plural: plural, Namespaced: namespaced,
 		ShortNames: short, Subresources: subresources, Categories: cats, New: newObj}
@@ -150,6 +155,13 @@ var resources = sorted([]Resource{
 	group("rbac.authorization.k8s.io", "ClusterRole", "clusterroles", false, nil, nil, nil, func() any { return &rbacv1.ClusterRole{} }),
 	group("rbac.authorization.k8s.io", "RoleBinding", "rolebindings", true, nil, nil, nil, func() any { return &rbacv1.RoleBinding{} }),
 	group("rbac.authorization.k8s.io", "ClusterRoleBinding", "clusterrolebindings", false, nil, nil, nil, func() any { return &rbacv1.ClusterRoleBinding{} }),
+	group("resource.k8s.io", "DeviceClass", "deviceclasses", false, nil, nil, nil, func() any { return &resourcev1.DeviceClass{} }),
+	group("resource.k8s.io", "ResourceClaim", "resourceclaims", true, nil, []string{status}, nil, func() any { return &resourcev1.ResourceClaim{} }),
+	group("resource.k8s.io", "ResourceClaimTemplate", "resourceclaimtemplates", true, nil, nil, nil, func() any { return &resourcev1.ResourceClaimTemplate{} }),
+	group("resource.k8s.io", "ResourceSlice", "resourceslices", false, nil, nil, nil, func() any { return &resourcev1.ResourceSlice{} }),
+	group("resource.k8s.io", "DeviceTaintRule", "devicetaintrules", false, nil, []string{status}, nil, func() any { return &resourcev1.DeviceTaintRule{} }),
+	group("admissionregistration.k8s.io", "ValidatingAdmissionPolicy", "validatingadmissionpolicies", false, nil, []string{status}, apiExtensions, func() any { return &admissionregistrationv1.ValidatingAdmissionPolicy{} }),
+	group("admissionregistration.k8s.io", "ValidatingAdmissionPolicyBinding", "validatingadmissionpolicybindings", false, nil, nil, apiExtensions, func() any { return &admissionregistrationv1.ValidatingAdmissionPolicyBinding{} }),
 	// The events.k8s.io view of v1 Events, as kube-apiserver serves both.
 	storedAs(corev1.SchemeGroupVersion.WithKind("Event"),
 		group("events.k8s.io", "Event", "events", true, []string{"ev"}, nil, nil, func() any { return &eventsv1.Event{} })),

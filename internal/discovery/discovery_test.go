@@ -157,8 +157,8 @@ func TestDiscoveryLegacyDocuments(t *testing.T) {
 				t.Errorf("group %s: %+v", g.Name, g)
 			}
 		}
-		want := []string{"apps", "batch", "coordination.k8s.io", "discovery.k8s.io", "events.k8s.io", "operator.dnsplane.io",
-			"rbac.authorization.k8s.io", "storage.k8s.io"}
+		want := []string{"admissionregistration.k8s.io", "apps", "batch", "coordination.k8s.io", "discovery.k8s.io", "events.k8s.io", "operator.dnsplane.io",
+			"rbac.authorization.k8s.io", "resource.k8s.io", "storage.k8s.io"}
 		if !slices.Equal(names, want) {
 			t.Errorf("groups = %v, want %v", names, want)
 		}
@@ -381,7 +381,7 @@ func TestDiscoveryClientGo(t *testing.T) {
 			if perGV != legacy {
 				t.Errorf("requested %v; legacy = %v", srv.requested(), legacy)
 			}
-			if len(groups) != 9 {
+			if len(groups) != 11 {
 				t.Errorf("%d groups", len(groups))
 			}
 			got := map[schema.GroupVersionResource]metav1.APIResource{}

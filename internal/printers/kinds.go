@@ -64,6 +64,13 @@ func buildPrinters() map[schema.GroupKind]Printer {
 		rbacKind("ClusterRole"):                            clusterRolePrinter(),
 		rbacKind("RoleBinding"):                            roleBindingPrinter(),
 		rbacKind("ClusterRoleBinding"):                     clusterRoleBindingPrinter(),
+		resourceKind("DeviceClass"):                        deviceClassPrinter(),
+		resourceKind("ResourceClaim"):                      resourceClaimPrinter(),
+		resourceKind("ResourceClaimTemplate"):              resourceClaimTemplatePrinter(),
+		resourceKind("ResourceSlice"):                      resourceSlicePrinter(),
+		resourceKind("DeviceTaintRule"):                    deviceTaintRulePrinter(),
+		admissionKind("ValidatingAdmissionPolicy"):         validatingAdmissionPolicyPrinter(),
+		admissionKind("ValidatingAdmissionPolicyBinding"):  validatingAdmissionPolicyBindingPrinter(),
 		{Group: "events.k8s.io", Kind: "Event"}:            eventsV1Printer(),
 		{Group: dpoperatorv1.GroupName, Kind: "DNS"}:       dnsPrinter(),
 	}

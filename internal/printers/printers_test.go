@@ -135,16 +135,23 @@ func TestTableColumns(t *testing.T) {
 		"dnses":                  "NAME CLUSTER-IP CLUSTER-DOMAIN AVAILABLE AGE",
 
 		// Kinds kube-controller-manager and kube-scheduler list (issue 19).
-		"storageclasses":          "NAME PROVISIONER RECLAIMPOLICY VOLUMEBINDINGMODE ALLOWVOLUMEEXPANSION AGE",
-		"csinodes":                "NAME DRIVERS AGE",
-		"csidrivers":              "NAME ATTACHREQUIRED PODINFOONMOUNT STORAGECAPACITY TOKENREQUESTS REQUIRESREPUBLISH MODES AGE",
-		"csistoragecapacities":    "NAME STORAGECLASSNAME CAPACITY",
-		"volumeattachments":       "NAME ATTACHER PV NODE ATTACHED AGE",
-		"volumeattributesclasses": "NAME DRIVERNAME AGE",
-		"roles":                   "NAME CREATED_AT",
-		"clusterroles":            "NAME CREATED_AT",
-		"rolebindings":            "NAME ROLE AGE +USERS +GROUPS +SERVICEACCOUNTS",
-		"clusterrolebindings":     "NAME ROLE AGE +USERS +GROUPS +SERVICEACCOUNTS",
+		"storageclasses":                    "NAME PROVISIONER RECLAIMPOLICY VOLUMEBINDINGMODE ALLOWVOLUMEEXPANSION AGE",
+		"csinodes":                          "NAME DRIVERS AGE",
+		"csidrivers":                        "NAME ATTACHREQUIRED PODINFOONMOUNT STORAGECAPACITY TOKENREQUESTS REQUIRESREPUBLISH MODES AGE",
+		"csistoragecapacities":              "NAME STORAGECLASSNAME CAPACITY",
+		"volumeattachments":                 "NAME ATTACHER PV NODE ATTACHED AGE",
+		"volumeattributesclasses":           "NAME DRIVERNAME AGE",
+		"roles":                             "NAME CREATED_AT",
+		"clusterroles":                      "NAME CREATED_AT",
+		"rolebindings":                      "NAME ROLE AGE +USERS +GROUPS +SERVICEACCOUNTS",
+		"clusterrolebindings":               "NAME ROLE AGE +USERS +GROUPS +SERVICEACCOUNTS",
+		"deviceclasses":                     "NAME AGE",
+		"resourceclaims":                    "NAME STATE AGE",
+		"resourceclaimtemplates":            "NAME AGE",
+		"resourceslices":                    "NAME NODE DRIVER POOL AGE",
+		"devicetaintrules":                  "NAME KEY VALUE EFFECT TIMEADDED AGE",
+		"validatingadmissionpolicies":       "NAME VALIDATIONS PARAMKIND AGE",
+		"validatingadmissionpolicybindings": "NAME POLICYNAME PARAMREF AGE",
 	}
 	for _, res := range api.Resources() {
 		w, ok := want[res.Plural]
@@ -188,7 +195,10 @@ func TestEveryResourceHasPrinter(t *testing.T) {
 			t.Errorf("%v: no printer", gk)
 			continue
 		}
-		if reflect.DeepEqual(p.Columns(), defaultColumns) {
+		// kube-apiserver's own printers of these two are NAME and AGE.
+		nameAge := gk == schema.GroupKind{Group: "resource.k8s.io", Kind: "DeviceClass"} ||
+			gk == schema.GroupKind{Group: "resource.k8s.io", Kind: "ResourceClaimTemplate"}
+		if !nameAge && reflect.DeepEqual(p.Columns(), defaultColumns) {
 			t.Errorf("%v: the printer has only the default columns", gk)
 		}
 	}

@@ -5,8 +5,10 @@ import (
 	"strings"
 	"testing"
 
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	resourcev1 "k8s.io/api/resource/v1"
 	storagev1 "k8s.io/api/storage/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -40,6 +42,13 @@ func TestUpstreamValidationControllerKinds(t *testing.T) {
 		{rbacv1.SchemeGroupVersion.WithKind("ClusterRole"), clusterRoleCases},
 		{rbacv1.SchemeGroupVersion.WithKind("RoleBinding"), roleBindingCases},
 		{rbacv1.SchemeGroupVersion.WithKind("ClusterRoleBinding"), clusterRoleBindingCases},
+		{resourcev1.SchemeGroupVersion.WithKind("DeviceClass"), deviceClassCases},
+		{resourcev1.SchemeGroupVersion.WithKind("ResourceClaim"), resourceClaimCases},
+		{resourcev1.SchemeGroupVersion.WithKind("ResourceClaimTemplate"), resourceClaimTemplateCases},
+		{resourcev1.SchemeGroupVersion.WithKind("ResourceSlice"), resourceSliceCases},
+		{resourcev1.SchemeGroupVersion.WithKind("DeviceTaintRule"), deviceTaintRuleCases},
+		{admissionregistrationv1.SchemeGroupVersion.WithKind("ValidatingAdmissionPolicy"), validatingAdmissionPolicyCases},
+		{admissionregistrationv1.SchemeGroupVersion.WithKind("ValidatingAdmissionPolicyBinding"), validatingAdmissionPolicyBindingCases},
 	} {
 		t.Run(tt.gvk.Kind, func(t *testing.T) {
 			res, ok := api.Lookup(tt.gvk)
@@ -57,7 +66,10 @@ func TestUpstreamValidationControllerKinds(t *testing.T) {
 			k.run(t, tt.cases(k.ns))
 		})
 	}
-	t.Run("defaults", func(t *testing.T) { checkControllerKindDefaults(t, ts.Client) })
+	t.Run("defaults", func(t *testing.T) {
+		checkControllerKindDefaults(t, ts.Client)
+		checkDRADefaults(t, ts.Client)
+	})
 }
 
 // checkControllerKindDefaults reads back valid objects the cases created,

@@ -21,6 +21,8 @@ import (
 	rbacvalidation "k8s.io/kubernetes/pkg/apis/rbac/validation"
 
 	dpoperatorv1 "github.com/dnsplane/dnsplane/api/operator/v1"
+	"github.com/dnsplane/dnsplane/internal/registry/admissionregistration/validatingadmissionpolicy"
+	"github.com/dnsplane/dnsplane/internal/registry/admissionregistration/validatingadmissionpolicybinding"
 	"github.com/dnsplane/dnsplane/internal/registry/apps/daemonset"
 	"github.com/dnsplane/dnsplane/internal/registry/apps/deployment"
 	"github.com/dnsplane/dnsplane/internal/registry/apps/replicaset"
@@ -38,6 +40,11 @@ import (
 	"github.com/dnsplane/dnsplane/internal/registry/operator/dns"
 	"github.com/dnsplane/dnsplane/internal/registry/rbac/clusterrole"
 	"github.com/dnsplane/dnsplane/internal/registry/rbac/clusterrolebinding"
+	"github.com/dnsplane/dnsplane/internal/registry/resource/deviceclass"
+	"github.com/dnsplane/dnsplane/internal/registry/resource/devicetaintrule"
+	"github.com/dnsplane/dnsplane/internal/registry/resource/resourceclaim"
+	"github.com/dnsplane/dnsplane/internal/registry/resource/resourceclaimtemplate"
+	"github.com/dnsplane/dnsplane/internal/registry/resource/resourceslice"
 	"github.com/dnsplane/dnsplane/internal/registry/rest"
 	"github.com/dnsplane/dnsplane/internal/registry/storage/csidriver"
 	"github.com/dnsplane/dnsplane/internal/registry/storage/csinode"
@@ -111,6 +118,13 @@ func Strategies(cfg Config) map[schema.GroupKind]rest.Strategy {
 		rbacKind("ClusterRole"):                            clusterrole.New(),
 		rbacKind("RoleBinding"):                            simple(rbac.RoleBinding{}, rbacvalidation.ValidateRoleBinding, rbacvalidation.ValidateRoleBindingUpdate),
 		rbacKind("ClusterRoleBinding"):                     clusterrolebinding.New(),
+		resourceKind("DeviceClass"):                        deviceclass.New(),
+		resourceKind("ResourceClaim"):                      resourceclaim.New(),
+		resourceKind("ResourceClaimTemplate"):              resourceclaimtemplate.New(),
+		resourceKind("ResourceSlice"):                      resourceslice.New(),
+		resourceKind("DeviceTaintRule"):                    devicetaintrule.New(),
+		admissionKind("ValidatingAdmissionPolicy"):         validatingadmissionpolicy.New(),
+		admissionKind("ValidatingAdmissionPolicyBinding"):  validatingadmissionpolicybinding.New(),
 		{Group: "events.k8s.io", Kind: "Event"}:            simple(core.Event{}, validateEventsV1, validateEventsV1Update),
 
 		// dnsplane's own API: the DNS operator's rules (internal/operator/dnsspec).
