@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -13,6 +14,8 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/dnsplane/dnsplane/api"
@@ -70,6 +73,7 @@ func TestUpstreamValidationControllerKinds(t *testing.T) {
 		checkControllerKindDefaults(t, ts.Client)
 		checkDRADefaults(t, ts.Client)
 	})
+	t.Run("informers", func(t *testing.T) { checkInformersSync(t, ts.Client) })
 }
 
 // checkControllerKindDefaults reads back valid objects the cases created,
@@ -281,5 +285,72 @@ func clusterRoleBindingCases(string) []kindCase {
 		{name: "valid", obj: binding("valid", rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "reader"})},
 		{name: "binds a Role", obj: binding("role", roleRef),
 			causes: []metav1.StatusCause{cause(unsupported, "roleRef.kind", `Unsupported value: "Role": supported values: "ClusterRole"`)}},
+	}
+}
+
+// checkInformersSync starts client-go informers for every kind of issue 19,
+// as kube-controller-manager and kube-scheduler do, and waits for them to
+// sync (a list, then a watch); then objects created afterwards must reach
+// the informers' caches through their watches.
+func checkInformersSync(t *testing.T, c kubernetes.Interface) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	factory := informers.NewSharedInformerFactory(c, 0)
+	var gvrs []schema.GroupVersionResource
+	for _, r := range api.Resources() {
+		switch r.GVK.Group {
+		case storagev1.GroupName, rbacv1.GroupName, resourcev1.GroupName, admissionregistrationv1.GroupName:
+			gvrs = append(gvrs, r.GroupVersionResource())
+		}
+	}
+	if len(gvrs) != 17 {
+		t.Errorf("%d kinds of issue 19 served, want 17", len(gvrs))
+	}
+	generic := map[schema.GroupVersionResource]informers.GenericInformer{}
+	for _, gvr := range gvrs {
+		i, err := factory.ForResource(gvr)
+		if err != nil {
+			t.Fatalf("%v: %v", gvr, err)
+		}
+		generic[gvr] = i
+	}
+	factory.Start(ctx.Done())
+	syncCtx, stop := context.WithTimeout(ctx, 30*time.Second)
+	defer stop()
+	for typ, ok := range factory.WaitForCacheSync(syncCtx.Done()) {
+		if !ok {
+			t.Errorf("informer of %v did not sync", typ)
+		}
+	}
+
+	// Created after the sync: each must arrive through a watch.
+	created := map[schema.GroupVersionResource]string{
+		storagev1.SchemeGroupVersion.WithResource("storageclasses"):                                  "watched",
+		rbacv1.SchemeGroupVersion.WithResource("clusterroles"):                                       "watched",
+		resourcev1.SchemeGroupVersion.WithResource("resourceslices"):                                 "watched",
+		admissionregistrationv1.SchemeGroupVersion.WithResource("validatingadmissionpolicybindings"): "watched",
+	}
+	if _, err := c.StorageV1().StorageClasses().Create(ctx, storageClass("watched"), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.RbacV1().ClusterRoles().Create(ctx, &rbacv1.ClusterRole{ObjectMeta: meta("watched"), Rules: []rbacv1.PolicyRule{readPods}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.ResourceV1().ResourceSlices().Create(ctx, resourceSlice("watched", ptr("node-1")), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.AdmissionregistrationV1().ValidatingAdmissionPolicyBindings().Create(ctx,
+		validatingAdmissionPolicyBinding("watched", admissionregistrationv1.Deny), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	for gvr, name := range created {
+		err := wait.PollUntilContextTimeout(ctx, 20*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
+			_, err := generic[gvr].Lister().Get(name)
+			return err == nil, nil
+		})
+		if err != nil {
+			t.Errorf("%v %q never reached the informer: %v", gvr, name, err)
+		}
 	}
 }
