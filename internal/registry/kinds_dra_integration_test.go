@@ -6,9 +6,13 @@ import (
 	"time"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	corev1 "k8s.io/api/core/v1"
 	resourcev1 "k8s.io/api/resource/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/kubernetes"
+
+	"github.com/dnsplane/dnsplane/api"
 )
 
 // Cases of the resource.k8s.io and admission policy kinds the controller
@@ -40,12 +44,68 @@ func resourceClaim(name, request string, mutate ...func(*resourcev1.ResourceClai
 	return c
 }
 
+func adminAccess(c *resourcev1.ResourceClaim) {
+	c.Spec.Devices.Requests[0].Exactly.AdminAccess = ptr(true)
+}
+
+// allocated allocates the claim's request on node-1, with admin access or
+// not.
+func allocated(admin bool) func(*resourcev1.ResourceClaim) {
+	return func(c *resourcev1.ResourceClaim) {
+		c.Status.Allocation = &resourcev1.AllocationResult{Devices: resourcev1.DeviceAllocationResult{Results: []resourcev1.DeviceRequestAllocationResult{
+			{Request: "gpu", Driver: "gpu.example.com", Pool: "pool-a", Device: "gpu-0", AdminAccess: ptr(admin)}}}}
+	}
+}
+
+func adminAccessForbidden(path string) metav1.StatusCause {
+	return cause(forbidden, path, "Forbidden: admin access to devices requires the `resource.kubernetes.io/admin-access: true` label on the containing namespace")
+}
+
+// checkAdminAccess: in a namespace labelled for it, a claim and a
+// template may ask for admin access, and an allocation may grant it.
+func checkAdminAccess(t *testing.T, c kubernetes.Interface) {
+	t.Helper()
+	ctx := context.Background()
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "dra-admin", Labels: map[string]string{"resource.kubernetes.io/admin-access": "true"}}}
+	if _, err := c.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	claims := kindTester{client: c, res: mustLookup(t, resourcev1.SchemeGroupVersion.WithKind("ResourceClaim")), ns: ns.Name}
+	claims.run(t, []kindCase{
+		{name: "claim", obj: resourceClaim("admin", "gpu", adminAccess)},
+		{name: "allocation", before: resourceClaim("alloc", "gpu", adminAccess), status: true,
+			obj: resourceClaim("alloc", "gpu", adminAccess, allocated(true))},
+	})
+	templates := kindTester{client: c, res: mustLookup(t, resourcev1.SchemeGroupVersion.WithKind("ResourceClaimTemplate")), ns: ns.Name}
+	tmpl := resourceClaimTemplate("admin", "gpu")
+	tmpl.Spec.Spec.Devices.Requests[0].Exactly.AdminAccess = ptr(true)
+	templates.run(t, []kindCase{{name: "template", obj: tmpl}})
+}
+
+func mustLookup(t *testing.T, gvk schema.GroupVersionKind) api.Resource {
+	t.Helper()
+	r, ok := api.Lookup(gvk)
+	if !ok {
+		t.Fatalf("%s is not served", gvk)
+	}
+	return r
+}
+
 func resourceClaimCases(string) []kindCase {
 	return []kindCase{
 		// The status a client sends on create is dropped (checked in defaults).
 		{name: "valid", obj: resourceClaim("valid", "gpu", func(c *resourcev1.ResourceClaim) {
 			c.Status.ReservedFor = []resourcev1.ResourceClaimConsumerReference{{Resource: "pods", Name: "p", UID: "u"}}
 		})},
+		// Admin access needs the namespace label (checkAdminAccess has
+		// the labelled namespace).
+		{name: "admin access", obj: resourceClaim("admin", "gpu", adminAccess),
+			causes: []metav1.StatusCause{adminAccessForbidden("spec.devices.requests[0].adminAccess")}},
+		{name: "status grants admin access", before: resourceClaim("status-admin", "gpu"), status: true,
+			obj:    resourceClaim("status-admin", "gpu", allocated(true)),
+			causes: []metav1.StatusCause{adminAccessForbidden("status.allocation.devices.results[0].adminAccess")}},
+		{name: "status allocates", before: resourceClaim("status-ok", "gpu"), status: true,
+			obj: resourceClaim("status-ok", "gpu", allocated(false))},
 		{name: "request name not a DNS label", obj: resourceClaim("bad-request", "GPU_1"),
 			causes: []metav1.StatusCause{cause(invalid, "spec.devices.requests[0].name",
 				`Invalid value: "GPU_1": a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')`)}},
@@ -68,6 +128,11 @@ func resourceClaimTemplate(name, class string) *resourcev1.ResourceClaimTemplate
 func resourceClaimTemplateCases(string) []kindCase {
 	return []kindCase{
 		{name: "valid", obj: resourceClaimTemplate("valid", "gpu")},
+		{name: "admin access", obj: func() *resourcev1.ResourceClaimTemplate {
+			t := resourceClaimTemplate("admin", "gpu")
+			t.Spec.Spec.Devices.Requests[0].Exactly.AdminAccess = ptr(true)
+			return t
+		}(), causes: []metav1.StatusCause{adminAccessForbidden("spec.devices.requests[0].adminAccess")}},
 		{name: "no device class", obj: resourceClaimTemplate("no-class", ""),
 			causes: []metav1.StatusCause{cause(required, "spec.spec.devices.requests[0].exactly.deviceClassName", "Required value")}},
 	}

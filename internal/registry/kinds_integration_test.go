@@ -73,6 +73,7 @@ func TestUpstreamValidationControllerKinds(t *testing.T) {
 		checkControllerKindDefaults(t, ts.Client)
 		checkDRADefaults(t, ts.Client)
 	})
+	t.Run("DRA admin access", func(t *testing.T) { checkAdminAccess(t, ts.Client) })
 	t.Run("informers", func(t *testing.T) { checkInformersSync(t, ts.Client) })
 }
 

@@ -40,6 +40,7 @@ import (
 	"github.com/dnsplane/dnsplane/internal/registry/operator/dns"
 	"github.com/dnsplane/dnsplane/internal/registry/rbac/clusterrole"
 	"github.com/dnsplane/dnsplane/internal/registry/rbac/clusterrolebinding"
+	"github.com/dnsplane/dnsplane/internal/registry/resource/adminaccess"
 	"github.com/dnsplane/dnsplane/internal/registry/resource/deviceclass"
 	"github.com/dnsplane/dnsplane/internal/registry/resource/devicetaintrule"
 	"github.com/dnsplane/dnsplane/internal/registry/resource/resourceclaim"
@@ -70,6 +71,9 @@ type Config struct {
 	// ClusterDomain is the cluster DNS's cluster domain, which no DNS
 	// forward plugin may take over; empty means cluster.local.
 	ClusterDomain string
+	// Namespaces reads namespaces for rules that depend on their labels
+	// (DRA admin access); nil skips those rules.
+	Namespaces adminaccess.NamespaceGetter
 	// OwnDNSAddresses, when set, returns the addresses the cluster's DNS
 	// serves on, which no DNS forwarder may name (a forwarding loop);
 	// `dnsplane up` knows them.
@@ -119,8 +123,8 @@ func Strategies(cfg Config) map[schema.GroupKind]rest.Strategy {
 		rbacKind("RoleBinding"):                            simple(rbac.RoleBinding{}, rbacvalidation.ValidateRoleBinding, rbacvalidation.ValidateRoleBindingUpdate),
 		rbacKind("ClusterRoleBinding"):                     clusterrolebinding.New(),
 		resourceKind("DeviceClass"):                        deviceclass.New(),
-		resourceKind("ResourceClaim"):                      resourceclaim.New(),
-		resourceKind("ResourceClaimTemplate"):              resourceclaimtemplate.New(),
+		resourceKind("ResourceClaim"):                      resourceclaim.New(cfg.Namespaces),
+		resourceKind("ResourceClaimTemplate"):              resourceclaimtemplate.New(cfg.Namespaces),
 		resourceKind("ResourceSlice"):                      resourceslice.New(),
 		resourceKind("DeviceTaintRule"):                    devicetaintrule.New(),
 		admissionKind("ValidatingAdmissionPolicy"):         validatingadmissionpolicy.New(),
