@@ -11,12 +11,14 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	resourcev1 "k8s.io/api/resource/v1"
 	storagev1 "k8s.io/api/storage/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 
 	"github.com/dnsplane/dnsplane/api"
 	"github.com/dnsplane/dnsplane/internal/controlplane"
@@ -75,6 +77,7 @@ func TestUpstreamValidationControllerKinds(t *testing.T) {
 	})
 	t.Run("DRA admin access", func(t *testing.T) { checkAdminAccess(t, ts.Client) })
 	t.Run("informers", func(t *testing.T) { checkInformersSync(t, ts.Client) })
+	t.Run("protobuf", func(t *testing.T) { checkProtobufWrites(t, ts.ClientConfig) })
 }
 
 // checkControllerKindDefaults reads back valid objects the cases created,
@@ -353,5 +356,37 @@ func checkInformersSync(t *testing.T, c kubernetes.Interface) {
 		if err != nil {
 			t.Errorf("%v %q never reached the informer: %v", gvr, name, err)
 		}
+	}
+}
+
+// checkProtobufWrites writes objects of issue 19's kinds as the controller
+// manager's controllers write them: client-go with protobuf bodies (the
+// attach-detach controller creates VolumeAttachments, the resourceclaim
+// controller ResourceClaims and their status).
+func checkProtobufWrites(t *testing.T, cfg *rest.Config) {
+	t.Helper()
+	ctx := context.Background()
+	pcfg := rest.CopyConfig(cfg)
+	pcfg.ContentType = "application/vnd.kubernetes.protobuf"
+	pcfg.AcceptContentTypes = "application/vnd.kubernetes.protobuf,application/json"
+	c, err := kubernetes.NewForConfig(pcfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	va, err := c.StorageV1().VolumeAttachments().Create(ctx, volumeAttachment("proto"), metav1.CreateOptions{})
+	if err != nil {
+		t.Fatalf("create: %v", err)
+	}
+	va.Status.Attached = true
+	if va, err = c.StorageV1().VolumeAttachments().UpdateStatus(ctx, va, metav1.UpdateOptions{}); err != nil || !va.Status.Attached {
+		t.Errorf("status: %v %+v", err, va)
+	}
+	if _, err := c.ResourceV1().ResourceClaims("resourceclaim").Create(ctx, resourceClaim("proto", "gpu"), metav1.CreateOptions{}); err != nil {
+		t.Errorf("resource claim: %v", err)
+	}
+	// A refused protobuf write gets upstream's 422 too.
+	_, err = c.RbacV1().ClusterRoleBindings().Create(ctx, &rbacv1.ClusterRoleBinding{ObjectMeta: meta("proto"), RoleRef: roleRef}, metav1.CreateOptions{})
+	if !apierrors.IsInvalid(err) || err.Error() != `ClusterRoleBinding.rbac.authorization.k8s.io "proto" is invalid: roleRef.kind: Unsupported value: "Role": supported values: "ClusterRole"` {
+		t.Errorf("invalid binding: %v", err)
 	}
 }
