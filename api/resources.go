@@ -13,6 +13,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	certificatesv1 "k8s.io/api/certificates/v1"
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
@@ -20,6 +21,9 @@ import (
 	networkingv1 "k8s.io/api/networking/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	resourcev1 "k8s.io/api/resource/v1"
+	storagev1 "k8s.io/api/storage/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	dpappsv1 "github.com/dnsplane/dnsplane/api/apps/v1"
@@ -93,6 +97,9 @@ const (
 
 // all is the "all" category kubectl get all expands.
 var all = []string{"all"}
+
+// apiExtensions is kube-apiserver's category of the admission kinds.
+var apiExtensions = []string{"api-extensions"}
 
 func core(kind, plural string, namespaced bool, short []string, subresources []string, cats []string, newObj func() any) Resource {
 	return Resource{GVK: schema.GroupVersionKind{Version: "v1", Kind: kind}, Plural: plural, Namespaced: namespaced,
@@ -168,6 +175,25 @@ var resources = sorted([]Resource{
 	group("certificates.k8s.io", "ClusterTrustBundle", "clustertrustbundles", false, nil, nil, nil, func() any { return &certificatesv1.ClusterTrustBundle{} }),
 	group("discovery.k8s.io", "EndpointSlice", "endpointslices", true, nil, nil, nil, func() any { return &discoveryv1.EndpointSlice{} }),
 	group("coordination.k8s.io", "Lease", "leases", true, nil, nil, nil, func() any { return &coordinationv1.Lease{} }),
+	// Kinds kube-controller-manager and kube-scheduler list (issue 19):
+	// storage, dynamic resource allocation, RBAC, admission policies.
+	group("storage.k8s.io", "StorageClass", "storageclasses", false, []string{"sc"}, nil, nil, func() any { return &storagev1.StorageClass{} }),
+	group("storage.k8s.io", "CSINode", "csinodes", false, nil, []string{status}, nil, func() any { return &storagev1.CSINode{} }),
+	group("storage.k8s.io", "CSIDriver", "csidrivers", false, nil, nil, nil, func() any { return &storagev1.CSIDriver{} }),
+	group("storage.k8s.io", "CSIStorageCapacity", "csistoragecapacities", true, nil, nil, nil, func() any { return &storagev1.CSIStorageCapacity{} }),
+	group("storage.k8s.io", "VolumeAttachment", "volumeattachments", false, nil, []string{status}, nil, func() any { return &storagev1.VolumeAttachment{} }),
+	group("storage.k8s.io", "VolumeAttributesClass", "volumeattributesclasses", false, []string{"vac"}, nil, nil, func() any { return &storagev1.VolumeAttributesClass{} }),
+	group("rbac.authorization.k8s.io", "Role", "roles", true, nil, nil, nil, func() any { return &rbacv1.Role{} }),
+	group("rbac.authorization.k8s.io", "ClusterRole", "clusterroles", false, nil, nil, nil, func() any { return &rbacv1.ClusterRole{} }),
+	group("rbac.authorization.k8s.io", "RoleBinding", "rolebindings", true, nil, nil, nil, func() any { return &rbacv1.RoleBinding{} }),
+	group("rbac.authorization.k8s.io", "ClusterRoleBinding", "clusterrolebindings", false, nil, nil, nil, func() any { return &rbacv1.ClusterRoleBinding{} }),
+	group("resource.k8s.io", "DeviceClass", "deviceclasses", false, nil, nil, nil, func() any { return &resourcev1.DeviceClass{} }),
+	group("resource.k8s.io", "ResourceClaim", "resourceclaims", true, nil, []string{status}, nil, func() any { return &resourcev1.ResourceClaim{} }),
+	group("resource.k8s.io", "ResourceClaimTemplate", "resourceclaimtemplates", true, nil, nil, nil, func() any { return &resourcev1.ResourceClaimTemplate{} }),
+	group("resource.k8s.io", "ResourceSlice", "resourceslices", false, nil, nil, nil, func() any { return &resourcev1.ResourceSlice{} }),
+	group("resource.k8s.io", "DeviceTaintRule", "devicetaintrules", false, nil, []string{status}, nil, func() any { return &resourcev1.DeviceTaintRule{} }),
+	group("admissionregistration.k8s.io", "ValidatingAdmissionPolicy", "validatingadmissionpolicies", false, nil, []string{status}, apiExtensions, func() any { return &admissionregistrationv1.ValidatingAdmissionPolicy{} }),
+	group("admissionregistration.k8s.io", "ValidatingAdmissionPolicyBinding", "validatingadmissionpolicybindings", false, nil, nil, apiExtensions, func() any { return &admissionregistrationv1.ValidatingAdmissionPolicyBinding{} }),
 	// The events.k8s.io view of v1 Events, as kube-apiserver serves both.
 	storedAs(corev1.SchemeGroupVersion.WithKind("Event"),
 		group("events.k8s.io", "Event", "events", true, []string{"ev"}, nil, nil, func() any { return &eventsv1.Event{} })),

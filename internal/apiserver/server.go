@@ -135,6 +135,7 @@ func New(cfg Config) (*Server, error) {
 		ClusterDomain:     cfg.ClusterDomain,
 		OwnDNSAddresses:   cfg.OwnDNSAddresses,
 		NamespaceContents: s,
+		Namespaces:        s,
 		Logger:            cfg.Logger,
 	}))
 	if err != nil {

@@ -330,7 +330,7 @@ func TestLoopguardEveryBlock(t *testing.T) {
 			t.Fatal(err)
 		}
 		node, err := NodeCache(NodeCacheOptions{Listen: []string{"127.0.0.1:53", "127.0.0.2:5353"}, ClusterDNS: []string{"10.96.0.10:53"},
-			OptionCode: code, Upstreams: []string{"192.0.2.1"}})
+			OptionCode: code})
 		if err != nil {
 			t.Fatal(err)
 		}

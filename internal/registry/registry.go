@@ -21,9 +21,13 @@ import (
 	discoveryvalidation "k8s.io/kubernetes/pkg/apis/discovery/validation"
 	"k8s.io/kubernetes/pkg/apis/networking"
 	networkingvalidation "k8s.io/kubernetes/pkg/apis/networking/validation"
+	"k8s.io/kubernetes/pkg/apis/rbac"
+	rbacvalidation "k8s.io/kubernetes/pkg/apis/rbac/validation"
 	"k8s.io/utils/clock"
 
 	dpoperatorv1 "github.com/dnsplane/dnsplane/api/operator/v1"
+	"github.com/dnsplane/dnsplane/internal/registry/admissionregistration/validatingadmissionpolicy"
+	"github.com/dnsplane/dnsplane/internal/registry/admissionregistration/validatingadmissionpolicybinding"
 	"github.com/dnsplane/dnsplane/internal/registry/apps/daemonset"
 	"github.com/dnsplane/dnsplane/internal/registry/apps/deployment"
 	"github.com/dnsplane/dnsplane/internal/registry/apps/replicaset"
@@ -46,8 +50,22 @@ import (
 	"github.com/dnsplane/dnsplane/internal/registry/core/service"
 	"github.com/dnsplane/dnsplane/internal/registry/operator/dns"
 	"github.com/dnsplane/dnsplane/internal/registry/policy/poddisruptionbudget"
+	"github.com/dnsplane/dnsplane/internal/registry/rbac/clusterrole"
+	"github.com/dnsplane/dnsplane/internal/registry/rbac/clusterrolebinding"
+	"github.com/dnsplane/dnsplane/internal/registry/resource/adminaccess"
+	"github.com/dnsplane/dnsplane/internal/registry/resource/deviceclass"
+	"github.com/dnsplane/dnsplane/internal/registry/resource/devicetaintrule"
+	"github.com/dnsplane/dnsplane/internal/registry/resource/resourceclaim"
+	"github.com/dnsplane/dnsplane/internal/registry/resource/resourceclaimtemplate"
+	"github.com/dnsplane/dnsplane/internal/registry/resource/resourceslice"
 	"github.com/dnsplane/dnsplane/internal/registry/rest"
 	"github.com/dnsplane/dnsplane/internal/registry/scheduling/priorityclass"
+	"github.com/dnsplane/dnsplane/internal/registry/storage/csidriver"
+	"github.com/dnsplane/dnsplane/internal/registry/storage/csinode"
+	"github.com/dnsplane/dnsplane/internal/registry/storage/csistoragecapacity"
+	"github.com/dnsplane/dnsplane/internal/registry/storage/storageclass"
+	"github.com/dnsplane/dnsplane/internal/registry/storage/volumeattachment"
+	"github.com/dnsplane/dnsplane/internal/registry/storage/volumeattributesclass"
 	"github.com/dnsplane/dnsplane/internal/registry/upstream"
 	"github.com/dnsplane/dnsplane/internal/validation"
 )
@@ -66,6 +84,9 @@ type Config struct {
 	// ClusterDomain is the cluster DNS's cluster domain, which no DNS
 	// forward plugin may take over; empty means cluster.local.
 	ClusterDomain string
+	// Namespaces reads namespaces for rules that depend on their labels
+	// (DRA admin access); nil skips those rules.
+	Namespaces adminaccess.NamespaceGetter
 	// OwnDNSAddresses, when set, returns the addresses the cluster's DNS
 	// serves on, which no DNS forwarder may name (a forwarding loop);
 	// `dnsplane up` knows them.
@@ -122,6 +143,23 @@ func Strategies(cfg Config) map[schema.GroupKind]rest.Strategy {
 		gk(certificates, "ClusterTrustBundle"):             clustertrustbundle.New(),
 		{Group: "discovery.k8s.io", Kind: "EndpointSlice"}: simple(discovery.EndpointSlice{}, discoveryvalidation.ValidateEndpointSliceCreate, discoveryvalidation.ValidateEndpointSliceUpdate),
 		{Group: "coordination.k8s.io", Kind: "Lease"}:      simple(coordination.Lease{}, coordinationvalidation.ValidateLease, coordinationvalidation.ValidateLeaseUpdate),
+		storageKind("StorageClass"):                        storageclass.New(),
+		storageKind("CSINode"):                             csinode.New(),
+		storageKind("CSIDriver"):                           csidriver.New(),
+		storageKind("CSIStorageCapacity"):                  csistoragecapacity.New(),
+		storageKind("VolumeAttachment"):                    volumeattachment.New(),
+		storageKind("VolumeAttributesClass"):               volumeattributesclass.New(),
+		rbacKind("Role"):                                   simple(rbac.Role{}, rbacvalidation.ValidateRole, rbacvalidation.ValidateRoleUpdate),
+		rbacKind("ClusterRole"):                            clusterrole.New(),
+		rbacKind("RoleBinding"):                            simple(rbac.RoleBinding{}, rbacvalidation.ValidateRoleBinding, rbacvalidation.ValidateRoleBindingUpdate),
+		rbacKind("ClusterRoleBinding"):                     clusterrolebinding.New(),
+		resourceKind("DeviceClass"):                        deviceclass.New(),
+		resourceKind("ResourceClaim"):                      resourceclaim.New(cfg.Namespaces),
+		resourceKind("ResourceClaimTemplate"):              resourceclaimtemplate.New(cfg.Namespaces),
+		resourceKind("ResourceSlice"):                      resourceslice.New(),
+		resourceKind("DeviceTaintRule"):                    devicetaintrule.New(),
+		admissionKind("ValidatingAdmissionPolicy"):         validatingadmissionpolicy.New(),
+		admissionKind("ValidatingAdmissionPolicyBinding"):  validatingadmissionpolicybinding.New(),
 		{Group: "events.k8s.io", Kind: "Event"}:            simple(core.Event{}, validateEventsV1, validateEventsV1Update),
 
 		// dnsplane's own API: the DNS operator's rules (internal/operator/dnsspec).

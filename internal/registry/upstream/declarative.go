@@ -19,7 +19,9 @@ import (
 // are enforced are appended, and the handwritten errors they cover are
 // dropped. subresource is "status" for a /status update, "" otherwise;
 // options are the ones the kind's strategy declares
-// (DeclarativeValidationConfig upstream), nil when it declares none. The
+// (DeclarativeValidationConfig upstream), nil when it declares none;
+// normalization are the config's NormalizationRules, which map the paths of
+// handwritten errors to declarative ones when deciding which are covered. The
 // merge also drops repeated handwritten errors (FilterCoveredHandwrittenErrors
 // filters through field.ErrorList.ToAggregate, which keeps each message
 // once), so an error upstream's validators report twice reaches the client
@@ -30,7 +32,7 @@ import (
 // apimachinery calls: that package would link CEL and the admission
 // machinery into dnsplane for a comparison only kube-apiserver's
 // operators read.
-func Declarative(ctx context.Context, obj, old runtime.Object, errs field.ErrorList, subresource string, options map[string]bool) field.ErrorList {
+func Declarative(ctx context.Context, obj, old runtime.Object, errs field.ErrorList, subresource string, options map[string]bool, normalization ...field.NormalizationRule) field.ErrorList {
 	errs = errs.MarkFromImperative()
 	var subresources []string
 	if subresource != "" {
@@ -39,7 +41,7 @@ func Declarative(ctx context.Context, obj, old runtime.Object, errs field.ErrorL
 	declared := declarative(ctx, obj, old, options, subresources)
 	beta := utilfeature.DefaultFeatureGate.Enabled(features.DeclarativeValidationBeta)
 	enforced := validate.FilterEnforcedDeclarativeErrors(ctx, declared, beta)
-	errs = validate.FilterCoveredHandwrittenErrors(ctx, errs, enforced, beta)
+	errs = validate.FilterCoveredHandwrittenErrors(ctx, errs, enforced, beta, normalization...)
 	return append(errs, enforced...)
 }
 

@@ -24,6 +24,10 @@ type Rules[I any] struct {
 	// DeclarativeOptions are the options the kind's declarative validation
 	// tags reference; nil when they reference none.
 	DeclarativeOptions func() map[string]bool
+	// NormalizationRules are the kind's DeclarativeValidationConfig
+	// NormalizationRules (resource.k8s.io claims and templates): how
+	// handwritten error paths map to declarative ones.
+	NormalizationRules []field.NormalizationRule
 }
 
 // View returns the k8s.io/api object upstream's code sees for obj, sharing
@@ -128,7 +132,7 @@ func (s Strategy[I]) ValidateDeclaratively(ctx context.Context, obj, old any, er
 	if s.Rules.DeclarativeOptions != nil {
 		options = s.Rules.DeclarativeOptions()
 	}
-	return Declarative(ctx, v, o, errs, subresource, options)
+	return Declarative(ctx, v, o, errs, subresource, options, s.Rules.NormalizationRules...)
 }
 
 // internal converts obj, through its view, to the internal type.

@@ -1,0 +1,26 @@
+package registry
+
+import "k8s.io/apimachinery/pkg/runtime/schema"
+
+// Group kinds of the API groups added for kube-controller-manager and
+// kube-scheduler (issue 19), as short keys of the Strategies map.
+
+func storageKind(kind string) schema.GroupKind {
+	return schema.GroupKind{Group: "storage.k8s.io", Kind: kind}
+}
+
+// rbacKind names an RBAC kind. RBAC objects are stored and validated only:
+// nothing authorizes requests with them yet (docs/apiserver.md).
+func rbacKind(kind string) schema.GroupKind {
+	return schema.GroupKind{Group: "rbac.authorization.k8s.io", Kind: kind}
+}
+
+func resourceKind(kind string) schema.GroupKind {
+	return schema.GroupKind{Group: "resource.k8s.io", Kind: kind}
+}
+
+// admissionKind names an admission kind. The policies are stored only:
+// nothing admits requests with them.
+func admissionKind(kind string) schema.GroupKind {
+	return schema.GroupKind{Group: "admissionregistration.k8s.io", Kind: kind}
+}
