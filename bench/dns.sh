@@ -8,6 +8,15 @@
 #  b. `dnsplane dns` with searchexpand: an autopath name expanded with the
 #     node cache's search list option, the same name without the option
 #     (derived list), and the plain Service name, in rotating order.
+#  c. The Corefile the DNS operator renders (`dnsplane corefile -f`, with
+#     searchexpand in the `.` block): stock CoreDNS (which cannot load
+#     searchexpand, so the same Corefile without it), `dnsplane dns` with the
+#     same file without searchexpand, and `dnsplane dns` with the operator's
+#     file as is, in rotating order. Queries: a cached forwarded name and a
+#     cached Service (what searchexpand costs every other name), and on the
+#     server with searchexpand an autopath name answered from its answer
+#     cache, with and without the node cache's option, against the cached
+#     Service with and without EDNS0.
 #
 # It installs dnsperf and dig (apt-get) and stock CoreDNS v1.15.0
 # (go install) when missing, builds dnsplane and bench/dnsupstream into a
@@ -23,6 +32,7 @@
 #   bash bench/dns.sh
 #   ROUNDS=5 DURATION=20 bash bench/dns.sh
 #   CASES=b bash bench/dns.sh          # only the autopath case
+#   CASES=c bash bench/dns.sh          # only the operator's Corefile
 set -euo pipefail
 shopt -s inherit_errexit # command substitutions fail like the rest
 
@@ -32,7 +42,7 @@ CLIENTS=${CLIENTS:-4}           # dnsperf -c
 OUTSTANDING=${OUTSTANDING:-100} # dnsperf -q
 SERVER_CPU=${SERVER_CPU:-0}
 CLIENT_CPU=${CLIENT_CPU:-1}
-CASES=${CASES:-"a b"}
+CASES=${CASES:-"a b c"}
 
 repo=$(cd "$(dirname "$0")/.." && pwd)
 work=$(mktemp -d)
@@ -130,6 +140,32 @@ cat >"$work/Corefile.autopath" <<EOF
     }
 }
 EOF
+
+# c: the operator's Corefile for a DNS resource whose only setting is the
+# upstream, served on $port with its health, ready and metrics endpoints
+# moved to free loopback ports (their defaults belong to the host).
+upstream_host=${upstream%:*} upstream_port=${upstream##*:}
+cat >"$work/dns.yaml" <<EOF
+apiVersion: operator.dnsplane.io/v1
+kind: DNS
+metadata:
+  name: default
+spec:
+  upstreamResolvers:
+    upstreams:
+    - type: Network
+      address: $upstream_host
+      port: $upstream_port
+EOF
+"$work/dnsplane" corefile -f "$work/dns.yaml" --kubeconfig "$kubeconfig" --listen "127.0.0.1:$port" |
+	sed -e "s/ :8080 / 127.0.0.1:$(free_port) /" -e "s/ :8181\$/ 127.0.0.1:$(free_port)/" \
+		-e "s/ :9153\$/ 127.0.0.1:$(free_port)/" >"$work/Corefile.operator"
+grep -q '^    searchexpand ' "$work/Corefile.operator" || die "no searchexpand in the operator's Corefile: $(cat "$work/Corefile.operator")"
+if grep -Eq ' :(8080|8181|9153)' "$work/Corefile.operator"; then die "endpoints left on their default ports: $(cat "$work/Corefile.operator")"; fi
+# The same without the searchexpand block, for stock CoreDNS and the peer run.
+awk '/^    searchexpand /{skip = /{$/; next} skip && /^    }$/{skip = 0; next} !skip' \
+	"$work/Corefile.operator" >"$work/Corefile.operator-nose"
+if grep -q searchexpand "$work/Corefile.operator-nose"; then die "searchexpand left in the peer Corefile"; fi
 
 # --- running servers and dnsperf ---------------------------------------------
 
@@ -269,10 +305,41 @@ if [[ " $CASES " == *" b "* ]]; then
 	rows+=("b autopath, option|dnsplane|b plain service, EDNS0|dnsplane")
 	rows+=("b autopath, derived|dnsplane|b plain service|dnsplane")
 fi
+if [[ " $CASES " == *" c "* ]]; then
+	# stock and dnsplane serve the file without searchexpand, dnsplane+se
+	# the operator's file.
+	servers=(stock dnsplane dnsplane+se)
+	for r in $(seq "$ROUNDS"); do
+		# Rotate which server goes first.
+		for i in 0 1 2; do
+			s=${servers[$(((i + r - 1) % 3))]}
+			log "round $r: $s, operator's Corefile"
+			case $s in
+			stock) start_server stock "$work/Corefile.operator-nose" ;;
+			dnsplane) start_server dnsplane "$work/Corefile.operator-nose" ;;
+			dnsplane+se) start_server dnsplane "$work/Corefile.operator" ;;
+			esac
+			measure "c cached forward" "$s" "$work/q-external"
+			measure "c cached service" "$s" "$work/q-service"
+			if [[ $s == dnsplane+se ]]; then
+				measure "c cached service, EDNS0" "$s" "$work/q-service" -e
+				measure "c autopath answer cache" "$s" "$work/q-autopath"
+				measure "c autopath cache, option" "$s" "$work/q-autopath" -E "$option"
+			fi
+			stop_server
+		done
+	done
+	for c in "c cached forward" "c cached service"; do
+		rows+=("$c|stock||" "$c|dnsplane|$c|stock" "$c|dnsplane+se|$c|stock" "$c|dnsplane+se|$c|dnsplane")
+	done
+	rows+=("c cached service, EDNS0|dnsplane+se||")
+	rows+=("c autopath answer cache|dnsplane+se|c cached service|dnsplane+se")
+	rows+=("c autopath cache, option|dnsplane+se|c cached service, EDNS0|dnsplane+se")
+fi
 log "done in $((SECONDS - start)) s; load average: $(cut -d' ' -f1-3 /proc/loadavg)"
 
 echo
-printf '%-26s %-9s %-26s %8s %6s  %s\n' case server "QPS per round" median ratio "ratio of medians"
+printf '%-26s %-11s %-26s %8s %6s  %s\n' case server "QPS per round" median ratio "ratio of medians"
 for row in "${rows[@]}"; do
 	IFS='|' read -r c s bc bs <<<"$row"
 	# shellcheck disable=SC2086 # word splitting of the rounds is intended
@@ -284,5 +351,5 @@ for row in "${rows[@]}"; do
 		ratio=$(awk -v a="$m" -v b="$bm" 'BEGIN { printf "%.2f", a / b }')
 		if [[ $bc == "$c" ]]; then of="$s / $bs"; else of="/ $bc"; fi
 	fi
-	printf '%-26s %-9s %-26s %8s %6s  %s\n' "$c" "$s" "${qps[$c|$s]}" "$m" "$ratio" "$of"
+	printf '%-26s %-11s %-26s %8s %6s  %s\n' "$c" "$s" "${qps[$c|$s]}" "$m" "$ratio" "$of"
 done
