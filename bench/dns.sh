@@ -8,6 +8,15 @@
 #  b. `dnsplane dns` with searchexpand: an autopath name expanded with the
 #     node cache's search list option, the same name without the option
 #     (derived list), and the plain Service name, in rotating order.
+#  c. The Corefile the DNS operator renders (`dnsplane corefile -f`, with
+#     searchexpand in the `.` block): stock CoreDNS (which cannot load
+#     searchexpand, so the same Corefile without it), `dnsplane dns` with the
+#     same file without searchexpand, and `dnsplane dns` with the operator's
+#     file as is, in rotating order. Queries: a cached forwarded name and a
+#     cached Service (what searchexpand costs every other name), and on the
+#     server with searchexpand an autopath name answered from its answer
+#     cache, with and without the node cache's option, against the cached
+#     Service with and without EDNS0.
 #
 # It installs dnsperf and dig (apt-get) and stock CoreDNS v1.15.0
 # (go install) when missing, builds dnsplane and bench/dnsupstream into a
@@ -23,6 +32,8 @@
 #   bash bench/dns.sh
 #   ROUNDS=5 DURATION=20 bash bench/dns.sh
 #   CASES=b bash bench/dns.sh          # only the autopath case
+#   CASES=c bash bench/dns.sh          # only the operator's Corefile
+#   DNSPLANE=/tmp/dnsplane-old bash bench/dns.sh  # measure that binary
 set -euo pipefail
 shopt -s inherit_errexit # command substitutions fail like the rest
 
@@ -32,7 +43,8 @@ CLIENTS=${CLIENTS:-4}           # dnsperf -c
 OUTSTANDING=${OUTSTANDING:-100} # dnsperf -q
 SERVER_CPU=${SERVER_CPU:-0}
 CLIENT_CPU=${CLIENT_CPU:-1}
-CASES=${CASES:-"a b"}
+CASES=${CASES:-"a b c"}
+DNSPLANE=${DNSPLANE:-} # a dnsplane binary to measure instead of building ./cmd/dnsplane
 
 repo=$(cd "$(dirname "$0")/.." && pwd)
 work=$(mktemp -d)
@@ -56,8 +68,16 @@ source "$repo/bench/lib.sh"
 
 require_tools
 
-log "building dnsplane and dnsupstream..."
-(cd "$repo" && go build -o "$work/dnsplane" ./cmd/dnsplane && go build -o "$work/dnsupstream" ./bench/dnsupstream)
+if [[ -n $DNSPLANE ]]; then
+	# A dnsplane built elsewhere, e.g. from an earlier commit for a before
+	# and after comparison with the same script.
+	log "using $DNSPLANE; building dnsupstream..."
+	cp "$DNSPLANE" "$work/dnsplane"
+	(cd "$repo" && go build -o "$work/dnsupstream" ./bench/dnsupstream)
+else
+	log "building dnsplane and dnsupstream..."
+	(cd "$repo" && go build -o "$work/dnsplane" ./cmd/dnsplane && go build -o "$work/dnsupstream" ./bench/dnsupstream)
+fi
 log "stock CoreDNS: $coredns ($("$coredns" -version | sed -n 1p))"
 
 # free_port and wait_line are in bench/lib.sh.
@@ -131,6 +151,32 @@ cat >"$work/Corefile.autopath" <<EOF
 }
 EOF
 
+# c: the operator's Corefile for a DNS resource whose only setting is the
+# upstream, served on $port with its health, ready and metrics endpoints
+# moved to free loopback ports (their defaults belong to the host).
+upstream_host=${upstream%:*} upstream_port=${upstream##*:}
+cat >"$work/dns.yaml" <<EOF
+apiVersion: operator.dnsplane.io/v1
+kind: DNS
+metadata:
+  name: default
+spec:
+  upstreamResolvers:
+    upstreams:
+    - type: Network
+      address: $upstream_host
+      port: $upstream_port
+EOF
+"$work/dnsplane" corefile -f "$work/dns.yaml" --kubeconfig "$kubeconfig" --listen "127.0.0.1:$port" |
+	sed -e "s/ :8080 / 127.0.0.1:$(free_port) /" -e "s/ :8181\$/ 127.0.0.1:$(free_port)/" \
+		-e "s/ :9153\$/ 127.0.0.1:$(free_port)/" >"$work/Corefile.operator"
+grep -q '^    searchexpand ' "$work/Corefile.operator" || die "no searchexpand in the operator's Corefile: $(cat "$work/Corefile.operator")"
+if grep -Eq ' :(8080|8181|9153)' "$work/Corefile.operator"; then die "endpoints left on their default ports: $(cat "$work/Corefile.operator")"; fi
+# The same without the searchexpand block, for stock CoreDNS and the peer run.
+awk '/^    searchexpand /{skip = /{$/; next} skip && /^    }$/{skip = 0; next} !skip' \
+	"$work/Corefile.operator" >"$work/Corefile.operator-nose"
+if grep -q searchexpand "$work/Corefile.operator-nose"; then die "searchexpand left in the peer Corefile"; fi
+
 # --- running servers and dnsperf ---------------------------------------------
 
 # answers NAME WANT: whether the server on $port answers NAME A with the
@@ -186,33 +232,50 @@ run_dnsperf() {
 codes() { sed -n 's/^ *Response codes: *//p' <<<"$1"; }
 
 # qps_of SECONDS QUERYFILE [DNSPERF-ARGS...]: runs dnsperf and prints its
-# queries per second. Every reply must be NOERROR.
+# queries per second and the number of queries completed. Every reply must
+# be NOERROR.
 qps_of() {
-	local out qps lost
+	local out qps lost done
 	out=$(run_dnsperf "$@")
 	qps=$(sed -n 's/^ *Queries per second: *//p' <<<"$out")
 	lost=$(sed -n 's/^ *Queries lost: *\([0-9]*\).*/\1/p' <<<"$out")
-	[[ -n $qps ]] || die "no QPS in dnsperf's output: $out"
+	done=$(sed -n 's/^ *Queries completed: *\([0-9]*\).*/\1/p' <<<"$out")
+	[[ -n $qps && -n $done ]] || die "no QPS in dnsperf's output: $out"
 	[[ $(codes "$out") == "NOERROR "*"(100.00%)" ]] || die "replies other than NOERROR ($(cat "$2")): $(codes "$out")"
 	if [[ $lost != 0 ]]; then log "  ($lost queries lost)"; fi
-	printf '%.0f\n' "$qps"
+	printf '%.0f %s\n' "$qps" "$done"
 }
 
+# median VALUE...: the median, with the middle two of an even count averaged.
 median() {
-	printf '%s\n' "$@" | sort -g | awk '{ a[NR] = $1 } END { if (NR % 2) print a[(NR + 1) / 2]; else printf "%.0f\n", (a[NR / 2] + a[NR / 2 + 1]) / 2 }'
+	printf '%s\n' "$@" | sort -g | awk '{ a[NR] = $1 } END { if (NR % 2) print a[(NR + 1) / 2]; else print (a[NR / 2] + a[NR / 2 + 1]) / 2 }'
 }
+
+# cpu_ticks: the CPU time (user + system, in clock ticks) the server under
+# test has used so far.
+cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$server_pid/stat"; }
+hz=$(getconf CLK_TCK)
 
 declare -A qps # "<case>|<server>" -> space-separated QPS per round
+declare -A cpu # "<case>|<server>" -> space-separated µs of server CPU per query per round
 
 # measure CASE SERVER QUERYFILE [DNSPERF-ARGS...]: a 1 s warm-up, then one
-# DURATION-second run, appended to qps[CASE|SERVER].
+# DURATION-second run, appended to qps[CASE|SERVER], and the server's CPU
+# time per query during that run to cpu[CASE|SERVER]. Load from other
+# processes on the server's core lowers the QPS of a run but hardly its CPU
+# time per query, so the second is the steadier figure on a shared machine.
 measure() {
-	local c=$1 s=$2 qf=$3 v
+	local c=$1 s=$2 qf=$3 v n t0 t1 us
 	shift 3
 	qps_of 1 "$qf" "$@" >/dev/null
+	t0=$(cpu_ticks)
 	v=$(qps_of "$DURATION" "$qf" "$@")
-	log "  $c, $s: $v QPS"
+	read -r v n <<<"$v"
+	t1=$(cpu_ticks)
+	us=$(awk -v t=$((t1 - t0)) -v hz="$hz" -v n="$n" 'BEGIN { printf "%.2f", t / hz * 1e6 / n }')
+	log "  $c, $s: $v QPS, $us µs of server CPU per query"
 	qps[$c|$s]="${qps[$c|$s]:-}${qps[$c|$s]:+ }$v"
+	cpu[$c|$s]="${cpu[$c|$s]:-}${cpu[$c|$s]:+ }$us"
 }
 
 log "server on CPU $SERVER_CPU (GOMAXPROCS=1), dnsperf on CPU $CLIENT_CPU; dnsperf -c $CLIENTS -q $OUTSTANDING;" \
@@ -269,20 +332,61 @@ if [[ " $CASES " == *" b "* ]]; then
 	rows+=("b autopath, option|dnsplane|b plain service, EDNS0|dnsplane")
 	rows+=("b autopath, derived|dnsplane|b plain service|dnsplane")
 fi
+if [[ " $CASES " == *" c "* ]]; then
+	# stock and dnsplane serve the file without searchexpand, dnsplane+se
+	# the operator's file.
+	servers=(stock dnsplane dnsplane+se)
+	for r in $(seq "$ROUNDS"); do
+		# Rotate which server goes first.
+		for i in 0 1 2; do
+			s=${servers[$(((i + r - 1) % 3))]}
+			log "round $r: $s, operator's Corefile"
+			case $s in
+			stock) start_server stock "$work/Corefile.operator-nose" ;;
+			dnsplane) start_server dnsplane "$work/Corefile.operator-nose" ;;
+			dnsplane+se) start_server dnsplane "$work/Corefile.operator" ;;
+			esac
+			measure "c cached forward" "$s" "$work/q-external"
+			measure "c cached service" "$s" "$work/q-service"
+			if [[ $s == dnsplane+se ]]; then
+				measure "c cached service, EDNS0" "$s" "$work/q-service" -e
+				measure "c autopath answer cache" "$s" "$work/q-autopath"
+				measure "c autopath cache, option" "$s" "$work/q-autopath" -E "$option"
+			fi
+			stop_server
+		done
+	done
+	for c in "c cached forward" "c cached service"; do
+		rows+=("$c|stock||" "$c|dnsplane|$c|stock" "$c|dnsplane+se|$c|stock" "$c|dnsplane+se|$c|dnsplane")
+	done
+	rows+=("c cached service, EDNS0|dnsplane+se||")
+	rows+=("c autopath answer cache|dnsplane+se|c cached service|dnsplane+se")
+	rows+=("c autopath cache, option|dnsplane+se|c cached service, EDNS0|dnsplane+se")
+fi
 log "done in $((SECONDS - start)) s; load average: $(cut -d' ' -f1-3 /proc/loadavg)"
 
-echo
-printf '%-26s %-9s %-26s %8s %6s  %s\n' case server "QPS per round" median ratio "ratio of medians"
-for row in "${rows[@]}"; do
-	IFS='|' read -r c s bc bs <<<"$row"
-	# shellcheck disable=SC2086 # word splitting of the rounds is intended
-	m=$(median ${qps[$c|$s]})
-	ratio="" of=""
-	if [[ -n $bc ]]; then
-		# shellcheck disable=SC2086
-		bm=$(median ${qps[$bc|$bs]})
-		ratio=$(awk -v a="$m" -v b="$bm" 'BEGIN { printf "%.2f", a / b }')
-		if [[ $bc == "$c" ]]; then of="$s / $bs"; else of="/ $bc"; fi
-	fi
-	printf '%-26s %-9s %-26s %8s %6s  %s\n' "$c" "$s" "${qps[$c|$s]}" "$m" "$ratio" "$of"
-done
+# table TITLE ARRAY FORMAT INVERT: one row per entry of rows: the values
+# of each round, their median and the ratio of medians to the baseline's.
+# INVERT=1 divides the baseline by the row (CPU per query: above 1 is
+# cheaper, as a QPS ratio above 1 is faster).
+table() {
+	local title=$1 fmt=$3 invert=$4 row c s bc bs m bm ratio of
+	local -n values=$2
+	echo
+	printf '%-26s %-11s %-34s %9s %6s  %s\n' case server "$title per round" median ratio "ratio of medians"
+	for row in "${rows[@]}"; do
+		IFS='|' read -r c s bc bs <<<"$row"
+		# shellcheck disable=SC2086 # word splitting of the rounds is intended
+		m=$(median ${values[$c|$s]})
+		ratio="" of=""
+		if [[ -n $bc ]]; then
+			# shellcheck disable=SC2086
+			bm=$(median ${values[$bc|$bs]})
+			ratio=$(awk -v a="$m" -v b="$bm" -v inv="$invert" 'BEGIN { printf "%.2f", inv ? b / a : a / b }')
+			if [[ $bc == "$c" ]]; then of="$s / $bs"; else of="/ $bc"; fi
+		fi
+		printf "%-26s %-11s %-34s $fmt %6s  %s\n" "$c" "$s" "${values[$c|$s]}" "$m" "$ratio" "$of"
+	done
+}
+table "QPS" qps '%9.0f' 0
+table "CPU µs/query" cpu '%9.2f' 1

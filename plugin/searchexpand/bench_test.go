@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/coredns/coredns/plugin"
+	"github.com/coredns/coredns/plugin/cache"
 	"github.com/coredns/coredns/plugin/pkg/dnstest"
 	"github.com/coredns/coredns/plugin/test"
 	"github.com/dnsplane/dnsplane/plugin/pkg/searchpath"
@@ -28,6 +29,10 @@ func BenchmarkServeDNS(b *testing.B) {
 	// The same with the answer cache the Corefile enables by default.
 	sc := &SearchExpand{Next: next, ClusterDomain: "cluster.local", Code: searchpath.DefaultOptionCode}
 	sc.cache = newAnswerCache(DefaultCacheSize, DefaultCacheMaxTTL)
+	// The cache plugin in front of the same next plugin: what a cached
+	// answer from searchexpand's answer cache is held against.
+	cp := cache.New()
+	cp.Next = next
 	option := append(searchpath.Derived("ns1", "cluster.local"), "corp.example")
 	for _, bc := range []struct {
 		name, qname string
@@ -35,6 +40,7 @@ func BenchmarkServeDNS(b *testing.B) {
 		option      bool
 	}{
 		{"plain", "svc1.ns1.svc.cluster.local.", next, false},
+		{"cache-plugin-hit", "svc1.ns1.svc.cluster.local.", cp, false},
 		// A plain name handed on by searchexpand: what every query that is
 		// not an autopath name pays for the plugin.
 		{"plain-passthrough", "svc1.ns1.svc.cluster.local.", s, false},

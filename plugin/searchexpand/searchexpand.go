@@ -28,6 +28,7 @@ import (
 	"github.com/coredns/coredns/request"
 	"github.com/dnsplane/dnsplane/plugin/pkg/searchpath"
 	"github.com/miekg/dns"
+	ot "github.com/opentracing/opentracing-go"
 )
 
 const pluginName = "searchexpand"
@@ -94,15 +95,42 @@ func (r result) exists() bool {
 }
 
 // ServeDNS implements plugin.Handler.
+//
+// The cluster DNS's `.` block carries searchexpand, so every query passes
+// through here, and all but autopath names go straight on (passOn) through
+// a frame kept small: miekg/dns serves each UDP query in a new goroutine
+// whose stack starts small and is copied to twice its size whenever the
+// frames on the path outgrow it, a cost per query of the order of the
+// plugin chain's own work. The expansion's locals (1 KiB) live in
+// serveAutopath.
 func (s *SearchExpand) ServeDNS(ctx context.Context, w dns.ResponseWriter, r *dns.Msg) (int, error) {
-	if len(r.Question) != 1 || r.Opcode != dns.OpcodeQuery {
-		return plugin.NextOrFailure(s.Name(), s.Next, ctx, w, r)
+	if len(r.Question) != 1 || r.Opcode != dns.OpcodeQuery || !searchpath.InZone(searchpath.Zone, r.Question[0].Name) {
+		return s.passOn(ctx, w, r)
 	}
-	q := r.Question[0]
-	if !searchpath.InZone(searchpath.Zone, q.Name) {
-		return plugin.NextOrFailure(s.Name(), s.Next, ctx, w, r)
-	}
+	return s.serveAutopath(ctx, w, r)
+}
 
+// passOn hands a query searchexpand does not answer to the next plugin as
+// if searchexpand were not in the chain. plugin.NextOrFailure wraps the
+// writer in a new pluginWriter on every call (CoreDNS 1.15, for the
+// responding plugin's metrics label) and calls through it on every write:
+// a heap allocation and an indirection that every other name paid for
+// searchexpand's presence. That wrapper would decide nothing: only the
+// one directly around the metrics plugin's recorder sets the label, and
+// the writer searchexpand receives is already the previous plugin's
+// wrapper (or the server's writer), so the one made here never is. A traced
+// query (a span in ctx, the trace plugin) still goes through
+// NextOrFailure, for its child span.
+func (s *SearchExpand) passOn(ctx context.Context, w dns.ResponseWriter, r *dns.Msg) (int, error) {
+	if s.Next == nil || ot.SpanFromContext(ctx) != nil {
+		return plugin.NextOrFailure(s.Name(), s.Next, ctx, w, r)
+	}
+	return s.Next.ServeDNS(ctx, w, r)
+}
+
+// serveAutopath answers a query for a name in searchpath.Zone.
+func (s *SearchExpand) serveAutopath(ctx context.Context, w dns.ResponseWriter, r *dns.Msg) (int, error) {
+	q := r.Question[0]
 	start := time.Now()
 	state, option, do := s.optionState(w, r)
 	// Large enough for a long name and the node cache's usual option
@@ -130,7 +158,7 @@ func (s *SearchExpand) ServeDNS(ctx context.Context, w dns.ResponseWriter, r *dn
 	}
 	n, ok := searchpath.Parse(q.Name, s.ClusterDomain)
 	if !ok {
-		return plugin.NextOrFailure(s.Name(), s.Next, ctx, w, r)
+		return s.passOn(ctx, w, r)
 	}
 	sm = s.metricsFor(metrics.WithServer(ctx))
 	defer func() { sm.duration.Observe(time.Since(start).Seconds()) }()

@@ -17,6 +17,8 @@ import (
 	"github.com/coredns/coredns/plugin/test"
 	"github.com/dnsplane/dnsplane/plugin/pkg/searchpath"
 	"github.com/miekg/dns"
+	ot "github.com/opentracing/opentracing-go"
+	"github.com/opentracing/opentracing-go/mocktracer"
 	dto "github.com/prometheus/client_model/go"
 )
 
@@ -489,8 +491,9 @@ func TestServeDNSPassThrough(t *testing.T) {
 	} {
 		t.Run(qname, func(t *testing.T) {
 			var got *dns.Msg
+			var gotW dns.ResponseWriter
 			next := test.HandlerFunc(func(_ context.Context, w dns.ResponseWriter, r *dns.Msg) (int, error) {
-				got = r
+				got, gotW = r, w
 				m := new(dns.Msg)
 				m.SetReply(r)
 				_ = w.WriteMsg(m)
@@ -509,6 +512,11 @@ func TestServeDNSPassThrough(t *testing.T) {
 			if got != r {
 				t.Fatalf("next got %v, want the request itself", got)
 			}
+			// Not wrapped per query (plugin.NextOrFailure's pluginWriter):
+			// searchexpand costs names it does not answer nothing.
+			if gotW != rec {
+				t.Errorf("next got writer %T, want the one searchexpand got", gotW)
+			}
 			if l, found, _ := searchpath.GetOption(got, searchpath.DefaultOptionCode); !found || len(l) != 1 {
 				t.Errorf("option changed: %v %v", l, found)
 			}
@@ -516,6 +524,34 @@ func TestServeDNSPassThrough(t *testing.T) {
 				t.Errorf("reply %v", rec.Msg)
 			}
 		})
+	}
+}
+
+// TestServeDNSPassThroughTraced: a query with a tracing span reaches the
+// next plugin through plugin.NextOrFailure, in a child span named after
+// it, as without searchexpand's shortcut for untraced queries.
+func TestServeDNSPassThroughTraced(t *testing.T) {
+	t.Parallel()
+	tracer := mocktracer.New()
+	var parent ot.Span
+	next := test.NextHandler(dns.RcodeSuccess, nil)
+	inner := test.HandlerFunc(func(ctx context.Context, w dns.ResponseWriter, r *dns.Msg) (int, error) {
+		if span := ot.SpanFromContext(ctx); span == nil || span == parent {
+			t.Errorf("next plugin's span %v, want a child of %v", span, parent)
+		}
+		return next.ServeDNS(ctx, w, r)
+	})
+	s := &SearchExpand{Next: inner, ClusterDomain: "cluster.local", Code: searchpath.DefaultOptionCode}
+	parent = tracer.StartSpan("server")
+	ctx := ot.ContextWithSpan(context.Background(), parent)
+	r := new(dns.Msg)
+	r.SetQuestion("www.example.com.", dns.TypeA)
+	if _, err := s.ServeDNS(ctx, dnstest.NewRecorder(&test.ResponseWriter{}), r); err != nil {
+		t.Fatal(err)
+	}
+	spans := tracer.FinishedSpans()
+	if len(spans) != 1 || spans[0].OperationName != inner.Name() {
+		t.Errorf("finished spans %v, want one named %q", spans, inner.Name())
 	}
 }
 

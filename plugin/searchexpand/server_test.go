@@ -38,7 +38,7 @@ func (c corefile) ServerType() string { return "dns" }
 
 // addDirective puts searchexpand before cache in the plugin order, as an
 // external plugin's plugin.cfg entry does in a CoreDNS build.
-func addDirective(t *testing.T) {
+func addDirective(t testing.TB) {
 	t.Helper()
 	if slices.Contains(dnsserver.Directives, pluginName) {
 		return
