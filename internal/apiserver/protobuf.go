@@ -67,6 +67,16 @@ func upstreamProtobuf(obj any, gvk schema.GroupVersionKind) bool {
 	return false
 }
 
+// encodeProtobuf writes obj's envelope to w with a pooled buffer, as
+// kube-apiserver encodes with runtime.AllocatorPool: without one the
+// serializer allocates a fresh buffer per object, per list item when
+// streaming a list.
+func encodeProtobuf(obj runtime.Object, w io.Writer) error {
+	alloc := runtime.AllocatorPool.Get().(*runtime.Allocator)
+	defer runtime.AllocatorPool.Put(alloc)
+	return protobufEncoder.EncodeWithAllocator(obj, w, alloc)
+}
+
 // servesProtobuf reports whether res's objects answer protobuf.
 func servesProtobuf(res *Resource) bool { return upstreamProtobuf(res.New(), res.GVK) }
 
@@ -108,10 +118,10 @@ func writeProtobuf(w http.ResponseWriter, code int, obj runtime.Object) error {
 	if meta.IsListType(obj) {
 		w.Header().Set("Content-Type", mediaProtobuf)
 		w.WriteHeader(code)
-		return protobufEncoder.Encode(obj, w)
+		return encodeProtobuf(obj, w)
 	}
 	var buf bytes.Buffer
-	if err := protobufEncoder.Encode(obj, &buf); err != nil {
+	if err := encodeProtobuf(obj, &buf); err != nil {
 		return fmt.Errorf("encoding a %s as protobuf: %w", obj.GetObjectKind().GroupVersionKind().Kind, err)
 	}
 	w.Header().Set("Content-Type", mediaProtobuf)
@@ -134,7 +144,7 @@ func newProtobufEvents(w io.Writer) *protobufEvents {
 
 func (p *protobufEvents) send(typ string, obj runtime.Object) error {
 	p.buf.Reset()
-	if err := protobufEncoder.Encode(obj, &p.buf); err != nil {
+	if err := encodeProtobuf(obj, &p.buf); err != nil {
 		return fmt.Errorf("encoding a watch event as protobuf: %w", err)
 	}
 	return p.enc.Encode(&metav1.WatchEvent{Type: typ, Object: runtime.RawExtension{Raw: p.buf.Bytes()}})
