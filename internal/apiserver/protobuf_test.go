@@ -625,3 +625,27 @@ func TestServesProtobuf(t *testing.T) {
 		}
 	}
 }
+
+// FuzzNegotiateOutput: any Accept header negotiates without panicking, and
+// never to something the server cannot write: a Table is never protobuf, a
+// kind without protobuf never gets plain protobuf, an error Status is never
+// a transformation.
+func FuzzNegotiateOutput(f *testing.F) {
+	for _, seed := range []string{"", acceptProtobufFirst, "*/*;q=0.1,application/vnd.kubernetes.protobuf;as=Table;g=meta.k8s.io;v=v1",
+		"application/vnd.kubernetes.protobuf;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1beta1,application/json", `a/b;x="y,z";q=0.5`} {
+		f.Add(seed, true)
+		f.Add(seed, false)
+	}
+	f.Fuzz(func(t *testing.T, accept string, objectProtobuf bool) {
+		out := negotiateOutput(accept, objectProtobuf)
+		switch {
+		case out.as == tableKind && out.protobuf:
+			t.Errorf("%q: a protobuf Table", accept)
+		case out.as == "" && out.protobuf && !objectProtobuf:
+			t.Errorf("%q: protobuf for a kind without it", accept)
+		case out.as != "" && out.version != "v1" && out.version != "v1beta1":
+			t.Errorf("%q: %+v", accept, out)
+		}
+		_ = errorProtobuf(accept)
+	})
+}
