@@ -113,12 +113,15 @@ func protobufList(res *Resource, items []any, lm metav1.ListMeta) (runtime.Objec
 // writeProtobuf writes obj as the protobuf body of a response. obj must
 // pass upstreamProtobuf and carry its kind in its TypeMeta: the envelope is
 // built from it. A single object is encoded before the header is written,
-// so a failure is still a 500; a list streams item by item.
+// so a failure is still a 500; a list streams item by item, so it cannot be.
 func writeProtobuf(w http.ResponseWriter, code int, obj runtime.Object) error {
 	if meta.IsListType(obj) {
 		w.Header().Set("Content-Type", mediaProtobuf)
 		w.WriteHeader(code)
-		return encodeProtobuf(obj, w)
+		// Past the header an error can no longer be answered (a Status
+		// would be appended to half a list); it is the client going away.
+		_ = encodeProtobuf(obj, w)
+		return nil
 	}
 	var buf bytes.Buffer
 	if err := encodeProtobuf(obj, &buf); err != nil {
