@@ -8,31 +8,20 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-
-	"github.com/dnsplane/dnsplane/internal/negotiation"
 )
 
 // Metadata-only responses: client-go's metadata client and metadata
 // informers (k8s.io/client-go/metadata) ask for
-// application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1 (a get, a
-// watch's events) or as=PartialObjectMetadataList (a list), and get each
+// application/vnd.kubernetes.protobuf;as=PartialObjectMetadata;g=meta.k8s.io;v=v1
+// then the same as JSON (a get, a watch's events), or
+// as=PartialObjectMetadataList (a list), and get each
 // object's metadata only, as kube-apiserver's transformResponseObject does
-// (k8s.io/apiserver/pkg/endpoints/handlers/response.go).
+// (k8s.io/apiserver/pkg/endpoints/handlers/response.go); output.go
+// negotiates the form.
 const (
 	partialKind     = "PartialObjectMetadata"
 	partialListKind = "PartialObjectMetadataList"
 )
-
-// wantsPartial returns the kind (PartialObjectMetadata or
-// PartialObjectMetadataList) and meta.k8s.io version the client prefers,
-// or false when it prefers the objects themselves.
-func wantsPartial(r *http.Request) (kind, version string, ok bool) {
-	rng, ok := negotiation.PreferredKind(r.Header.Get("Accept"), func(rng negotiation.Range) bool {
-		v := rng.Params["v"]
-		return (rng.JSONAs(metav1.GroupName, partialKind) || rng.JSONAs(metav1.GroupName, partialListKind)) && (v == "v1" || v == "v1beta1")
-	})
-	return rng.Params["as"], rng.Params["v"], ok
-}
 
 // notAcceptable is kube-apiserver's 406 for a transform that does not fit
 // the response (errNotAcceptable in response.go).

@@ -55,9 +55,21 @@ func statusFor(err *apierrors.StatusError) metav1.Status {
 	return s
 }
 
-// writeError writes err as a metav1.Status. Errors that are not API errors
-// are internal errors: logged, and reported without internals.
+// writeError writes err as a JSON metav1.Status. Errors that are not API
+// errors are internal errors: logged, and reported without internals.
 func writeError(w http.ResponseWriter, log *slog.Logger, err error) {
+	writeStatus(w, log, err, false)
+}
+
+// writeErrorNegotiated writes err as a metav1.Status in the form r's Accept
+// header prefers, protobuf or JSON (errorProtobuf), as kube-apiserver's
+// ErrorNegotiated: client-go's clients of built-in kinds ask for protobuf
+// first and decode a protobuf Status, for any kind.
+func writeErrorNegotiated(w http.ResponseWriter, r *http.Request, log *slog.Logger, err error) {
+	writeStatus(w, log, err, errorProtobuf(r.Header.Get("Accept")))
+}
+
+func writeStatus(w http.ResponseWriter, log *slog.Logger, err error, protobuf bool) {
 	var se *apierrors.StatusError
 	switch {
 	case errors.As(err, &se):
@@ -73,6 +85,13 @@ func writeError(w http.ResponseWriter, log *slog.Logger, err error) {
 	if s.Details != nil && s.Details.RetryAfterSeconds > 0 {
 		// As kube-apiserver: client-go waits this long before retrying.
 		w.Header().Set("Retry-After", strconv.Itoa(int(s.Details.RetryAfterSeconds)))
+	}
+	if protobuf {
+		if err := writeProtobuf(w, int(s.Code), &s); err == nil {
+			return
+		}
+		// A Status always encodes (it is upstream's type); should it
+		// not, the client still gets the error, as JSON.
 	}
 	writeJSON(w, int(s.Code), s)
 }

@@ -18,27 +18,27 @@ func (s *Server) serveResource(w http.ResponseWriter, r *http.Request, info requ
 	if info.GV.Group == "" && info.Resource == "bindings" {
 		// The older form of pods/binding (binding.go).
 		if err := s.legacyBinding(w, r, info); err != nil {
-			writeError(w, s.log, err)
+			writeErrorNegotiated(w, r, s.log, err)
 		}
 		return
 	}
 	res, ok := s.reg.Lookup(info.GV.WithResource(info.Resource))
 	if !ok {
-		writeError(w, s.log, errNotFoundPath())
+		writeErrorNegotiated(w, r, s.log, errNotFoundPath())
 		return
 	}
 	if info.Subresource != "" && !res.HasSubresource(info.Subresource) {
-		writeError(w, s.log, errNotFoundPath())
+		writeErrorNegotiated(w, r, s.log, errNotFoundPath())
 		return
 	}
 	if !res.Namespaced && info.Namespace != "" {
-		writeError(w, s.log, errNotFoundPath())
+		writeErrorNegotiated(w, r, s.log, errNotFoundPath())
 		return
 	}
 	var err error
 	if info.Subresource != "" && info.Subresource != "status" {
 		if err = s.serveSubresource(w, r, res, info); err != nil {
-			writeError(w, s.log, err)
+			writeErrorNegotiated(w, r, s.log, err)
 		}
 		return
 	}
@@ -67,7 +67,7 @@ func (s *Server) serveResource(w http.ResponseWriter, r *http.Request, info requ
 		err = errMethodNotAllowed(r.Method, res.GroupResource())
 	}
 	if err != nil {
-		writeError(w, s.log, err)
+		writeErrorNegotiated(w, r, s.log, err)
 	}
 }
 

@@ -12,6 +12,7 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/dnsplane/dnsplane/internal/printers"
 	"github.com/dnsplane/dnsplane/internal/storage"
@@ -38,10 +39,13 @@ func (s *Server) get(w http.ResponseWriter, r *http.Request, res *Resource, info
 	return s.writeObjects(w, r, res, http.StatusOK, obj, nil, metav1.ListMeta{})
 }
 
-// writeObjects answers with one object (list == nil) or a list, as JSON or,
-// when the client asks for it, as a meta.k8s.io Table.
+// writeObjects answers with one object (list == nil) or a list, as JSON,
+// protobuf for the kinds with upstream's schema (protobuf.go), or, when the
+// client asks for them, as a meta.k8s.io Table or metadata only.
 func (s *Server) writeObjects(w http.ResponseWriter, r *http.Request, res *Resource, code int, obj any, list []any, lm metav1.ListMeta) error {
-	if _, ok := printers.WantsTable(r.Header.Get("Accept")); ok {
+	out := negotiateOutput(r.Header.Get("Accept"), servesProtobuf(res))
+	switch out.as {
+	case tableKind:
 		objs := list
 		if list == nil {
 			objs = []any{obj}
@@ -52,14 +56,23 @@ func (s *Server) writeObjects(w http.ResponseWriter, r *http.Request, res *Resou
 		}
 		writeJSON(w, code, t)
 		return nil
-	}
-	if kind, version, ok := wantsPartial(r); ok {
-		out, err := partialResponse(res, kind, version, obj, list, lm)
+	case partialKind, partialListKind:
+		p, err := partialResponse(res, out.as, out.version, obj, list, lm)
 		if err != nil {
 			return err
 		}
-		writeJSON(w, code, out)
-		return nil
+		return writeBody(w, code, out.protobuf, p)
+	}
+	if out.protobuf {
+		if list == nil {
+			setTypeMeta(res, obj)
+			return writeBody(w, code, true, obj)
+		}
+		pl, err := protobufList(res, list, lm)
+		if err != nil {
+			return err
+		}
+		return writeProtobuf(w, code, pl)
 	}
 	if list == nil {
 		writeJSON(w, code, obj)
@@ -335,12 +348,14 @@ func joinSelector(a, b string) string {
 }
 
 // watchStream writes watch events as kube-apiserver does: 200, JSON objects
-// separated by newlines, flushed one by one.
+// separated by newlines, or length-framed protobuf WatchEvents when
+// negotiated (protobuf.go), flushed one by one.
 type watchStream struct {
 	w       http.ResponseWriter
 	r       *http.Request
 	res     *Resource
 	enc     *json.Encoder
+	pb      *protobufEvents // nil for JSON
 	flusher http.Flusher
 	table   bool
 	started bool   // the 200 and headers are written
@@ -351,10 +366,13 @@ type watchStream struct {
 
 func newWatchStream(w http.ResponseWriter, r *http.Request, res *Resource, now func() time.Time) *watchStream {
 	f, _ := w.(http.Flusher)
-	_, table := printers.WantsTable(r.Header.Get("Accept"))
-	ws := &watchStream{w: w, r: r, res: res, enc: json.NewEncoder(w), flusher: f, table: table, first: true, now: now}
-	if _, version, ok := wantsPartial(r); ok && !table {
-		ws.partial = version
+	out := negotiateOutput(r.Header.Get("Accept"), servesProtobuf(res))
+	ws := &watchStream{w: w, r: r, res: res, enc: json.NewEncoder(w), flusher: f, table: out.as == tableKind, first: true, now: now}
+	if out.as == partialKind || out.as == partialListKind {
+		ws.partial = out.version
+	}
+	if out.protobuf {
+		ws.pb = newProtobufEvents(w)
 	}
 	return ws
 }
@@ -364,7 +382,11 @@ func (ws *watchStream) start() {
 		return
 	}
 	ws.started = true
-	ws.w.Header().Set("Content-Type", "application/json")
+	ct := "application/json"
+	if ws.pb != nil {
+		ct = protobufStreamMediaType
+	}
+	ws.w.Header().Set("Content-Type", ct)
 	ws.w.Header().Set("Cache-Control", "no-cache, private")
 	ws.w.WriteHeader(http.StatusOK)
 	ws.flush()
@@ -394,6 +416,17 @@ func (ws *watchStream) send(typ string, obj any) error {
 	if ws.partial != "" && typ != "ERROR" {
 		// Each event's object, bookmarks included, is metadata only.
 		out = asPartial(obj, ws.partial)
+	}
+	if ws.pb != nil {
+		o, ok := out.(runtime.Object)
+		if !ok {
+			return fmt.Errorf("watch: %T is not an object", out)
+		}
+		if err := ws.pb.send(typ, o); err != nil {
+			return err
+		}
+		ws.flush()
+		return nil
 	}
 	if err := ws.enc.Encode(watchEvent{Type: typ, Object: out}); err != nil {
 		return err
@@ -428,5 +461,5 @@ func (ws *watchStream) initialEventsEnd(rev int64) error {
 func (ws *watchStream) expired(rv int64) {
 	ws.start()
 	st := statusFor(apierrors.NewResourceExpired(fmt.Sprintf("too old resource version: %d", rv)))
-	_ = ws.send("ERROR", st)
+	_ = ws.send("ERROR", &st)
 }

@@ -162,6 +162,22 @@ func PreferredKind(header string, want func(Range) bool) (Range, bool) {
 	return Range{}, false
 }
 
+// First returns the most preferred range of an Accept header that accept
+// takes, and false when it takes none. It is kube-apiserver's walk over the
+// Accept header (k8s.io/apiserver, pkg/endpoints/handlers/negotiation,
+// NegotiateMediaTypeOptions): the first range the server can answer wins,
+// whatever media type it names, so application/vnd.kubernetes.protobuf
+// before application/json means protobuf where it is served and JSON
+// elsewhere.
+func First(header string, accept func(Range) bool) (Range, bool) {
+	for _, r := range ParseAccept(header) {
+		if accept(r) {
+			return r, true
+		}
+	}
+	return Range{}, false
+}
+
 // ContentType returns the media type of a Content-Type header, lower case
 // and without parameters; "" when the header is empty. A value whose
 // parameters do not parse is returned whole (lower case, trimmed), so it

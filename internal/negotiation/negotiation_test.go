@@ -120,6 +120,38 @@ func TestPreferredKind(t *testing.T) {
 	}
 }
 
+// TestFirst: the most preferred range the caller takes wins, whatever its
+// media type; unlike PreferredKind, plain JSON does not end the search.
+func TestFirst(t *testing.T) {
+	t.Parallel()
+	protobuf := func(r Range) bool { return r.MediaType() == "application/vnd.kubernetes.protobuf" }
+	tests := []struct {
+		name, header string
+		take         func(Range) bool
+		want         string
+		ok           bool
+	}{
+		{"first taken", "application/vnd.kubernetes.protobuf,application/json", Range.AcceptsJSON, "application/json", true},
+		{"by q", "application/json;q=0.5,application/vnd.kubernetes.protobuf", protobuf, "application/vnd.kubernetes.protobuf", true},
+		{"past plain JSON", "application/json,application/vnd.kubernetes.protobuf", protobuf, "application/vnd.kubernetes.protobuf", true},
+		{"none taken", "text/plain", Range.AcceptsJSON, "", false},
+		{"q=0 is never taken", "application/vnd.kubernetes.protobuf;q=0", protobuf, "", false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			r, ok := First(tc.header, tc.take)
+			got := ""
+			if ok {
+				got = r.MediaType()
+			}
+			if got != tc.want || ok != tc.ok {
+				t.Errorf("First(%q) = %q, %v; want %q, %v", tc.header, got, ok, tc.want, tc.ok)
+			}
+		})
+	}
+}
+
 func TestContentType(t *testing.T) {
 	for header, want := range map[string]string{
 		"":                                "",
