@@ -132,13 +132,28 @@ func TestTableControllerKinds(t *testing.T) {
 // age after them.
 func TestTableIPAddresses(t *testing.T) {
 	t.Parallel()
-	ip := &networkingv1.IPAddress{ObjectMeta: metav1.ObjectMeta{Name: "10.96.0.10"}, Spec: networkingv1.IPAddressSpec{
-		ParentRef: &networkingv1.ParentReference{Resource: "services", Namespace: "kube-system", Name: "kube-dns"}}}
-	table, err := Table(tblResource(t, "networking.k8s.io", "ipaddresses"), []any{ip}, "None", metav1.ListMeta{}, tblNow)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got, want := table.Rows[0].Cells, []any{"10.96.0.10", "services/kube-system/kube-dns", "<unknown>"}; !reflect.DeepEqual(got, want) {
-		t.Errorf("cells %#v, want %#v", got, want)
+	for _, tt := range []struct {
+		name string
+		ip   *networkingv1.IPAddress
+		want []any
+	}{
+		{"service", &networkingv1.IPAddress{ObjectMeta: metav1.ObjectMeta{Name: "10.96.0.10"}, Spec: networkingv1.IPAddressSpec{
+			ParentRef: &networkingv1.ParentReference{Resource: "services", Namespace: "kube-system", Name: "kube-dns"}}},
+			[]any{"10.96.0.10", "services/kube-system/kube-dns", "<unknown>"}},
+		// The group/resource is lowercased; a cluster-scoped parent has no namespace.
+		{"grouped parent", &networkingv1.IPAddress{ObjectMeta: metav1.ObjectMeta{Name: "1.2.3.4", CreationTimestamp: tblAgo(time.Hour)}, Spec: networkingv1.IPAddressSpec{
+			ParentRef: &networkingv1.ParentReference{Group: "Gateway.Networking.k8s.io", Resource: "Gateways", Name: "g"}}},
+			[]any{"1.2.3.4", "gateways.gateway.networking.k8s.io/g", "60m"}},
+		{"no parent", &networkingv1.IPAddress{}, []any{"", "<none>", "<unknown>"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			table, err := Table(tblResource(t, "networking.k8s.io", "ipaddresses"), []any{tt.ip}, "None", metav1.ListMeta{}, tblNow)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := table.Rows[0].Cells; !reflect.DeepEqual(got, tt.want) {
+				t.Errorf("cells %#v, want %#v", got, tt.want)
+			}
+		})
 	}
 }
