@@ -13,16 +13,15 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	certificatesv1 "k8s.io/api/certificates/v1"
-	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	eventsv1 "k8s.io/api/events/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	policyv1 "k8s.io/api/policy/v1"
-	schedulingv1 "k8s.io/api/scheduling/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	resourcev1 "k8s.io/api/resource/v1"
+	schedulingv1 "k8s.io/api/scheduling/v1"
 	storagev1 "k8s.io/api/storage/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
@@ -97,9 +96,6 @@ const (
 
 // all is the "all" category kubectl get all expands.
 var all = []string{"all"}
-
-// apiExtensions is kube-apiserver's category of the admission kinds.
-var apiExtensions = []string{"api-extensions"}
 
 func core(kind, plural string, namespaced bool, short []string, subresources []string, cats []string, newObj func() any) Resource {
 	return Resource{GVK: schema.GroupVersionKind{Version: "v1", Kind: kind}, Plural: plural, Namespaced: namespaced,
@@ -192,8 +188,6 @@ var resources = sorted([]Resource{
 	group("resource.k8s.io", "ResourceClaimTemplate", "resourceclaimtemplates", true, nil, nil, nil, func() any { return &resourcev1.ResourceClaimTemplate{} }),
 	group("resource.k8s.io", "ResourceSlice", "resourceslices", false, nil, nil, nil, func() any { return &resourcev1.ResourceSlice{} }),
 	group("resource.k8s.io", "DeviceTaintRule", "devicetaintrules", false, nil, []string{status}, nil, func() any { return &resourcev1.DeviceTaintRule{} }),
-	group("admissionregistration.k8s.io", "ValidatingAdmissionPolicy", "validatingadmissionpolicies", false, nil, []string{status}, apiExtensions, func() any { return &admissionregistrationv1.ValidatingAdmissionPolicy{} }),
-	group("admissionregistration.k8s.io", "ValidatingAdmissionPolicyBinding", "validatingadmissionpolicybindings", false, nil, nil, apiExtensions, func() any { return &admissionregistrationv1.ValidatingAdmissionPolicyBinding{} }),
 	// The events.k8s.io view of v1 Events, as kube-apiserver serves both.
 	storedAs(corev1.SchemeGroupVersion.WithKind("Event"),
 		group("events.k8s.io", "Event", "events", true, []string{"ev"}, nil, nil, func() any { return &eventsv1.Event{} })),

@@ -88,8 +88,6 @@ func buildPrinters() map[schema.GroupKind]Printer {
 		resourceKind("ResourceClaimTemplate"):              resourceClaimTemplatePrinter(),
 		resourceKind("ResourceSlice"):                      resourceSlicePrinter(),
 		resourceKind("DeviceTaintRule"):                    deviceTaintRulePrinter(),
-		admissionKind("ValidatingAdmissionPolicy"):         validatingAdmissionPolicyPrinter(),
-		admissionKind("ValidatingAdmissionPolicyBinding"):  validatingAdmissionPolicyBindingPrinter(),
 		{Group: "events.k8s.io", Kind: "Event"}:            eventsV1Printer(),
 		{Group: dpoperatorv1.GroupName, Kind: "DNS"}:       dnsPrinter(),
 	}

@@ -18,9 +18,3 @@ func rbacKind(kind string) schema.GroupKind {
 func resourceKind(kind string) schema.GroupKind {
 	return schema.GroupKind{Group: "resource.k8s.io", Kind: kind}
 }
-
-// admissionKind names an admission kind. The policies are stored only:
-// nothing admits requests with them.
-func admissionKind(kind string) schema.GroupKind {
-	return schema.GroupKind{Group: "admissionregistration.k8s.io", Kind: kind}
-}

@@ -5,7 +5,6 @@ import (
 	"testing"
 	"time"
 
-	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
 	resourcev1 "k8s.io/api/resource/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -178,42 +177,6 @@ func deviceTaintRuleCases(string) []kindCase {
 	}
 }
 
-func validatingAdmissionPolicy(name, expr string) *admissionregistrationv1.ValidatingAdmissionPolicy {
-	return &admissionregistrationv1.ValidatingAdmissionPolicy{
-		TypeMeta: metav1.TypeMeta{APIVersion: "admissionregistration.k8s.io/v1", Kind: "ValidatingAdmissionPolicy"}, ObjectMeta: meta(name),
-		Spec: admissionregistrationv1.ValidatingAdmissionPolicySpec{
-			MatchConstraints: &admissionregistrationv1.MatchResources{ResourceRules: []admissionregistrationv1.NamedRuleWithOperations{{
-				RuleWithOperations: admissionregistrationv1.RuleWithOperations{
-					Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create},
-					Rule:       admissionregistrationv1.Rule{APIGroups: []string{""}, APIVersions: []string{"v1"}, Resources: []string{"configmaps"}},
-				}}}},
-			Validations: []admissionregistrationv1.Validation{{Expression: expr}},
-		}}
-}
-
-func validatingAdmissionPolicyCases(string) []kindCase {
-	return []kindCase{
-		{name: "valid", obj: validatingAdmissionPolicy("no-x", "object.metadata.name != 'x'")},
-		{name: "CEL that does not compile", obj: validatingAdmissionPolicy("bad-cel", "object.metadata.name =="),
-			causes: []metav1.StatusCause{cause(invalid, "spec.validations[0].expression",
-				"Invalid value: \"object.metadata.name ==\": compilation failed: ERROR: <input>:1:24: Syntax error: mismatched input '<EOF>' expecting {'[', '{', '(', '.', '-', '!', 'true', 'false', 'null', NUM_FLOAT, NUM_INT, NUM_UINT, STRING, BYTES, IDENTIFIER}\n | object.metadata.name ==\n | .......................^")}},
-	}
-}
-
-func validatingAdmissionPolicyBinding(name string, actions ...admissionregistrationv1.ValidationAction) *admissionregistrationv1.ValidatingAdmissionPolicyBinding {
-	return &admissionregistrationv1.ValidatingAdmissionPolicyBinding{
-		TypeMeta: metav1.TypeMeta{APIVersion: "admissionregistration.k8s.io/v1", Kind: "ValidatingAdmissionPolicyBinding"}, ObjectMeta: meta(name),
-		Spec: admissionregistrationv1.ValidatingAdmissionPolicyBindingSpec{PolicyName: "no-x", ValidationActions: actions}}
-}
-
-func validatingAdmissionPolicyBindingCases(string) []kindCase {
-	return []kindCase{
-		{name: "valid", obj: validatingAdmissionPolicyBinding("no-x", admissionregistrationv1.Deny)},
-		{name: "no actions", obj: validatingAdmissionPolicyBinding("no-actions"),
-			causes: []metav1.StatusCause{cause(required, "spec.validationActions", "Required value")}},
-	}
-}
-
 // checkDRADefaults reads back what the resource.k8s.io cases stored.
 func checkDRADefaults(t *testing.T, c kubernetes.Interface) {
 	t.Helper()
@@ -227,9 +190,5 @@ func checkDRADefaults(t *testing.T, c kubernetes.Interface) {
 	if err != nil || rule.Spec.Taint.Effect != resourcev1.DeviceTaintEffectNoExecute || rule.Spec.Taint.TimeAdded == nil ||
 		time.Since(rule.Spec.Taint.TimeAdded.Time) > time.Minute {
 		t.Errorf("device taint rule (a changed effect is stamped): %v %+v", err, rule)
-	}
-	policy, err := c.AdmissionregistrationV1().ValidatingAdmissionPolicies().Get(ctx, "no-x", metav1.GetOptions{})
-	if err != nil || policy.Spec.FailurePolicy == nil || *policy.Spec.FailurePolicy != admissionregistrationv1.Fail {
-		t.Errorf("validating admission policy (failurePolicy defaults to Fail): %v %+v", err, policy)
 	}
 }

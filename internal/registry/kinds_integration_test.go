@@ -6,7 +6,6 @@ import (
 	"testing"
 	"time"
 
-	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	resourcev1 "k8s.io/api/resource/v1"
@@ -52,8 +51,6 @@ func TestUpstreamValidationControllerKinds(t *testing.T) {
 		{resourcev1.SchemeGroupVersion.WithKind("ResourceClaimTemplate"), resourceClaimTemplateCases},
 		{resourcev1.SchemeGroupVersion.WithKind("ResourceSlice"), resourceSliceCases},
 		{resourcev1.SchemeGroupVersion.WithKind("DeviceTaintRule"), deviceTaintRuleCases},
-		{admissionregistrationv1.SchemeGroupVersion.WithKind("ValidatingAdmissionPolicy"), validatingAdmissionPolicyCases},
-		{admissionregistrationv1.SchemeGroupVersion.WithKind("ValidatingAdmissionPolicyBinding"), validatingAdmissionPolicyBindingCases},
 	} {
 		t.Run(tt.gvk.Kind, func(t *testing.T) {
 			res, ok := api.Lookup(tt.gvk)
@@ -304,12 +301,12 @@ func checkInformersSync(t *testing.T, c kubernetes.Interface) {
 	var gvrs []schema.GroupVersionResource
 	for _, r := range api.Resources() {
 		switch r.GVK.Group {
-		case storagev1.GroupName, rbacv1.GroupName, resourcev1.GroupName, admissionregistrationv1.GroupName:
+		case storagev1.GroupName, rbacv1.GroupName, resourcev1.GroupName:
 			gvrs = append(gvrs, r.GroupVersionResource())
 		}
 	}
-	if len(gvrs) != 17 {
-		t.Errorf("%d kinds of issue 19 served, want 17", len(gvrs))
+	if len(gvrs) != 15 {
+		t.Errorf("%d kinds of issue 19 served, want 15", len(gvrs))
 	}
 	generic := map[schema.GroupVersionResource]informers.GenericInformer{}
 	for _, gvr := range gvrs {
@@ -330,10 +327,9 @@ func checkInformersSync(t *testing.T, c kubernetes.Interface) {
 
 	// Created after the sync: each must arrive through a watch.
 	created := map[schema.GroupVersionResource]string{
-		storagev1.SchemeGroupVersion.WithResource("storageclasses"):                                  "watched",
-		rbacv1.SchemeGroupVersion.WithResource("clusterroles"):                                       "watched",
-		resourcev1.SchemeGroupVersion.WithResource("resourceslices"):                                 "watched",
-		admissionregistrationv1.SchemeGroupVersion.WithResource("validatingadmissionpolicybindings"): "watched",
+		storagev1.SchemeGroupVersion.WithResource("storageclasses"):  "watched",
+		rbacv1.SchemeGroupVersion.WithResource("clusterroles"):       "watched",
+		resourcev1.SchemeGroupVersion.WithResource("resourceslices"): "watched",
 	}
 	if _, err := c.StorageV1().StorageClasses().Create(ctx, storageClass("watched"), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
@@ -342,10 +338,6 @@ func checkInformersSync(t *testing.T, c kubernetes.Interface) {
 		t.Fatal(err)
 	}
 	if _, err := c.ResourceV1().ResourceSlices().Create(ctx, resourceSlice("watched", ptr("node-1")), metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := c.AdmissionregistrationV1().ValidatingAdmissionPolicyBindings().Create(ctx,
-		validatingAdmissionPolicyBinding("watched", admissionregistrationv1.Deny), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	for gvr, name := range created {

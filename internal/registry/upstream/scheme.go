@@ -38,10 +38,23 @@ import (
 	"k8s.io/kubernetes/pkg/apis/policy"
 	policyv1 "k8s.io/kubernetes/pkg/apis/policy/v1"
 	policyv1beta1 "k8s.io/kubernetes/pkg/apis/policy/v1beta1"
+	"k8s.io/kubernetes/pkg/apis/rbac"
+	rbacv1 "k8s.io/kubernetes/pkg/apis/rbac/v1"
+	rbacv1alpha1 "k8s.io/kubernetes/pkg/apis/rbac/v1alpha1"
+	rbacv1beta1 "k8s.io/kubernetes/pkg/apis/rbac/v1beta1"
+	"k8s.io/kubernetes/pkg/apis/resource"
+	resourcev1 "k8s.io/kubernetes/pkg/apis/resource/v1"
+	resourcev1alpha3 "k8s.io/kubernetes/pkg/apis/resource/v1alpha3"
+	resourcev1beta1 "k8s.io/kubernetes/pkg/apis/resource/v1beta1"
+	resourcev1beta2 "k8s.io/kubernetes/pkg/apis/resource/v1beta2"
 	"k8s.io/kubernetes/pkg/apis/scheduling"
 	schedulingv1 "k8s.io/kubernetes/pkg/apis/scheduling/v1"
 	schedulingv1alpha3 "k8s.io/kubernetes/pkg/apis/scheduling/v1alpha3"
 	schedulingv1beta1 "k8s.io/kubernetes/pkg/apis/scheduling/v1beta1"
+	"k8s.io/kubernetes/pkg/apis/storage"
+	storagev1 "k8s.io/kubernetes/pkg/apis/storage/v1"
+	storagev1alpha1 "k8s.io/kubernetes/pkg/apis/storage/v1alpha1"
+	storagev1beta1 "k8s.io/kubernetes/pkg/apis/storage/v1beta1"
 )
 
 // group is what k8s.io/kubernetes/pkg/apis/<group>/install.Install puts in
@@ -86,6 +99,12 @@ var scheme = sync.OnceValue(func() *runtime.Scheme {
 			[]schema.GroupVersion{policyv1.SchemeGroupVersion, policyv1beta1.SchemeGroupVersion}},
 		{[]func(*runtime.Scheme) error{scheduling.AddToScheme, schedulingv1.AddToScheme, schedulingv1beta1.AddToScheme, schedulingv1alpha3.AddToScheme},
 			[]schema.GroupVersion{schedulingv1.SchemeGroupVersion, schedulingv1beta1.SchemeGroupVersion, schedulingv1alpha3.SchemeGroupVersion}},
+		{[]func(*runtime.Scheme) error{storage.AddToScheme, storagev1.AddToScheme, storagev1beta1.AddToScheme, storagev1alpha1.AddToScheme},
+			[]schema.GroupVersion{storagev1.SchemeGroupVersion, storagev1beta1.SchemeGroupVersion, storagev1alpha1.SchemeGroupVersion}},
+		{[]func(*runtime.Scheme) error{rbac.AddToScheme, rbacv1.AddToScheme, rbacv1beta1.AddToScheme, rbacv1alpha1.AddToScheme},
+			[]schema.GroupVersion{rbacv1.SchemeGroupVersion, rbacv1beta1.SchemeGroupVersion, rbacv1alpha1.SchemeGroupVersion}},
+		{[]func(*runtime.Scheme) error{resource.AddToScheme, resourcev1alpha3.AddToScheme, resourcev1beta1.AddToScheme, resourcev1beta2.AddToScheme, resourcev1.AddToScheme},
+			[]schema.GroupVersion{resourcev1.SchemeGroupVersion, resourcev1beta2.SchemeGroupVersion, resourcev1beta1.SchemeGroupVersion, resourcev1alpha3.SchemeGroupVersion}},
 	} {
 		for _, add := range g.add {
 			utilruntime.Must(add(s))

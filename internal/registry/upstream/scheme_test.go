@@ -16,7 +16,10 @@ import (
 	eventsinstall "k8s.io/kubernetes/pkg/apis/events/install"
 	networkinginstall "k8s.io/kubernetes/pkg/apis/networking/install"
 	policyinstall "k8s.io/kubernetes/pkg/apis/policy/install"
+	rbacinstall "k8s.io/kubernetes/pkg/apis/rbac/install"
+	resourceinstall "k8s.io/kubernetes/pkg/apis/resource/install"
 	schedulinginstall "k8s.io/kubernetes/pkg/apis/scheduling/install"
+	storageinstall "k8s.io/kubernetes/pkg/apis/storage/install"
 )
 
 // TestSchemeIsInstalls checks that scheme holds what upstream's install
@@ -29,6 +32,7 @@ func TestSchemeIsInstalls(t *testing.T) {
 	for _, install := range []func(*runtime.Scheme){
 		coreinstall.Install, appsinstall.Install, batchinstall.Install,
 		coordinationinstall.Install, discoveryinstall.Install, eventsinstall.Install,
+		storageinstall.Install, rbacinstall.Install, resourceinstall.Install,
 		autoscalinginstall.Install, certificatesinstall.Install, networkinginstall.Install, policyinstall.Install, schedulinginstall.Install,
 	} {
 		install(want)
