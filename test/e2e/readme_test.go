@@ -158,11 +158,13 @@ type readmeCheck struct {
 
 var readmeChecks = []readmeCheck{
 	{regexp.MustCompile(`exec .* custom-pod -- cat /etc/resolv\.conf$`), func(t *testing.T, env *readmeEnv, r readmeResult) {
+		t.Helper()
 		if len(env.outputs) < 1 || r.stdout != env.outputs[0] {
 			t.Errorf("printed:\n%s\nREADME's first output block says (addresses rewritten):\n%s", r.stdout, strings.Join(env.outputs[:min(1, len(env.outputs))], ""))
 		}
 	}},
 	{regexp.MustCompile(`exec .* custom-pod -- getent ahosts svc1$`), func(t *testing.T, env *readmeEnv, r readmeResult) {
+		t.Helper()
 		ip := env.serviceIP(t)
 		for line := range strings.Lines(r.stdout) {
 			if f := strings.Fields(line); len(f) == 0 || f[0] != ip {
@@ -174,17 +176,20 @@ var readmeChecks = []readmeCheck{
 		}
 	}},
 	{regexp.MustCompile(`^kubectl exec -n ns1 custom-pod -- getent hosts svc1$`), func(t *testing.T, env *readmeEnv, r readmeResult) {
+		t.Helper()
 		if want := []string{env.serviceIP(t), "svc1.ns1.svc.cluster.local"}; !slices.Equal(strings.Fields(r.stdout), want) {
 			t.Errorf("printed %q, want %v", r.stdout, want)
 		}
 	}},
 	{regexp.MustCompile(`^dig @\S+ svc1\.ns1\.svc\.cluster\.local$`), func(t *testing.T, env *readmeEnv, r readmeResult) {
+		t.Helper()
 		want := [][]string{{"svc1.ns1.svc.cluster.local.", "A", env.serviceIP(t)}}
 		if got := digAnswer(r.stdout); !slices.EqualFunc(got, want, slices.Equal) {
 			t.Errorf("answer %v, want %v\n%s", got, want, r.stdout)
 		}
 	}},
 	{regexp.MustCompile(`^dig @\S+ svc1\.search\.ns1\.cluster\.local\.ap\.k8s\.io$`), func(t *testing.T, env *readmeEnv, r readmeResult) {
+		t.Helper()
 		want := [][]string{
 			{"svc1.search.ns1.cluster.local.ap.k8s.io.", "CNAME", "svc1.ns1.svc.cluster.local."},
 			{"svc1.ns1.svc.cluster.local.", "A", env.serviceIP(t)},
@@ -194,11 +199,13 @@ var readmeChecks = []readmeCheck{
 		}
 	}},
 	{regexp.MustCompile(`resolvconf -f examples/custom-pod\.yaml -n ns1 `), func(t *testing.T, env *readmeEnv, r readmeResult) {
+		t.Helper()
 		if len(env.outputs) < 2 || r.stdout != env.outputs[1] {
 			t.Errorf("printed:\n%s\nREADME's second output block says:\n%s", r.stdout, strings.Join(env.outputs[min(1, len(env.outputs)):min(2, len(env.outputs))], ""))
 		}
 	}},
 	{regexp.MustCompile(`validate -f examples/$`), func(t *testing.T, env *readmeEnv, r readmeResult) {
+		t.Helper()
 		// "that file's five findings, one per line as FILE:LINE:COL:
 		// FIELD: MESSAGE … then the summary on standard error".
 		findings := 0
@@ -216,6 +223,7 @@ var readmeChecks = []readmeCheck{
 		}
 	}},
 	{regexp.MustCompile(`validate -f examples/underscore-search-pod\.yaml --feature-gates=RelaxedDNSSearchValidation=false$`), func(t *testing.T, env *readmeEnv, r readmeResult) {
+		t.Helper()
 		if want := `examples/underscore-search-pod.yaml:16:9: spec.dnsConfig.searches[0]: Invalid value: "abc_d.example.com": `; !strings.HasPrefix(r.stdout, want) {
 			t.Errorf("printed %q, want the underscore entry rejected: %q…", r.stdout, want)
 		}
@@ -326,6 +334,7 @@ func TestReadmeCommands(t *testing.T) {
 	}
 	var ip string
 	env.serviceIP = func(t *testing.T) string {
+		t.Helper()
 		if ip == "" {
 			ip = mustKubectl(t, u.Kubeconfig, "", "get", "service", "svc1", "-n", "ns1", "-o", "jsonpath={.spec.clusterIP}")
 		}
