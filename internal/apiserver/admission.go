@@ -2,7 +2,6 @@ package apiserver
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"reflect"
 
@@ -32,15 +31,20 @@ func validate(ctx context.Context, res *Resource, info requestInfo, obj, old any
 }
 
 // prepareUpdate carries over what no update may change (server metadata),
-// lets the strategy carry over and default the rest, and bumps the
-// generation when the spec changed.
-func prepareUpdate(ctx context.Context, res *Resource, obj, old any) {
+// lets the strategy carry over and default the rest, runs the kind's
+// admission, and moves the generation by the kind's rule (what admission
+// changed included, as kube-apiserver admits before its strategy
+// compares).
+func prepareUpdate(ctx context.Context, res *Resource, subresource string, obj, old any) error {
 	keepServerMetadata(obj, old)
 	res.Strategy.PrepareForUpdate(ctx, obj, old)
-	if specChanged(obj, old) {
-		m := accessor(obj)
-		m.SetGeneration(accessor(old).GetGeneration() + 1)
+	if subresource == "" {
+		if err := rest.Admit(ctx, res.Strategy, obj, old); err != nil {
+			return err
+		}
 	}
+	nextGeneration(res, obj, old)
+	return nil
 }
 
 // prepareStatusUpdate builds the object a /status update stores: the old
@@ -55,19 +59,6 @@ func prepareStatusUpdate(obj, old any) any {
 // statusValue is obj's Status field; invalid when the kind has none.
 func statusValue(obj any) reflect.Value {
 	return reflect.ValueOf(obj).Elem().FieldByName("Status")
-}
-
-// specChanged compares the specs as JSON: defaulted nils and empty values
-// encode alike, so only real changes bump the generation.
-func specChanged(obj, old any) bool {
-	a := reflect.ValueOf(obj).Elem().FieldByName("Spec")
-	b := reflect.ValueOf(old).Elem().FieldByName("Spec")
-	if !a.IsValid() || !b.IsValid() {
-		return false
-	}
-	ja, errA := json.Marshal(a.Interface())
-	jb, errB := json.Marshal(b.Interface())
-	return errA != nil || errB != nil || string(ja) != string(jb)
 }
 
 // cloneObject deep-copies one of our objects. Every kind in api.Resources

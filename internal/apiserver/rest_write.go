@@ -87,7 +87,11 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request, res *Resource, i
 // fields (unless an apply computed them), validation, then persist.
 func (s *Server) createObject(ctx context.Context, res *Resource, info requestInfo, obj any, dryRun bool) (any, error) {
 	initMetadata(obj, s.now())
+	initGeneration(res, obj)
 	res.Strategy.PrepareForCreate(ctx, obj)
+	if err := rest.Admit(ctx, res.Strategy, obj, nil); err != nil {
+		return nil, err
+	}
 	if !info.applied {
 		s.trackUpdate(res, info, obj, nil)
 	}
@@ -199,8 +203,8 @@ func (s *Server) updateFrom(ctx context.Context, res *Resource, info requestInfo
 		if info.applied {
 			accessor(obj).SetManagedFields(managed)
 		}
-	} else {
-		prepareUpdate(ctx, res, obj, old)
+	} else if err := prepareUpdate(ctx, res, info.Subresource, obj, old); err != nil {
+		return nil, err
 	}
 	if !info.applied {
 		s.trackUpdate(res, info, obj, old)

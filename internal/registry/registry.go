@@ -15,8 +15,6 @@ import (
 	coordinationvalidation "k8s.io/kubernetes/pkg/apis/coordination/validation"
 	"k8s.io/kubernetes/pkg/apis/core"
 	corevalidation "k8s.io/kubernetes/pkg/apis/core/validation"
-	"k8s.io/kubernetes/pkg/apis/discovery"
-	discoveryvalidation "k8s.io/kubernetes/pkg/apis/discovery/validation"
 
 	dpoperatorv1 "github.com/dnsplane/dnsplane/api/operator/v1"
 	"github.com/dnsplane/dnsplane/internal/registry/apps/daemonset"
@@ -33,6 +31,7 @@ import (
 	"github.com/dnsplane/dnsplane/internal/registry/core/replicationcontroller"
 	"github.com/dnsplane/dnsplane/internal/registry/core/secret"
 	"github.com/dnsplane/dnsplane/internal/registry/core/service"
+	"github.com/dnsplane/dnsplane/internal/registry/discovery/endpointslice"
 	"github.com/dnsplane/dnsplane/internal/registry/operator/dns"
 	"github.com/dnsplane/dnsplane/internal/registry/rest"
 	"github.com/dnsplane/dnsplane/internal/registry/upstream"
@@ -89,7 +88,7 @@ func Strategies(cfg Config) map[schema.GroupKind]rest.Strategy {
 		coreKind("Endpoints"):                              simple(core.Endpoints{}, corevalidation.ValidateEndpointsCreate, corevalidation.ValidateEndpointsUpdate),
 		coreKind("Event"):                                  event.New(),
 		coreKind("ServiceAccount"):                         simple(core.ServiceAccount{}, corevalidation.ValidateServiceAccount, corevalidation.ValidateServiceAccountUpdate),
-		{Group: "discovery.k8s.io", Kind: "EndpointSlice"}: simple(discovery.EndpointSlice{}, discoveryvalidation.ValidateEndpointSliceCreate, discoveryvalidation.ValidateEndpointSliceUpdate),
+		{Group: "discovery.k8s.io", Kind: "EndpointSlice"}: endpointslice.New(),
 		{Group: "coordination.k8s.io", Kind: "Lease"}:      simple(coordination.Lease{}, coordinationvalidation.ValidateLease, coordinationvalidation.ValidateLeaseUpdate),
 		{Group: "events.k8s.io", Kind: "Event"}:            simple(core.Event{}, validateEventsV1, validateEventsV1Update),
 

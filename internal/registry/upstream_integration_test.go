@@ -285,6 +285,10 @@ func podSpec() corev1.PodSpec {
 func pod(name string, mutate ...func(*dpcorev1.Pod)) *dpcorev1.Pod {
 	p := &dpcorev1.Pod{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"}, ObjectMeta: meta(name),
 		Spec: dpcorev1.PodSpec{PodSpec: podSpec()}}
+	// ServiceAccount admission names the default account on create; an
+	// update that sent no name would change it, which pod updates may not
+	// (in kube-apiserver too). Clients send back what they read.
+	p.Spec.ServiceAccountName = "default"
 	for _, m := range mutate {
 		m(p)
 	}
@@ -330,7 +334,7 @@ func podCases(string) []kindCase {
 		{name: "update changes dnsPolicy", before: pod("upd-policy"),
 			obj: pod("upd-policy", func(p *dpcorev1.Pod) { p.Spec.DNSPolicy = corev1.DNSDefault }),
 			causes: []metav1.StatusCause{cause(forbidden, "spec", podUpdateForbidden+
-				"@@ -38,7 +38,7 @@\n  \"RestartPolicy\": \"Always\",\n  \"TerminationGracePeriodSeconds\": 30,\n  \"ActiveDeadlineSeconds\": null,\n- \"DNSPolicy\": \"ClusterFirst\",\n+ \"DNSPolicy\": \"Default\",\n  \"NodeSelector\": null,\n  \"ServiceAccountName\": \"\",\n  \"DeprecatedServiceAccount\": \"\",\n")}},
+				"@@ -38,7 +38,7 @@\n  \"RestartPolicy\": \"Always\",\n  \"TerminationGracePeriodSeconds\": 30,\n  \"ActiveDeadlineSeconds\": null,\n- \"DNSPolicy\": \"ClusterFirst\",\n+ \"DNSPolicy\": \"Default\",\n  \"NodeSelector\": null,\n  \"ServiceAccountName\": \"default\",\n  \"DeprecatedServiceAccount\": \"default\",\n")}},
 		{name: "update changes dnsParams", before: pod("upd-params", func(p *dpcorev1.Pod) {
 			p.Spec.DNSPolicy = dpcorev1.DNSCustom
 			p.Spec.DNSParams = &dpcorev1.PodDNSParams{Custom: &dpcorev1.PodDNSParamsCustom{Search: []string{"a.example.com"}}}
