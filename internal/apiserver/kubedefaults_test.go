@@ -176,7 +176,9 @@ func TestGeneration(t *testing.T) {
 			Spec: appsv1.DeploymentSpec{Selector: &metav1.LabelSelector{MatchLabels: labels}, Template: template}}, metav1.CreateOptions{})
 		must(t, err)
 		update := func(mutate func(*appsv1.Deployment)) func(t *testing.T) int64 {
+			t.Helper()
 			return func(t *testing.T) int64 {
+				t.Helper()
 				mutate(d)
 				d, err = c.AppsV1().Deployments(ns).Update(ctx, d, metav1.UpdateOptions{})
 				must(t, err)
@@ -188,6 +190,7 @@ func TestGeneration(t *testing.T) {
 			{"label", update(func(d *appsv1.Deployment) { d.Labels = map[string]string{"tier": "x"} }), 2},
 			{"replicas", update(func(d *appsv1.Deployment) { d.Spec.Replicas = ptr.To[int32](3) }), 3},
 			{"status", func(t *testing.T) int64 {
+				t.Helper()
 				d.Status.ObservedGeneration = 3
 				d, err = c.AppsV1().Deployments(ns).UpdateStatus(ctx, d, metav1.UpdateOptions{})
 				must(t, err)
@@ -200,6 +203,7 @@ func TestGeneration(t *testing.T) {
 			Spec: appsv1.ReplicaSetSpec{Selector: &metav1.LabelSelector{MatchLabels: labels}, Template: template}}, metav1.CreateOptions{})
 		must(t, err)
 		check(t, rs.Generation, 1, []step{{"annotation", func(t *testing.T) int64 {
+			t.Helper()
 			rs.Annotations = map[string]string{"note": "a"}
 			rs, err = c.AppsV1().ReplicaSets(ns).Update(ctx, rs, metav1.UpdateOptions{})
 			must(t, err)
@@ -210,6 +214,7 @@ func TestGeneration(t *testing.T) {
 		pt, err := c.CoreV1().PodTemplates(ns).Create(ctx, &corev1.PodTemplate{ObjectMeta: metav1.ObjectMeta{Name: "web"}, Template: template}, metav1.CreateOptions{})
 		must(t, err)
 		check(t, pt.Generation, 1, []step{{"template", func(t *testing.T) int64 {
+			t.Helper()
 			pt.Template.Spec.Containers[0].Image = "registry.k8s.io/pause:3.9"
 			pt, err = c.CoreV1().PodTemplates(ns).Update(ctx, pt, metav1.UpdateOptions{})
 			must(t, err)
@@ -221,7 +226,9 @@ func TestGeneration(t *testing.T) {
 			AddressType: discoveryv1.AddressTypeIPv4, Endpoints: []discoveryv1.Endpoint{{Addresses: []string{"10.244.0.5"}}}}, metav1.CreateOptions{})
 		must(t, err)
 		update := func(mutate func(*discoveryv1.EndpointSlice)) func(t *testing.T) int64 {
+			t.Helper()
 			return func(t *testing.T) int64 {
+				t.Helper()
 				mutate(es)
 				es, err = c.DiscoveryV1().EndpointSlices(ns).Update(ctx, es, metav1.UpdateOptions{})
 				must(t, err)
@@ -240,6 +247,7 @@ func TestGeneration(t *testing.T) {
 		cm, err := c.CoreV1().ConfigMaps(ns).Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "web"}, Data: map[string]string{"a": "1"}}, metav1.CreateOptions{})
 		must(t, err)
 		check(t, cm.Generation, 0, []step{{"data", func(t *testing.T) int64 {
+			t.Helper()
 			cm.Data["a"] = "2"
 			cm, err = c.CoreV1().ConfigMaps(ns).Update(ctx, cm, metav1.UpdateOptions{})
 			must(t, err)
@@ -251,6 +259,7 @@ func TestGeneration(t *testing.T) {
 			Spec: corev1.ServiceSpec{Selector: labels, Ports: []corev1.ServicePort{{Port: 80, Protocol: corev1.ProtocolTCP}}}}, metav1.CreateOptions{})
 		must(t, err)
 		check(t, svc.Generation, 0, []step{{"ports", func(t *testing.T) int64 {
+			t.Helper()
 			svc.Spec.Ports[0].Port = 8080
 			svc, err = c.CoreV1().Services(ns).Update(ctx, svc, metav1.UpdateOptions{})
 			must(t, err)
