@@ -30,14 +30,19 @@ func validate(ctx context.Context, res *Resource, info requestInfo, obj, old any
 	return nil
 }
 
-// prepareUpdate carries over what no update may change (server metadata),
-// lets the strategy carry over and default the rest, runs the kind's
-// admission, and moves the generation by the kind's rule (what admission
-// changed included, as kube-apiserver admits before its strategy
-// compares).
-func prepareUpdate(ctx context.Context, res *Resource, subresource string, obj, old any) error {
+// prepareUpdate carries over what no update may change (server metadata)
+// and lets the strategy carry over and default the rest.
+func prepareUpdate(ctx context.Context, res *Resource, obj, old any) {
 	keepServerMetadata(obj, old)
 	res.Strategy.PrepareForUpdate(ctx, obj, old)
+}
+
+// admitUpdate runs the kind's admission on an update of the main resource
+// and then moves the generation by the kind's rule, what admission changed
+// included: kube-apiserver's handler records managed fields, then admits,
+// then its strategy's PrepareForUpdate compares (so fields admission adds
+// are owned by no manager).
+func admitUpdate(ctx context.Context, res *Resource, subresource string, obj, old any) error {
 	if subresource == "" {
 		if err := rest.Admit(ctx, res.Strategy, obj, old); err != nil {
 			return err

@@ -3,6 +3,7 @@ package apiserver
 import (
 	"context"
 	"slices"
+	"strings"
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -64,6 +65,14 @@ func TestPodAdmissionDefaults(t *testing.T) {
 				}
 				if !apiequality.Semantic.DeepEqual(got.Spec.Tolerations, tc.wantTolerations) {
 					t.Errorf("dry run %v: tolerations %+v, want %+v", dryRun, got.Spec.Tolerations, tc.wantTolerations)
+				}
+				// Admission runs after the managed fields are recorded, as
+				// in kube-apiserver: the client owns only what it sent.
+				for _, mf := range got.ManagedFields {
+					owned := string(mf.FieldsV1.Raw)
+					if tc.sa == "" && strings.Contains(owned, `"f:serviceAccountName"`) || len(tc.tolerations) == 0 && strings.Contains(owned, `"f:tolerations"`) {
+						t.Errorf("dry run %v: %s owns what admission added: %s", dryRun, mf.Manager, owned)
+					}
 				}
 			}
 		})

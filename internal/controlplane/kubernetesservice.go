@@ -73,6 +73,7 @@ func (k *kubernetesEndpoints) Run(ctx context.Context) error {
 	}, client, factory.Core().V1().Services())
 	factory.Start(ctx.Done())
 	defer factory.Shutdown()
+	k.log.Info("keeping the kubernetes Service's endpoints", "address", k.advertise.String(), "port", k.port)
 	c.Start(ctx.Done())
 	<-ctx.Done()
 	// Stop removes this address within two intervals, then gives up.
