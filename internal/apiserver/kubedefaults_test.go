@@ -69,7 +69,7 @@ func TestPodAdmissionDefaults(t *testing.T) {
 				// Admission runs after the managed fields are recorded, as
 				// in kube-apiserver: the client owns only what it sent.
 				for _, mf := range got.ManagedFields {
-					owned := string(mf.FieldsV1.Raw)
+					owned := mf.FieldsV1.GetRawString()
 					if tc.sa == "" && strings.Contains(owned, `"f:serviceAccountName"`) || len(tc.tolerations) == 0 && strings.Contains(owned, `"f:tolerations"`) {
 						t.Errorf("dry run %v: %s owns what admission added: %s", dryRun, mf.Manager, owned)
 					}
