@@ -8,6 +8,7 @@ import (
 	"k8s.io/apiserver/pkg/server/dynamiccertificates"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/kubernetes/pkg/controlplane/controller/clusterauthenticationtrust"
 	"k8s.io/kubernetes/pkg/controlplane/controller/legacytokentracking"
@@ -48,6 +49,9 @@ func (c *apiServerControllers) Run(ctx context.Context) error {
 		return fmt.Errorf("loopback client: %w", err)
 	}
 	cfg.UserAgent = "dnsplane-apiserver-controllers"
+	// The v1 Endpoints deprecation Warning would be logged on every
+	// reconcile: these clients are the server talking to itself.
+	cfg.WarningHandler = rest.NoWarnings{}
 	client, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		return fmt.Errorf("loopback client: %w", err)

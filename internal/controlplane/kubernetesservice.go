@@ -11,6 +11,7 @@ import (
 	utilnet "k8s.io/apimachinery/pkg/util/net"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/kubernetes/pkg/controlplane/controller/kubernetesservice"
 	"k8s.io/kubernetes/pkg/controlplane/reconcilers"
@@ -50,6 +51,9 @@ func (k *kubernetesEndpoints) Run(ctx context.Context) error {
 		return fmt.Errorf("loopback client: %w", err)
 	}
 	cfg.UserAgent = "dnsplane-apiserver-controllers"
+	// The v1 Endpoints deprecation Warning would be logged on every
+	// reconcile: these clients are the server talking to itself.
+	cfg.WarningHandler = rest.NoWarnings{}
 	client, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		return fmt.Errorf("loopback client: %w", err)
