@@ -146,8 +146,7 @@ func initMetadata(obj any, now time.Time) {
 	m.SetResourceVersion("")
 	m.SetDeletionTimestamp(nil)
 	m.SetDeletionGracePeriodSeconds(nil)
-	// initGeneration sets it for the kinds that keep one.
-	m.SetGeneration(0)
+	m.SetGeneration(1)
 }
 
 // keepServerMetadata copies what a client may not change on update.

@@ -19,7 +19,6 @@ import (
 	"k8s.io/kubernetes/pkg/apis/core"
 	"k8s.io/kubernetes/pkg/apis/core/v1/helper/qos"
 	corevalidation "k8s.io/kubernetes/pkg/apis/core/validation"
-	"k8s.io/kubernetes/plugin/pkg/admission/defaulttolerationseconds"
 
 	dpcorev1 "github.com/dnsplane/dnsplane/api/core/v1"
 	"github.com/dnsplane/dnsplane/internal/registry/rest"
@@ -29,12 +28,7 @@ import (
 )
 
 // Strategy is the Pod strategy.
-type Strategy struct {
-	workload.Strategy[core.Pod]
-	// tolerations is upstream's DefaultTolerationSeconds admission plugin
-	// (admission.go); nil admits no tolerations (dnsplane validate).
-	tolerations *defaulttolerationseconds.Plugin
-}
+type Strategy struct{ workload.Strategy[core.Pod] }
 
 var (
 	_ rest.Strategy        = Strategy{}
@@ -61,7 +55,7 @@ func New(dns validation.Options) Strategy {
 			View: view,
 		},
 		DNS: dns,
-	}, newTolerationSeconds()}
+	}}
 }
 
 // options are the PodValidationOptions upstream's podStrategy computes.
