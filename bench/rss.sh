@@ -15,7 +15,7 @@
 # default) the node caches too, at the first pod count (they read nothing
 # from the API): `dnsplane nodecache` against stock CoreDNS serving the
 # Corefile it prints (--print-corefile) without its searchopt blocks, which
-# stock does not have; the cluster DNS they forward to is not running.
+# stock does not have; they forward to the test upstream as their cluster DNS.
 #
 # Each server is a private copy of its binary in the temp dir, so neither
 # shares pages with another process (the API server runs its own copy of
@@ -114,11 +114,11 @@ corefile "" >"$work/Corefile"
 corefile "pods verified" >"$work/Corefile.verified"
 
 nc_port=$(free_port)
-nc_args=(--listen "127.0.0.1:$nc_port" --cluster-dns "127.0.0.1:$(free_port)" --upstream "$upstream"
+nc_args=(--listen "127.0.0.1:$nc_port" --cluster-dns "$upstream"
 	--ready "127.0.0.1:$ready_port" --metrics "127.0.0.1:$metrics_port" --log-level warn)
 "$work/dnsplane" nodecache "${nc_args[@]}" --print-corefile |
-	awk '/^ *searchopt / { skip = 1 } !skip { print } skip && /^ *}$/ { skip = 0 }' >"$work/Corefile.nodecache"
-grep -q searchopt "$work/Corefile.nodecache" && die "searchopt left in the stock node cache's Corefile"
+	awk '/^ *loopguard$/ { next } /^ *(searchopt|loopguard) .*\{$/ { skip = 1 } !skip { print } skip && /^ *}$/ { skip = 0 }' >"$work/Corefile.nodecache"
+grep -qE 'searchopt|loopguard' "$work/Corefile.nodecache" && die "a plugin of ours left in the stock node cache's Corefile"
 
 # The rows, and the row each is compared with.
 servers=(dnsplane stock)
