@@ -10,7 +10,6 @@ import (
 	"encoding/json"
 	"encoding/pem"
 	"math/big"
-	"strings"
 	"testing"
 	"time"
 
@@ -32,7 +31,6 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
 
-	"github.com/dnsplane/dnsplane/api"
 	"github.com/dnsplane/dnsplane/internal/controlplane"
 	"github.com/dnsplane/dnsplane/internal/controlplane/controlplanetest"
 )
@@ -68,21 +66,7 @@ func TestControllerKinds(t *testing.T) {
 		{certificatesv1.SchemeGroupVersion.WithKind("PodCertificateRequest"), podCertificateRequestCases(t)},
 		{certificatesv1.SchemeGroupVersion.WithKind("ClusterTrustBundle"), clusterTrustBundleCases(t)},
 	} {
-		t.Run(tt.gvk.Kind, func(t *testing.T) {
-			res, ok := api.Lookup(tt.gvk)
-			if !ok {
-				t.Fatalf("%s is not served", tt.gvk)
-			}
-			k := kindTester{client: ts.Client, res: res}
-			if res.Namespaced {
-				k.ns = strings.ToLower(tt.gvk.Kind)
-				if _, err := ts.Client.CoreV1().Namespaces().Create(context.Background(),
-					&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: k.ns}}, metav1.CreateOptions{}); err != nil {
-					t.Fatal(err)
-				}
-			}
-			k.run(t, tt.cases(k.ns))
-		})
+		t.Run(tt.gvk.Kind, func(t *testing.T) { runKindCases(t, ts.Client, tt.gvk, tt.cases) })
 	}
 	t.Run("defaults", func(t *testing.T) { checkControllerKindDefaults(t, ts.Client) })
 	t.Run("system priority classes", func(t *testing.T) { checkSystemPriorityClasses(t, ts.Client) })

@@ -2,7 +2,6 @@ package registry_test
 
 import (
 	"context"
-	"strings"
 	"testing"
 	"time"
 
@@ -52,21 +51,7 @@ func TestUpstreamValidationControllerKinds(t *testing.T) {
 		{resourcev1.SchemeGroupVersion.WithKind("ResourceSlice"), resourceSliceCases},
 		{resourcev1.SchemeGroupVersion.WithKind("DeviceTaintRule"), deviceTaintRuleCases},
 	} {
-		t.Run(tt.gvk.Kind, func(t *testing.T) {
-			res, ok := api.Lookup(tt.gvk)
-			if !ok {
-				t.Fatalf("%s is not served", tt.gvk)
-			}
-			k := kindTester{client: ts.Client, res: res}
-			if res.Namespaced {
-				k.ns = strings.ToLower(tt.gvk.Kind)
-				if _, err := ts.Client.CoreV1().Namespaces().Create(context.Background(),
-					&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: k.ns}}, metav1.CreateOptions{}); err != nil {
-					t.Fatal(err)
-				}
-			}
-			k.run(t, tt.cases(k.ns))
-		})
+		t.Run(tt.gvk.Kind, func(t *testing.T) { runKindCases(t, ts.Client, tt.gvk, tt.cases) })
 	}
 	t.Run("defaults", func(t *testing.T) {
 		checkStorageRBACDRADefaults(t, ts.Client)

@@ -216,21 +216,7 @@ func TestUpstreamValidation(t *testing.T) {
 		{discoveryv1.SchemeGroupVersion.WithKind("EndpointSlice"), endpointSliceCases},
 		{coordinationv1.SchemeGroupVersion.WithKind("Lease"), leaseCases},
 	} {
-		t.Run(tt.gvk.Kind, func(t *testing.T) {
-			res, ok := api.Lookup(tt.gvk)
-			if !ok {
-				t.Fatalf("%s is not served", tt.gvk)
-			}
-			k := kindTester{client: ts.Client, res: res}
-			if res.Namespaced {
-				k.ns = strings.ToLower(tt.gvk.Kind)
-				if _, err := ts.Client.CoreV1().Namespaces().Create(context.Background(),
-					&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: k.ns}}, metav1.CreateOptions{}); err != nil {
-					t.Fatal(err)
-				}
-			}
-			k.run(t, tt.cases(k.ns))
-		})
+		t.Run(tt.gvk.Kind, func(t *testing.T) { runKindCases(t, ts.Client, tt.gvk, tt.cases) })
 	}
 	t.Run("defaults", func(t *testing.T) { checkDefaults(t, ts.Client) })
 }
@@ -676,3 +662,22 @@ func leaseCases(string) []kindCase {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// runKindCases runs a kind's cases through the server: in a namespace named
+// after the kind when it is namespaced.
+func runKindCases(t *testing.T, c kubernetes.Interface, gvk schema.GroupVersionKind, cases func(ns string) []kindCase) {
+	t.Helper()
+	res, ok := api.Lookup(gvk)
+	if !ok {
+		t.Fatalf("%s is not served", gvk)
+	}
+	k := kindTester{client: c, res: res}
+	if res.Namespaced {
+		k.ns = strings.ToLower(gvk.Kind)
+		if _, err := c.CoreV1().Namespaces().Create(context.Background(),
+			&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: k.ns}}, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	k.run(t, cases(k.ns))
+}
