@@ -20,20 +20,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/duration"
 
 	"github.com/dnsplane/dnsplane/api"
-	"github.com/dnsplane/dnsplane/internal/negotiation"
 )
-
-// WantsTable reports whether the Accept header asks for a meta.k8s.io Table
-// (application/json;as=Table;v=v1;g=meta.k8s.io, or v1beta1) in preference
-// to plain JSON, and which Table version. kubectl get sends
-// "application/json;as=Table;v=v1;g=meta.k8s.io,application/json;as=Table;v=v1beta1;g=meta.k8s.io,application/json".
-func WantsTable(accept string) (version string, ok bool) {
-	r, ok := negotiation.PreferredKind(accept, func(r negotiation.Range) bool {
-		v := r.Params["v"]
-		return r.JSONAs(metav1.GroupName, "Table") && (v == "v1" || v == "v1beta1")
-	})
-	return r.Params["v"], ok
-}
 
 // Values of the includeObject query parameter of Table requests.
 const (

@@ -25,9 +25,6 @@ import (
 	dpoperatorv1 "github.com/dnsplane/dnsplane/api/operator/v1"
 )
 
-// kubectlGetAccept is the Accept header of kubectl 1.32 get.
-const kubectlGetAccept = "application/json;as=Table;v=v1;g=meta.k8s.io,application/json;as=Table;v=v1beta1;g=meta.k8s.io,application/json"
-
 var tblNow = time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
 
 func tblAgo(d time.Duration) metav1.Time { return metav1.NewTime(tblNow.Add(-d)) }
@@ -78,34 +75,6 @@ func checkRows(t *testing.T, res api.Resource, cases []tblCase) {
 				t.Errorf("%d cells for %d columns", len(got), len(table.ColumnDefinitions))
 			}
 		})
-	}
-}
-
-func TestWantsTable(t *testing.T) {
-	tests := []struct {
-		accept  string
-		version string
-		ok      bool
-	}{
-		{kubectlGetAccept, "v1", true},
-		{"application/json;as=Table;v=v1beta1;g=meta.k8s.io,application/json", "v1beta1", true},
-		{"application/json; g=meta.k8s.io; v=v1; as=Table", "v1", true},
-		{"application/json;as=Table;v=v1;g=meta.k8s.io;q=0.5,application/json;as=Table;v=v1beta1;g=meta.k8s.io", "v1beta1", true},
-		{"application/json,application/json;as=Table;v=v1;g=meta.k8s.io", "", false},
-		{"application/json;as=Table;v=v2;g=meta.k8s.io,application/json", "", false},
-		{"application/json;as=Table;v=v2;g=meta.k8s.io,application/json;as=Table;v=v1;g=meta.k8s.io", "v1", true},
-		{"application/json;as=Table;v=v1;g=meta.k8s.io;q=0,application/json", "", false},
-		{"application/vnd.kubernetes.protobuf;as=Table;v=v1;g=meta.k8s.io,application/json", "", false},
-		{"application/json;as=PartialObjectMetadataList;v=v1;g=meta.k8s.io", "", false},
-		{"application/json", "", false},
-		{"*/*", "", false},
-		{"", "", false},
-	}
-	for _, tc := range tests {
-		v, ok := WantsTable(tc.accept)
-		if v != tc.version || ok != tc.ok {
-			t.Errorf("WantsTable(%q) = %q, %v; want %q, %v", tc.accept, v, ok, tc.version, tc.ok)
-		}
 	}
 }
 
