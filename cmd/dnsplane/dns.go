@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"os"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/dnsplane/dnsplane/internal/coredns"
 	"github.com/dnsplane/dnsplane/internal/corefile"
+	"github.com/dnsplane/dnsplane/internal/residency"
 	"github.com/dnsplane/dnsplane/internal/resolvconf"
 )
 
@@ -24,8 +26,30 @@ func serveDNS(cmd *cobra.Command, corefile, moveHint string, logger *slog.Logger
 	if err != nil {
 		return &exitError{code: exitInvalid, msg: startError(err, moveHint)}
 	}
+	releaseStartup(logger)(corefile, nil)
 	<-srv.Done()
 	return nil
+}
+
+// releaseStartup returns an OnApply hook that, after the first Corefile
+// serves, gives back what only start-up used (internal/residency): the
+// data-plane commands run the whole binary's package inits, whose pages
+// would otherwise stay in their resident set.
+func releaseStartup(logger *slog.Logger) func(string, error) {
+	var once sync.Once
+	return func(_ string, err error) {
+		if err != nil {
+			return
+		}
+		once.Do(func() {
+			r, err := residency.Release()
+			if err != nil {
+				logger.Warn("cannot release start-up memory", "err", err)
+				return
+			}
+			logger.Debug("released start-up memory", "mappings", r.Mappings, "rssBefore", r.RSSBefore, "rssAfter", r.RSSAfter)
+		})
+	}
 }
 
 // startError is the message for a DNS server that failed to start: with
@@ -51,7 +75,8 @@ func serveDNSFromConfigMap(cmd *cobra.Command, kubeconfig, ns, name string, logg
 	if err != nil {
 		return &exitError{code: exitUsage, msg: fmt.Sprintf("--kubeconfig: %s", err)}
 	}
-	if err := coredns.RunFromConfigMap(cmd.Context(), cs, ns, name, logger); err != nil {
+	o := coredns.ConfigMapOptions{Logger: logger, OnApply: releaseStartup(logger)}
+	if err := coredns.RunFromConfigMapWithOptions(cmd.Context(), cs, ns, name, o); err != nil {
 		return &exitError{code: exitInvalid, msg: err.Error()}
 	}
 	return nil
@@ -114,7 +139,8 @@ dnsplane applies changes itself.`,
 			if _, err := os.Stat(conf); err != nil {
 				return usage("%s", err)
 			}
-			if err := coredns.RunFromFile(cmd.Context(), conf, reloadInterval, logger); err != nil {
+			o := coredns.FileOptions{Interval: reloadInterval, Logger: logger, OnApply: releaseStartup(logger)}
+			if err := coredns.RunFromFileWithOptions(cmd.Context(), conf, o); err != nil {
 				return &exitError{code: exitInvalid, msg: startError(err, "a server block's port or the bind plugin in "+conf+" picks another address")}
 			}
 			return nil

@@ -27,6 +27,22 @@ var configLoadFailures = promauto.NewCounter(prometheus.CounterOpts{
 // listeners, and never replacing the running instance with a Corefile that
 // fails to load. The first Corefile must load.
 func RunFromFile(ctx context.Context, path string, interval time.Duration, logger *slog.Logger) error {
+	return RunFromFileWithOptions(ctx, path, FileOptions{Interval: interval, Logger: logger})
+}
+
+// FileOptions are RunFromFileWithOptions's options.
+type FileOptions struct {
+	// Interval is how often the file is re-read (never when 0).
+	Interval time.Duration
+	Logger   *slog.Logger
+	// OnApply, when set, is called after every Corefile tried, the first
+	// one included: err is nil when it serves.
+	OnApply func(corefile string, err error)
+}
+
+// RunFromFileWithOptions is RunFromFile with options.
+func RunFromFileWithOptions(ctx context.Context, path string, o FileOptions) error {
+	logger, interval := o.Logger, o.Interval
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
@@ -38,8 +54,11 @@ func RunFromFile(ctx context.Context, path string, interval time.Duration, logge
 	if err != nil {
 		return err
 	}
+	if o.OnApply != nil {
+		o.OnApply(string(data), nil)
+	}
 	logger = logger.With("corefile", path)
-	a := &applier{cur: srv, tried: true, applied: string(data), logger: logger, source: "file"}
+	a := &applier{cur: srv, tried: true, applied: string(data), logger: logger, source: "file", onApply: o.OnApply}
 	defer a.stop()
 	var tick <-chan time.Time
 	if interval > 0 {
