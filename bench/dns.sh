@@ -173,11 +173,12 @@ EOF
 grep -q '^    searchexpand ' "$work/Corefile.operator" || die "no searchexpand in the operator's Corefile: $(cat "$work/Corefile.operator")"
 if grep -Eq ' :(8080|8181|9153)' "$work/Corefile.operator"; then die "endpoints left on their default ports: $(cat "$work/Corefile.operator")"; fi
 # The same without the searchexpand block, for stock CoreDNS and the peer run,
-# and without loopguard, which stock does not have either (it sits right
-# before forward, so cached answers never reach it).
-awk '/^    (searchexpand|loopguard)( |$)/{skip = /{$/; next} skip && /^    }$/{skip = 0; next} !skip' \
+# and without loopguard and warmstack, which stock does not have either
+# (loopguard sits right before forward, so cached answers never reach it;
+# warmstack is what the operator's file has and the peer's has not).
+awk '/^    (searchexpand|loopguard|warmstack)( |$)/{skip = /{$/; next} skip && /^    }$/{skip = 0; next} !skip' \
 	"$work/Corefile.operator" >"$work/Corefile.operator-nose"
-if grep -Eq 'searchexpand|loopguard' "$work/Corefile.operator-nose"; then die "a plugin of ours left in the peer Corefile"; fi
+if grep -Eq 'searchexpand|loopguard|warmstack' "$work/Corefile.operator-nose"; then die "a plugin of ours left in the peer Corefile"; fi
 
 # --- running servers and dnsperf ---------------------------------------------
 

@@ -117,8 +117,8 @@ nc_port=$(free_port)
 nc_args=(--listen "127.0.0.1:$nc_port" --cluster-dns "$upstream"
 	--ready "127.0.0.1:$ready_port" --metrics "127.0.0.1:$metrics_port" --log-level warn)
 "$work/dnsplane" nodecache "${nc_args[@]}" --print-corefile |
-	awk '/^ *loopguard$/ { next } /^ *(searchopt|loopguard) .*\{$/ { skip = 1 } !skip { print } skip && /^ *}$/ { skip = 0 }' >"$work/Corefile.nodecache"
-grep -qE 'searchopt|loopguard' "$work/Corefile.nodecache" && die "a plugin of ours left in the stock node cache's Corefile"
+	awk '/^ *(loopguard|warmstack)$/ { next } /^ *(searchopt|loopguard) .*\{$/ { skip = 1 } !skip { print } skip && /^ *}$/ { skip = 0 }' >"$work/Corefile.nodecache"
+grep -qE 'searchopt|loopguard|warmstack' "$work/Corefile.nodecache" && die "a plugin of ours left in the stock node cache's Corefile"
 
 # The rows, and the row each is compared with.
 servers=(dnsplane stock)

@@ -22,7 +22,7 @@ func TestNodeCachePrintCorefile(t *testing.T) {
 		t.Fatal(err)
 	}
 	block := func(zones, bind, search, fwd string) string {
-		return zones + " {\n    errors\n    bind " + bind + "\n    loopguard\n    searchopt cluster.local {\n        code 65534\n        " + search +
+		return zones + " {\n    errors\n    bind " + bind + "\n    loopguard\n    warmstack\n    searchopt cluster.local {\n        code 65534\n        " + search +
 			"\n    }\n    cache 30\n    forward . " + fwd + "\n}\n"
 	}
 	// Every name goes to --cluster-dns (issue 18): the resolv.conf gives

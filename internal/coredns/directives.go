@@ -34,6 +34,7 @@ import (
 	_ "github.com/dnsplane/dnsplane/plugin/loopguard"
 	_ "github.com/dnsplane/dnsplane/plugin/searchexpand"
 	_ "github.com/dnsplane/dnsplane/plugin/searchopt"
+	_ "github.com/dnsplane/dnsplane/plugin/warmstack"
 )
 
 // directives is CoreDNS v1.15.0's default order (core/dnsserver/zdirectives.go)
@@ -45,7 +46,10 @@ import (
 // (a query, autopath's and searchexpand's candidates, cache's prefetch)
 // passes it and carries its marker, and the queries cache, kubernetes,
 // hosts or template answer cost it nothing (plugin/loopguard/README.md).
+// warmstack comes first, so that the whole chain runs on its workers
+// (plugin/warmstack/README.md).
 var directives = []string{
+	"warmstack",
 	"reload",
 	"bufsize",
 	"bind",

@@ -32,6 +32,8 @@ func TestDirectivesOrder(t *testing.T) {
 		{"kubernetes", "loopguard"},
 		{"loop", "loopguard"},
 		{"loopguard", "forward"},
+		{"warmstack", "prometheus"},
+		{"warmstack", "errors"},
 	}
 	for _, p := range before {
 		if idx(p[0]) >= idx(p[1]) {
@@ -51,7 +53,7 @@ func TestDirectivesKeepCoreDNSOrder(t *testing.T) {
 	stock := []string{"root", "metadata", "geoip", "cancel", "proxyproto", "quic", "grpc_server", "https", "https3", "timeouts", "multisocket", "reload", "nsid", "bufsize", "bind", "debug", "trace", "ready", "health", "pprof", "shed", "prometheus", "errors", "log", "dnstap", "local", "dns64", "siit", "any", "chaos", "loadbalance", "tsig", "rewrite", "autopath", "acl", "cache", "header", "dnssec", "tls", "minimal", "template", "transfer", "dynupdate", "hosts", "route53", "azure", "clouddns", "k8s_external", "kubernetes", "file", "auto", "secondary", "etcd", "loop", "forward", "grpc", "erratic", "whoami", "on", "sign", "view", "nomad"}
 	last := -1
 	for _, name := range Directives() {
-		if name == "searchexpand" || name == "searchopt" || name == "loopguard" {
+		if name == "searchexpand" || name == "searchopt" || name == "loopguard" || name == "warmstack" {
 			continue
 		}
 		i := slices.Index(stock, name)

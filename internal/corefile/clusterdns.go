@@ -191,7 +191,7 @@ func clusterDNSModel(o ClusterDNSOptions) (Corefile, error) {
 		if bind != "" {
 			ps = append(ps, Plugin{Name: "bind", Args: []string{bind}})
 		}
-		return append(ps, loopguardPlugin(code))
+		return append(ps, loopguardPlugin(code), warmstackPlugin)
 	}
 
 	var c Corefile
@@ -307,6 +307,12 @@ func loopguardPlugin(searchCode uint16) Plugin {
 	}
 	return p
 }
+
+// warmstackPlugin serves queries on workers with grown stacks
+// (plugin/warmstack): every server block of every Corefile we render has
+// one, since each query otherwise grows a new goroutine's stack through
+// the whole chain.
+var warmstackPlugin = Plugin{Name: "warmstack"}
 
 // parseListen splits a listen address into the port of the zone keys and
 // the address to bind ("" for every address).

@@ -23,6 +23,7 @@ func TestClusterDNSCorefile(t *testing.T) {
     errors
     bind 127.0.0.1
     loopguard
+    warmstack
     searchexpand cluster.local {
         code 65534
     }
@@ -49,6 +50,7 @@ func TestClusterDNSCorefile(t *testing.T) {
     log
     bind 127.0.0.1
     loopguard
+    warmstack
     health 127.0.0.1:8080 {
         lameduck 5s
     }
@@ -73,6 +75,7 @@ func TestClusterDNSCorefile(t *testing.T) {
     errors
     bind 127.0.0.1
     loopguard
+    warmstack
     searchexpand cluster.local {
         code 65534
         trusted none
@@ -109,6 +112,7 @@ func TestClusterDNSCorefile(t *testing.T) {
         class denial error
     }
     loopguard
+    warmstack
     prometheus :9153
     forward . 192.0.2.1:53 [2001:db8::1]:5353 {
         policy round_robin
@@ -125,6 +129,7 @@ bar.com:5353 {
         class denial error
     }
     loopguard
+    warmstack
     prometheus :9153
     forward . tls://192.0.2.2:853 {
         tls_servername dns.bar.com
@@ -142,6 +147,7 @@ baz.com:5353 {
         class denial error
     }
     loopguard
+    warmstack
     prometheus :9153
     forward . tls://192.0.2.3:8853 {
         tls_servername dns.baz.com
@@ -158,6 +164,7 @@ baz.com:5353 {
         class denial error
     }
     loopguard
+    warmstack
     health :8080 {
         lameduck 5s
     }
@@ -190,6 +197,7 @@ baz.com:5353 {
     errors
     bind 127.0.0.1
     loopguard
+    warmstack
     searchexpand cluster.local {
         code 65534
     }
@@ -376,6 +384,7 @@ func TestReverseStubKeepsClusterPTR(t *testing.T) {
 	for _, want := range []string{`10.in-addr.arpa:5353 {
     errors
     loopguard
+    warmstack
     kubernetes cluster.local 10.in-addr.arpa {
         kubeconfig /k
         pods insecure
@@ -384,6 +393,7 @@ func TestReverseStubKeepsClusterPTR(t *testing.T) {
     forward . 192.0.2.2:53 {`, `arpa:5353 {
     errors
     loopguard
+    warmstack
     kubernetes cluster.local in-addr.arpa ip6.arpa {
         kubeconfig /k
         pods insecure
@@ -392,6 +402,7 @@ func TestReverseStubKeepsClusterPTR(t *testing.T) {
     forward . 192.0.2.3:53 {`, `a.test:5353 {
     errors
     loopguard
+    warmstack
     forward . 192.0.2.4:53 {`} {
 		if !strings.Contains(got, want) {
 			t.Errorf("Corefile lacks\n%s\nin\n%s", want, got)

@@ -115,7 +115,7 @@ func nodeCacheModel(o NodeCacheOptions) (Corefile, error) {
 		if o.Log {
 			ps = append(ps, Plugin{Name: "log"})
 		}
-		ps = append(ps, Plugin{Name: "bind", Args: binds[port]}, loopguardPlugin(code))
+		ps = append(ps, Plugin{Name: "bind", Args: binds[port]}, loopguardPlugin(code), warmstackPlugin)
 		if first && o.Health != "" {
 			ps = append(ps, Plugin{Name: "health", Args: []string{o.Health}})
 		}

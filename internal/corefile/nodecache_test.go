@@ -19,6 +19,7 @@ func TestNodeCacheCorefile(t *testing.T) {
     errors
     bind 127.0.0.1
     loopguard
+    warmstack
     searchopt cluster.local {
         code 65534
         resolv_conf /dev/null
@@ -33,6 +34,7 @@ func TestNodeCacheCorefile(t *testing.T) {
     errors
     bind 127.0.0.1
     loopguard
+    warmstack
     searchopt cluster.local {
         code 65534
         resolv_conf /dev/null
@@ -63,6 +65,7 @@ func TestNodeCacheCorefile(t *testing.T) {
     log
     bind 169.254.20.10 10.96.0.10
     loopguard
+    warmstack
     health 127.0.0.1:8080
     ready :8181
     prometheus 127.0.0.1:9253
@@ -81,6 +84,7 @@ func TestNodeCacheCorefile(t *testing.T) {
     log
     bind 169.254.20.10 10.96.0.10
     loopguard
+    warmstack
     prometheus 127.0.0.1:9253
     searchopt corp.example {
         code 65100
@@ -97,6 +101,7 @@ corp.example:5353 ap.k8s.io:5353 in-addr.arpa:5353 ip6.arpa:5353 {
     log
     bind 127.0.0.1
     loopguard
+    warmstack
     prometheus 127.0.0.1:9253
     searchopt corp.example {
         code 65100
@@ -113,6 +118,7 @@ corp.example:5353 ap.k8s.io:5353 in-addr.arpa:5353 ip6.arpa:5353 {
     log
     bind 127.0.0.1
     loopguard
+    warmstack
     prometheus 127.0.0.1:9253
     searchopt corp.example {
         code 65100
@@ -132,6 +138,7 @@ corp.example:5353 ap.k8s.io:5353 in-addr.arpa:5353 ip6.arpa:5353 {
     errors
     bind 127.0.0.1
     loopguard
+    warmstack
     searchopt cluster.local {
         code 65534
         resolv_conf /dev/null
@@ -145,6 +152,7 @@ corp.example:5353 ap.k8s.io:5353 in-addr.arpa:5353 ip6.arpa:5353 {
     errors
     bind 127.0.0.1
     loopguard
+    warmstack
     searchopt cluster.local {
         code 65534
         resolv_conf /dev/null

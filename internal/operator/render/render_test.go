@@ -334,7 +334,7 @@ func TestClusterPluginsOnlyInRootBlock(t *testing.T) {
 				plugins = append(plugins, strings.Fields(l)[0])
 			}
 		}
-		if strings.Join(plugins, " ") != "errors log loopguard prometheus forward cache" {
+		if strings.Join(plugins, " ") != "errors log loopguard warmstack prometheus forward cache" {
 			t.Errorf("forwarder block plugins %v:\n%s", plugins, b)
 		}
 	}
