@@ -30,12 +30,14 @@
 #   bash bench/rss.sh
 #   PODS="0 2000" ROUNDS=3 SETTLE=10 VERIFIED=1 bash bench/rss.sh
 #   DNSPLANE=/path/to/dnsplane bash bench/rss.sh   # a prebuilt dnsplane
+#   LOAD=10 bash bench/rss.sh   # after 10 s of dnsperf load, not idle
 set -euo pipefail
 shopt -s inherit_errexit
 
 PODS=${PODS:-"0 2000"}
 ROUNDS=${ROUNDS:-3}
 SETTLE=${SETTLE:-10}
+LOAD=${LOAD:-0} # seconds of dnsperf load before the settle (0: idle)
 VERIFIED=${VERIFIED:-1}
 NODECACHE=${NODECACHE:-1}
 
@@ -163,6 +165,15 @@ measure() {
 		answers "$s" svc1.ns1.svc.cluster.local "$port"
 		answers "$s" example.com "$port"
 	fi
+	if ((LOAD > 0)); then
+		# Serving, not idle: LOAD seconds of queries and a metrics
+		# scrape, so that the reading includes what the hot path maps.
+		local qf=$work/q-dns
+		if [[ $s == *nodecache ]]; then qf=$work/q-nodecache; fi
+		dnsperf -s 127.0.0.1 -p "$([[ $s == *nodecache ]] && echo "$nc_port" || echo "$port")" -d "$qf" \
+			-l "$LOAD" -c 4 -q 50 >"$work/$s.dnsperf" 2>&1 || die "$s: dnsperf failed: $(cat "$work/$s.dnsperf")"
+		curl -fs "http://127.0.0.1:$metrics_port/metrics" >/dev/null
+	fi
 	sleep "$SETTLE"
 	# /proc first: a scrape allocates.
 	local mem heap
@@ -176,6 +187,10 @@ measure() {
 	stop "$server_pid"
 	server_pid=
 }
+
+printf 'svc1.ns1.svc.cluster.local A\nexample.com A\n' >"$work/q-dns"
+printf 'example.com A\n' >"$work/q-nodecache"
+if ((LOAD > 0)); then command -v dnsperf >/dev/null 2>&1 || die "dnsperf is required with LOAD"; fi
 
 # median of the numbers on stdin
 median() { sort -n | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
@@ -204,7 +219,11 @@ done
 
 mb() { awk '{ printf "%.1f", $1 / 1024 }'; }
 col() { printf %s "${res[$1]}" | awk -v c="$2" 'NF { print $c }' | median; }
-echo "Memory after start, /ready, two queries and ${SETTLE}s; medians of $ROUNDS rounds; MB"
+if ((LOAD > 0)); then
+	echo "Memory after start, /ready, two queries, ${LOAD}s of dnsperf load and a metrics scrape, and ${SETTLE}s; medians of $ROUNDS rounds; MB"
+else
+	echo "Memory after start, /ready, two queries and ${SETTLE}s; medians of $ROUNDS rounds; MB"
+fi
 printf '%-6s %-15s %7s %8s %8s %7s %6s %6s %6s  %s\n' pods server VmRSS RssAnon RssFile Pss heap VmRSS× Pss× "(ratios to)"
 for pods in $PODS; do
 	rows=("${servers[@]}")
