@@ -5,10 +5,8 @@ package main
 import (
 	"context"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -25,16 +23,7 @@ import (
 // command gives them back once the Corefile serves (internal/residency).
 func TestDNSReleasesStartupPages(t *testing.T) {
 	t.Parallel()
-	l, err := net.ListenPacket("udp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := l.LocalAddr().(*net.UDPAddr).Port
-	l.Close()
-	conf := filepath.Join(t.TempDir(), "Corefile")
-	if err := os.WriteFile(conf, []byte(fmt.Sprintf(".:%d {\n    bind 127.0.0.1\n    chaos dnsplane-test\n}\n", port)), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	conf, port := chaosCorefile(t)
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)

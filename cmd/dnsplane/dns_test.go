@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/miekg/dns"
+	"k8s.io/apimachinery/pkg/util/wait"
 )
 
 func TestNodeCachePrintCorefile(t *testing.T) {
@@ -102,9 +103,10 @@ func TestDNSUsageErrors(t *testing.T) {
 	}
 }
 
-// TestDNSServesUntilCancelled runs `dnsplane dns` with a chaos Corefile,
-// queries it, and stops it through the context as SIGINT would.
-func TestDNSServesUntilCancelled(t *testing.T) {
+// chaosCorefile writes a Corefile that answers CH TXT version.bind with
+// "dnsplane-test" on a free 127.0.0.1 port, and returns its path and port.
+func chaosCorefile(t *testing.T) (string, int) {
+	t.Helper()
 	l, err := net.ListenPacket("udp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -115,6 +117,13 @@ func TestDNSServesUntilCancelled(t *testing.T) {
 	if err := os.WriteFile(conf, []byte(fmt.Sprintf(".:%d {\n    bind 127.0.0.1\n    chaos dnsplane-test\n}\n", port)), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	return conf, port
+}
+
+// TestDNSServesUntilCancelled runs `dnsplane dns` with a chaos Corefile,
+// queries it, and stops it through the context as SIGINT would.
+func TestDNSServesUntilCancelled(t *testing.T) {
+	conf, port := chaosCorefile(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	var out, errOut bytes.Buffer
@@ -128,12 +137,11 @@ func TestDNSServesUntilCancelled(t *testing.T) {
 	m.Question[0].Qclass = dns.ClassCHAOS
 	c := &dns.Client{Timeout: time.Second}
 	var resp *dns.Msg
-	for range 50 {
-		if resp, _, err = c.Exchange(m, fmt.Sprintf("127.0.0.1:%d", port)); err == nil {
-			break
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 5*time.Second, true, func(context.Context) (bool, error) {
+		var err error
+		resp, _, err = c.Exchange(m, fmt.Sprintf("127.0.0.1:%d", port))
+		return err == nil, nil
+	})
 	if err != nil {
 		t.Fatalf("querying dnsplane dns: %v (stderr: %s)", err, errOut.String())
 	}
