@@ -71,7 +71,7 @@ func TestPlanDelete(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			if got := planDelete(context.Background(), tc.res, tc.obj, tc.requested, now); got != tc.want {
+			if got := planDelete(context.Background(), tc.res, tc.obj, tc.requested, nil, now); got != tc.want {
 				t.Errorf("plan %d, want %d", got, tc.want)
 			}
 			m := accessor(tc.obj)
