@@ -10,12 +10,14 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 )
@@ -330,4 +332,48 @@ func rawRequestType(t *testing.T, ts *testServer, method, path, contentType, bod
 		t.Fatal(err)
 	}
 	return resp.StatusCode, resp.Header.Get("Content-Type"), data
+}
+
+// TestOrphanDeleteIsAModification: watchers see an orphan delete as
+// MODIFIED (deletionTimestamp, the orphan finalizer) and the object go,
+// DELETED, when the garbage collector's update removes the finalizer.
+func TestOrphanDeleteIsAModification(t *testing.T) {
+	ts := sharedServer(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	ns := newNamespace(t, ts.client)
+	cms := ts.client.CoreV1().ConfigMaps(ns)
+	cm, err := cms.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "owner"}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := cms.Watch(ctx, metav1.ListOptions{ResourceVersion: cm.ResourceVersion})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
+	if err := cms.Delete(ctx, "owner", metav1.DeleteOptions{PropagationPolicy: ptr.To(metav1.DeletePropagationOrphan)}); err != nil {
+		t.Fatal(err)
+	}
+	next := func() (watch.EventType, *corev1.ConfigMap) {
+		t.Helper()
+		select {
+		case ev := <-w.ResultChan():
+			got, _ := ev.Object.(*corev1.ConfigMap)
+			return ev.Type, got
+		case <-ctx.Done():
+			t.Fatal("no watch event")
+		}
+		return "", nil
+	}
+	typ, got := next()
+	if typ != watch.Modified || got.DeletionTimestamp == nil || !slices.Equal(got.Finalizers, []string{metav1.FinalizerOrphanDependents}) {
+		t.Fatalf("first event %s %+v; want MODIFIED with deletionTimestamp and the orphan finalizer", typ, got)
+	}
+	if _, err := cms.Patch(ctx, "owner", types.MergePatchType, []byte(`{"metadata":{"finalizers":null}}`), metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if typ, _ := next(); typ != watch.Deleted {
+		t.Errorf("after the finalizer went: %s, want DELETED", typ)
+	}
 }
