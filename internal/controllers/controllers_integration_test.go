@@ -224,3 +224,44 @@ func TestNamespaceDeletion(t *testing.T) {
 }
 
 func getErr[T any](_ T, err error) error { return err }
+
+// TestNamespaceWithoutFinalizer is a namespace stored before dnsplane added
+// the kubernetes finalizer on create: deleting it leaves it Terminating
+// with its contents, as kube-apiserver would, and giving it the finalizer
+// through /finalize (docs/apiserver.md, "Namespaces") lets the namespace
+// controller finish.
+func TestNamespaceWithoutFinalizer(t *testing.T) {
+	t.Parallel()
+	c := client(t)
+	ctx := context.Background()
+	ns := namespace(t, c, "old")
+	cur, err := c.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cur.Spec.Finalizers = nil
+	if _, err := c.CoreV1().Namespaces().Finalize(ctx, cur, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.CoreV1().ConfigMaps(ns).Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "cm"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.CoreV1().Namespaces().Delete(ctx, ns, metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	cur, err = c.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{})
+	if err != nil || cur.Status.Phase != corev1.NamespaceTerminating {
+		t.Fatalf("deleted namespace without finalizer: %v %v", err, cur)
+	}
+	cur.Spec.Finalizers = []corev1.FinalizerName{corev1.FinalizerKubernetes}
+	if _, err := c.CoreV1().Namespaces().Finalize(ctx, cur, metav1.UpdateOptions{}); err != nil {
+		t.Fatalf("giving a terminating namespace the finalizer: %v", err)
+	}
+	poll(t, "namespace emptied and deleted", func(ctx context.Context) (bool, error) {
+		_, err := c.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{})
+		return gone(err)
+	})
+	if _, err := c.CoreV1().ConfigMaps(ns).Get(ctx, "cm", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("configmap outlived its namespace: %v", err)
+	}
+}
