@@ -44,7 +44,7 @@ type Resource struct {
 	// resource then ignores status changes and /status ignores the rest),
 	// "scale" (autoscaling/v1 Scale of spec.replicas), "binding" (pods), and
 	// pods' "exec" (proxied to the node agent), "attach" and "log" (both
-	// refused: dnsplane runs no containers).
+	// refused: dnsplane runs no containers), namespaces' "finalize".
 	// Discovery announces each with its kind and verbs.
 	Subresources []string
 	// Custom is true for dnsplane's own kinds, served as kube-apiserver
@@ -141,7 +141,7 @@ var resources = sorted([]Resource{
 	group("batch", "CronJob", "cronjobs", true, []string{"cj"}, []string{status}, all, func() any { return &dpbatchv1.CronJob{} }),
 
 	// Everything else the API server serves: upstream types unchanged.
-	core("Namespace", "namespaces", false, []string{"ns"}, []string{status}, nil, func() any { return &corev1.Namespace{} }),
+	core("Namespace", "namespaces", false, []string{"ns"}, []string{status, "finalize"}, nil, func() any { return &corev1.Namespace{} }),
 	core("Service", "services", true, []string{"svc"}, []string{status}, all, func() any { return &corev1.Service{} }),
 	//nolint:staticcheck // SA1019: deprecated for EndpointSlice, but kube-apiserver still serves Endpoints, so dnsplane does too
 	core("Endpoints", "endpoints", true, []string{"ep"}, nil, nil, func() any { return &corev1.Endpoints{} }),

@@ -24,15 +24,31 @@ import (
 // stock CoreDNS 1.15 allocates 4.7 MB. The kinds kube-controller-manager
 // and kube-scheduler need (issue 19: storage, DRA with its CEL selector
 // validation, RBAC, policy, networking, certificates) brought it to 6.4 MB
-// (docs/operations.md, "Memory of the data plane"). A change that needs
-// more must say why there and show bench/rss.sh's numbers.
-const initBudget = 6_500_000
+// (docs/operations.md, "Memory of the data plane"). Upstream's namespace
+// controller and garbage collector (internal/controllers, which `up` and
+// `apiserver` run now that the API server leaves that work to them, as
+// kube-apiserver does) add 48 inits and about 260 kB (medians of 5 runs:
+// 6,409,928 bytes before, 6,673,416 after; runs vary by ±40 kB), 188,360
+// of it k8s.io/kubernetes/pkg/controller's import of the core group's
+// install package (below). A change that needs more must say why there
+// and show bench/rss.sh's numbers.
+const initBudget = 6_800_000
 
 // heavyInits are packages whose init does work only the API server needs,
 // in every process: the install packages register six API groups'
 // conversions, defaults and validations into legacyscheme.Scheme.
 // internal/registry/upstream builds the same scheme on first use instead.
 var heavyInits = regexp.MustCompile(`^k8s\.io/kubernetes/pkg/(api/legacyscheme|apis/[^/]+/install)$`)
+
+// linkedHeavyInits are the heavyInits an upstream package dnsplane runs
+// cannot do without: k8s.io/kubernetes/pkg/controller, which every
+// upstream controller imports (internal/controllers), imports the core
+// group's install package for its side effect. Their bytes count in
+// initBudget.
+var linkedHeavyInits = map[string]bool{
+	"k8s.io/kubernetes/pkg/api/legacyscheme":  true,
+	"k8s.io/kubernetes/pkg/apis/core/install": true,
+}
 
 // TestInitBudget runs this test binary (which links what the dnsplane
 // binary links, plus the tests' own imports) with GODEBUG=inittrace=1 and
@@ -57,7 +73,7 @@ func TestInitBudget(t *testing.T) {
 	var total int64
 	for _, in := range inits {
 		total += in.bytes
-		if heavyInits.MatchString(in.pkg) {
+		if heavyInits.MatchString(in.pkg) && !linkedHeavyInits[in.pkg] {
 			t.Errorf("package %s is linked and runs its init (%d bytes) in every dnsplane process; build what it registers on first use (internal/registry/upstream/scheme.go)", in.pkg, in.bytes)
 		}
 	}

@@ -198,6 +198,9 @@ func setPodScheduled(st *corev1.PodStatus, now time.Time) {
 
 // serveSubresource serves the subresources other than status.
 func (s *Server) serveSubresource(w http.ResponseWriter, r *http.Request, res *Resource, info requestInfo) error {
+	if sub, ok := subresourceUpdate(res, info.Subresource); ok {
+		return s.updateSubresource(w, r, sub, info)
+	}
 	switch info.Subresource {
 	case "binding":
 		return s.binding(w, r, res, info)

@@ -2,11 +2,14 @@ package apiserver
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"net/url"
 	"reflect"
 	"testing"
+	"time"
 
 	jsonpatch "github.com/evanphx/json-patch/v5"
 	corev1 "k8s.io/api/core/v1"
@@ -190,5 +193,49 @@ func FuzzProtobufBody(f *testing.F) {
 				t.Fatalf("%s: %v (%s), want a 400", res.Plural, err, code)
 			}
 		}
+	})
+}
+
+// FuzzDeleteOptions feeds arbitrary DeleteOptions bodies and queries to
+// deleteOptions: every outcome is options kube-apiserver would accept or
+// an API error, never a panic; accepted options name a known
+// propagationPolicy, never together with orphanDependents, and give the
+// garbage collector's finalizer rule something it can answer.
+func FuzzDeleteOptions(f *testing.F) {
+	for _, seed := range []struct{ body, query string }{
+		{`{"propagationPolicy":"Orphan"}`, ""},
+		{`{"orphanDependents":true,"propagationPolicy":"Orphan"}`, ""},
+		{"", "propagationPolicy=Foreground&gracePeriodSeconds=0"},
+		{"", "orphanDependents=false"},
+		{`{"dryRun":["All"],"preconditions":{"uid":"u"}}`, "propagationPolicy=Sideways"},
+	} {
+		f.Add(seed.body, seed.query)
+	}
+	cms, ok := NewRegistry().Lookup(schema.GroupVersionResource{Version: "v1", Resource: "configmaps"})
+	if !ok {
+		f.Fatal("no configmaps")
+	}
+	f.Fuzz(func(t *testing.T, body, query string) {
+		r, err := http.NewRequest(http.MethodDelete, "/api/v1/namespaces/ns/pods/p?"+query, bytes.NewReader([]byte(body)))
+		if err != nil {
+			return
+		}
+		r.Header.Set("Content-Type", "application/json")
+		opts, _, err := deleteOptions(r)
+		if err != nil {
+			var status apierrors.APIStatus
+			if !errors.As(err, &status) {
+				t.Fatalf("not an API error: %v", err)
+			}
+			return
+		}
+		//nolint:staticcheck // SA1019: the deprecated field is still honoured
+		if opts.OrphanDependents != nil && opts.PropagationPolicy != nil {
+			t.Fatalf("accepted both orphanDependents and propagationPolicy: %+v", opts)
+		}
+		if p := opts.PropagationPolicy; p != nil && *p != metav1.DeletePropagationOrphan && *p != metav1.DeletePropagationForeground && *p != metav1.DeletePropagationBackground {
+			t.Fatalf("accepted propagationPolicy %q", *p)
+		}
+		planDelete(context.Background(), cms, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "c", Finalizers: []string{metav1.FinalizerOrphanDependents}}}, opts.GracePeriodSeconds, &opts, time.Unix(0, 0))
 	})
 }

@@ -19,10 +19,9 @@ type deleteRequest struct {
 	pre    *metav1.Preconditions
 	grace  *int64 // DeleteOptions.gracePeriodSeconds; nil when not given
 	dryRun bool
-	// immediate removes the object whatever its grace period and
-	// finalizers: the namespace cascade (docs/apiserver.md, "Graceful
-	// deletion and finalizers").
-	immediate bool
+	// gc is what the delete asks of the object's dependents
+	// (orphanDependents, propagationPolicy); nil asks nothing.
+	gc *metav1.DeleteOptions
 }
 
 // deletion is what a delete does to an object as read.
@@ -45,30 +44,59 @@ const (
 // It is the generic part of upstream's BeforeDelete
 // (k8s.io/apiserver/pkg/registry/rest/delete.go) and of the finalizer
 // handling of its store (k8s.io/apiserver/pkg/registry/generic/registry/
-// store.go, updateForGracefulDeletionAndFinalizers): a kind that deletes
-// gracefully (rest.GracefulDeleter) gets its grace period; an object with
-// finalizers is marked with grace 0 and stays until an update removes the
-// last one; a pending grace period may only be shortened.
-func planDelete(ctx context.Context, res *Resource, obj any, requested *int64, now time.Time) deletion {
+// store.go, Delete and updateForGracefulDeletionAndFinalizers): a kind that
+// deletes gracefully (rest.GracefulDeleter) gets its grace period, which a
+// later delete may only shorten; the garbage collector's finalizers are set
+// as gc and the kind's default policy ask (rest.DeletionFinalizers), except
+// while a grace period is pending; an object left with finalizers is
+// marked with grace 0 and stays until an update removes the last one.
+func planDelete(ctx context.Context, res *Resource, obj any, requested *int64, gc *metav1.DeleteOptions, now time.Time) deletion {
 	m := accessor(obj)
 	if requested != nil && *requested < 0 {
 		// Upstream treats a negative period as 1s on the delete path.
 		one := int64(1)
 		requested = &one
 	}
-	finalizers := len(m.GetFinalizers()) > 0
+	setGCFinalizers := func() bool {
+		changed, fins := rest.DeletionFinalizers(rest.GarbageCollectionPolicy(ctx, res.Strategy), m.GetFinalizers(), gc)
+		if changed {
+			m.SetFinalizers(fins)
+		}
+		return changed
+	}
+	if st, ok := res.Strategy.(rest.StagedDeleter); ok {
+		switch st.BeginDelete(obj, gc, now) {
+		case rest.DeleteMarked:
+			return deleteMark
+		case rest.DeleteWaits:
+			return deletePending
+		}
+	}
+	graceful := false
+	var period int64
 	if ts := m.GetDeletionTimestamp(); ts != nil {
 		cur := m.GetDeletionGracePeriodSeconds()
-		if cur == nil || *cur == 0 || requested == nil || *requested >= *cur {
-			if finalizers || (cur != nil && *cur > 0) {
-				return deletePending
+		if cur == nil || *cur == 0 {
+			// Marked with no grace left: only finalizers keep it, and a
+			// delete may still change the garbage collector's.
+			changed := setGCFinalizers()
+			switch {
+			case len(m.GetFinalizers()) == 0:
+				return deleteNow
+			case changed:
+				zero := int64(0)
+				m.SetDeletionGracePeriodSeconds(&zero)
+				return deleteMark
 			}
-			return deleteNow
+			return deletePending
+		}
+		if requested == nil || *requested >= *cur {
+			return deletePending
 		}
 		// Shorten: move the deadline back by the old period and forward
 		// by the new one, never into the past; a graceful request whose
 		// time is already up gets the shortest graceful period, 1s.
-		period := *requested
+		period = *requested
 		deadline := ts.Add(-time.Duration(*cur) * time.Second).Add(time.Duration(period) * time.Second)
 		if deadline.Before(now) {
 			deadline = now
@@ -77,29 +105,35 @@ func planDelete(ctx context.Context, res *Resource, obj any, requested *int64, n
 			}
 		}
 		mark(m, deadline, period)
-		if period == 0 && !finalizers {
-			return deleteMarkThenRemove
-		}
-		return deleteMark
-	}
-	g, graceful := res.Strategy.(rest.GracefulDeleter)
-	var period int64
-	if graceful {
+		graceful = true
+	} else if g, ok := res.Strategy.(rest.GracefulDeleter); ok {
 		period = g.GracePeriod(ctx, obj, requested)
+		mark(m, now.Add(time.Duration(period)*time.Second), period)
+		graceful = true
+		// Controllers act differently on an object being deleted, so its
+		// generation moves, as upstream's BeforeDelete and markAsDeleting do.
+		bumpGeneration(m)
 	}
-	if period == 0 && !finalizers && !graceful {
+	setGCFinalizers()
+	finalizers := len(m.GetFinalizers()) > 0
+	switch {
+	case !graceful && !finalizers:
 		return deleteNow
-	}
-	mark(m, now.Add(time.Duration(period)*time.Second), period)
-	// Controllers act differently on an object being deleted, so its
-	// generation moves, as upstream's BeforeDelete and markAsDeleting do.
-	if g := m.GetGeneration(); g > 0 {
-		m.SetGeneration(g + 1)
-	}
-	if period == 0 && !finalizers {
+	case !graceful:
+		// upstream's markAsDeleting
+		mark(m, now, 0)
+		bumpGeneration(m)
+		return deleteMark
+	case period == 0 && !finalizers:
 		return deleteMarkThenRemove
 	}
 	return deleteMark
+}
+
+func bumpGeneration(m metav1.Object) {
+	if g := m.GetGeneration(); g > 0 {
+		m.SetGeneration(g + 1)
+	}
 }
 
 func mark(m metav1.Object, deadline time.Time, period int64) {
@@ -110,26 +144,24 @@ func mark(m metav1.Object, deadline time.Time, period int64) {
 
 // emptiedFinalizers is upstream's shouldDeleteDuringUpdate (store.go): an
 // update that leaves no finalizer on an object marked for deletion with no
-// grace period left deletes it instead of storing it.
-func emptiedFinalizers(obj, old any) bool {
+// grace period left deletes it instead of storing it, unless the kind's
+// own delete stage still keeps it (a namespace's spec.finalizers).
+func emptiedFinalizers(res *Resource, obj, old any) bool {
 	m, o := accessor(obj), accessor(old)
 	if len(m.GetFinalizers()) > 0 || o.GetDeletionTimestamp() == nil {
+		return false
+	}
+	if st, ok := res.Strategy.(rest.StagedDeleter); ok && st.KeepsObject(obj) {
 		return false
 	}
 	g := o.GetDeletionGracePeriodSeconds()
 	return g == nil || *g == 0
 }
 
-// removeObject deletes obj, read at revision rev, from storage: the kind's
-// delete hook first (a namespace's contents), then a compare-and-swap
-// delete, then what the object held is given back.
+// removeObject deletes obj, read at revision rev, from storage with a
+// compare-and-swap, then gives back what the object held.
 func (s *Server) removeObject(ctx context.Context, res *Resource, obj any, rev int64) (any, error) {
 	m := accessor(obj)
-	if hook, ok := res.Strategy.(rest.DeleteHook); ok {
-		if err := hook.BeforeDelete(ctx, obj); err != nil {
-			return nil, err
-		}
-	}
 	gone, err := s.store.Delete(ctx, storageKey(res, m.GetNamespace(), m.GetName()), rev)
 	if err != nil {
 		return nil, storageError(res, m.GetName(), err)
@@ -143,50 +175,57 @@ func (s *Server) removeObject(ctx context.Context, res *Resource, obj any, rev i
 // deleteObject deletes one object, or marks it for deletion (planDelete),
 // with a compare-and-swap on the revision that was checked; a mark that
 // lost a race with another writer is planned again on the newer object.
-func (s *Server) deleteObject(ctx context.Context, res *Resource, namespace, name string, req deleteRequest) (any, error) {
-	hook, _ := res.Strategy.(rest.DeleteHook)
-	if hook != nil {
+// removed reports that the key is gone (or would be, in a dry run), which
+// decides whether the answer may be a Status (deleteResponse).
+func (s *Server) deleteObject(ctx context.Context, res *Resource, namespace, name string, req deleteRequest) (obj any, removed bool, err error) {
+	if hook, ok := res.Strategy.(rest.DeleteHook); ok {
 		if err := hook.CheckDelete(name); err != nil {
-			return nil, err
+			return nil, false, err
 		}
 	}
 	key := storageKey(res, namespace, name)
 	for attempt := 0; ; attempt++ {
 		if attempt > 0 && !retryConflict(ctx, attempt) {
-			return nil, storageError(res, name, ctx.Err())
+			return nil, false, storageError(res, name, ctx.Err())
 		}
 		kv, err := s.store.Get(ctx, key)
 		if err != nil {
-			return nil, storageError(res, name, err)
+			return nil, false, storageError(res, name, err)
 		}
 		obj, err := decodeStored(res, kv)
 		if err != nil {
-			return nil, err
+			return nil, false, err
 		}
 		if err := checkPreconditions(res, obj, req.pre); err != nil {
-			return nil, err
+			return nil, false, err
 		}
-		plan := deleteNow
-		if !req.immediate {
-			plan = planDelete(ctx, res, obj, req.grace, s.now())
-		}
+		plan := planDelete(ctx, res, obj, req.grace, req.gc, s.now())
 		switch {
-		case plan == deletePending || req.dryRun:
+		case req.dryRun:
 			setTypeMeta(res, obj)
-			return obj, nil
+			return obj, plan == deleteNow || plan == deleteMarkThenRemove, nil
+		case plan == deletePending:
+			setTypeMeta(res, obj)
+			return obj, false, nil
 		case plan == deleteNow:
-			return s.removeObject(ctx, res, obj, kv.ModRevision)
+			gone, err := s.removeObject(ctx, res, obj, kv.ModRevision)
+			if apierrors.IsConflict(err) && req.pre == nil {
+				// Written to between the read and the delete (a
+				// finalizer added): plan again on what is there now.
+				continue
+			}
+			return gone, err == nil, err
 		}
 		value, err := encodeForStorage(res, obj)
 		if err != nil {
-			return nil, err
+			return nil, false, err
 		}
 		out, err := s.store.Update(ctx, key, value, kv.ModRevision)
 		if errors.Is(err, storage.ErrConflict) && req.pre == nil {
 			continue
 		}
 		if err != nil {
-			return nil, storageError(res, name, err)
+			return nil, false, storageError(res, name, err)
 		}
 		accessor(obj).SetResourceVersion(strconv.FormatInt(out.ModRevision, 10))
 		if plan == deleteMarkThenRemove {
@@ -200,12 +239,30 @@ func (s *Server) deleteObject(ctx context.Context, res *Resource, namespace, nam
 				// Someone else (a kubelet racing us) removed it: upstream
 				// tolerates that here (kubernetes/kubernetes#19403).
 				setTypeMeta(res, obj)
-				return obj, nil
+				return obj, true, nil
 			}
-			return gone, err
+			return gone, err == nil, err
 		}
 		setTypeMeta(res, obj)
-		return obj, nil
+		return obj, false, nil
+	}
+}
+
+// deleteResponse is the body kube-apiserver answers a delete with
+// (k8s.io/apiserver/pkg/registry/generic/registry/store.go, finalizeDelete):
+// an object that is still stored (marked, waiting for finalizers or a
+// grace period) comes back as it is; a removed one too when its kind's
+// store returns deleted objects, otherwise a Status naming it, whose
+// details.kind is the resource, as upstream sets it.
+func deleteResponse(res *Resource, obj any, removed bool) any {
+	if !removed || rest.ReturnsDeletedObject(res.Strategy) {
+		return obj
+	}
+	m := accessor(obj)
+	return &metav1.Status{
+		TypeMeta: metav1.TypeMeta{Kind: "Status", APIVersion: "v1"},
+		Status:   metav1.StatusSuccess,
+		Details:  &metav1.StatusDetails{Name: m.GetName(), Group: res.GVK.Group, Kind: res.Plural, UID: m.GetUID()},
 	}
 }
 

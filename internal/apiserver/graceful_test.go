@@ -71,7 +71,7 @@ func TestPlanDelete(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			if got := planDelete(context.Background(), tc.res, tc.obj, tc.requested, now); got != tc.want {
+			if got := planDelete(context.Background(), tc.res, tc.obj, tc.requested, nil, now); got != tc.want {
 				t.Errorf("plan %d, want %d", got, tc.want)
 			}
 			m := accessor(tc.obj)
@@ -80,6 +80,53 @@ func TestPlanDelete(t *testing.T) {
 			}
 			if tc.wantGrace != nil && m.GetDeletionTimestamp() == nil {
 				t.Error("no deletionTimestamp")
+			}
+		})
+	}
+}
+
+// TestPlanDeleteGarbageCollection: what the garbage collector's finalizers
+// do to a delete's plan (store.go's Delete with
+// deletionFinalizersForGarbageCollection): a new one keeps the object,
+// marked; one a delete takes away lets it go; a change while it waits is
+// written, no change is not.
+func TestPlanDeleteGarbageCollection(t *testing.T) {
+	t.Parallel()
+	reg := NewRegistry()
+	cms, ok := reg.Lookup(schema.GroupVersionResource{Version: "v1", Resource: "configmaps"})
+	if !ok {
+		t.Fatal("no configmaps")
+	}
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	policy := func(p metav1.DeletionPropagation) *metav1.DeleteOptions {
+		return &metav1.DeleteOptions{PropagationPolicy: &p}
+	}
+	cm := func(marked bool, finalizers ...string) any {
+		c := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "c", Finalizers: finalizers}}
+		if marked {
+			ts := metav1.NewTime(now.Add(-time.Minute))
+			c.DeletionTimestamp, c.DeletionGracePeriodSeconds = &ts, ptr.To[int64](0)
+		}
+		return c
+	}
+	for _, tc := range []struct {
+		name string
+		obj  any
+		gc   *metav1.DeleteOptions
+		want deletion
+	}{
+		{"orphan: marked", cm(false), policy(metav1.DeletePropagationOrphan), deleteMark},
+		{"foreground: marked", cm(false), policy(metav1.DeletePropagationForeground), deleteMark},
+		{"background: removed", cm(false), policy(metav1.DeletePropagationBackground), deleteNow},
+		{"background takes the orphan finalizer away: removed", cm(false, metav1.FinalizerOrphanDependents), policy(metav1.DeletePropagationBackground), deleteNow},
+		{"waiting, switched to foreground: written", cm(true, metav1.FinalizerOrphanDependents), policy(metav1.DeletePropagationForeground), deleteMark},
+		{"waiting, same policy: unchanged", cm(true, metav1.FinalizerOrphanDependents), policy(metav1.DeletePropagationOrphan), deletePending},
+		{"waiting, background, nothing else holds it: removed", cm(true, metav1.FinalizerOrphanDependents), policy(metav1.DeletePropagationBackground), deleteNow},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			if got := planDelete(context.Background(), cms, tc.obj, nil, tc.gc, now); got != tc.want {
+				t.Errorf("plan %d, want %d", got, tc.want)
 			}
 		})
 	}

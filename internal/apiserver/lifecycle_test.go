@@ -234,18 +234,3 @@ func TestFinalizersBlockDeletion(t *testing.T) {
 		t.Errorf("after the patch: %v", err)
 	}
 }
-
-// TestNamespaceCascadeIgnoresGrace: a namespace delete takes a bound pod
-// with it at once (docs/apiserver.md, "Graceful deletion and finalizers").
-func TestNamespaceCascadeIgnoresGrace(t *testing.T) {
-	ts := sharedServer(t)
-	ctx := context.Background()
-	ns := newNamespace(t, ts.client)
-	boundPod(t, ts, ns, "bound", nil)
-	if err := ts.client.CoreV1().Namespaces().Delete(ctx, ns, metav1.DeleteOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := ts.client.CoreV1().Pods(ns).Get(ctx, "bound", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
-		t.Errorf("pod survived its namespace: %v", err)
-	}
-}

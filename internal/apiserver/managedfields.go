@@ -80,6 +80,11 @@ func newFieldManagers(reg *Registry) (*fieldManagers, error) {
 			// recorded as upstream does under subresource "scale".
 			subs = append(subs, "scale")
 		}
+		if res.HasSubresource("finalize") {
+			// namespaces/finalize writes the whole object, its status
+			// reset, as upstream's namespaceFinalizeStrategy.
+			subs = append(subs, "finalize")
+		}
 		for _, sub := range subs {
 			fm, err := managedfields.NewDefaultFieldManager(tc, unversioned{}, unversioned{}, unversioned{},
 				res.GVK, res.GroupVersion(), sub, resetFields(res, sub))

@@ -35,7 +35,7 @@ type Registry struct {
 }
 
 // NewRegistry returns the resources dnsplane serves with the strategies of
-// offline validation (no cluster IPs, no namespace cascade): for code that
+// offline validation (no cluster IPs): for code that
 // needs the resources' shape, not a server's writes.
 func NewRegistry() *Registry {
 	reg, err := newRegistry(registry.Strategies(registry.Config{}))

@@ -10,7 +10,8 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/validation/field"
+	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/dnsplane/dnsplane/internal/registry/rest"
 	"github.com/dnsplane/dnsplane/internal/storage"
@@ -71,10 +72,6 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request, res *Resource, i
 	if err := checkNamespace(res, obj, info.Namespace); err != nil {
 		return err
 	}
-	m := accessor(obj)
-	if m.GetName() == "" && m.GetGenerateName() != "" {
-		m.SetName(generateName(m.GetGenerateName()))
-	}
 	info.fieldManager = managerName(r)
 	created, err := s.createObject(r.Context(), res, info, obj, dryRun)
 	if err != nil {
@@ -86,15 +83,20 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request, res *Resource, i
 // createObject stores a new object: server metadata, admission, managed
 // fields (unless an apply computed them), validation, then persist.
 func (s *Server) createObject(ctx context.Context, res *Resource, info requestInfo, obj any, dryRun bool) (any, error) {
+	// Upstream's NamespaceLifecycle admission runs before the name is
+	// generated and before validation.
+	if err := s.requireNamespace(ctx, res, obj); err != nil {
+		return nil, err
+	}
+	if m := accessor(obj); m.GetName() == "" && m.GetGenerateName() != "" {
+		m.SetName(generateName(m.GetGenerateName()))
+	}
 	initMetadata(obj, s.now())
 	res.Strategy.PrepareForCreate(ctx, obj)
 	if !info.applied {
 		s.trackUpdate(res, info, obj, nil)
 	}
 	if err := validate(ctx, res, info, obj, nil); err != nil {
-		return nil, err
-	}
-	if err := s.requireNamespace(ctx, res, accessor(obj).GetNamespace()); err != nil {
 		return nil, err
 	}
 	return s.persist(ctx, res, obj, nil, dryRun)
@@ -168,6 +170,32 @@ func (s *Server) update(w http.ResponseWriter, r *http.Request, res *Resource, i
 	return s.writeObjects(w, r, res, http.StatusOK, updated, nil, metav1.ListMeta{})
 }
 
+// subresourceUpdate is res with the strategy of PUTs to its named
+// subresource when its kind has one (rest.SubresourceUpdater:
+// namespaces/finalize).
+func subresourceUpdate(res *Resource, subresource string) (*Resource, bool) {
+	su, ok := res.Strategy.(rest.SubresourceUpdater)
+	if !ok {
+		return nil, false
+	}
+	st, ok := su.UpdateStrategy(subresource)
+	if !ok {
+		return nil, false
+	}
+	sub := *res
+	sub.Strategy = st
+	return &sub, true
+}
+
+// updateSubresource serves a subresource written as the main resource is,
+// with PUT only, as upstream's FinalizeREST is an Updater and nothing else.
+func (s *Server) updateSubresource(w http.ResponseWriter, r *http.Request, sub *Resource, info requestInfo) error {
+	if info.Verb != "update" {
+		return errMethodNotAllowed(info.Verb, sub.GroupResource())
+	}
+	return s.update(w, r, sub, info)
+}
+
 // updateObject stores obj over the current object. A resourceVersion in obj
 // is a precondition (409 when stale); without one the update applies to
 // whatever is current, as upstream allows for built-in kinds.
@@ -209,7 +237,7 @@ func (s *Server) updateFrom(ctx context.Context, res *Resource, info requestInfo
 	if err := validate(ctx, res, info, obj, old); err != nil {
 		return nil, err
 	}
-	if emptiedFinalizers(obj, old) && !dryRun {
+	if emptiedFinalizers(res, obj, old) && !dryRun {
 		// The last finalizer of an object being deleted is gone: the
 		// update deletes it (graceful.go).
 		rev, _ := strconv.ParseInt(accessor(old).GetResourceVersion(), 10, 64)
@@ -250,14 +278,21 @@ func deleteOptions(r *http.Request) (metav1.DeleteOptions, bool, error) {
 		pp := metav1.DeletionPropagation(p)
 		opts.PropagationPolicy = &pp
 	}
-	if opts.PropagationPolicy != nil {
-		switch *opts.PropagationPolicy {
-		case metav1.DeletePropagationOrphan, metav1.DeletePropagationBackground, metav1.DeletePropagationForeground:
-		default:
-			return opts, false, apierrors.NewInvalid(metav1.SchemeGroupVersion.WithKind("DeleteOptions").GroupKind(), "",
-				field.ErrorList{field.NotSupported(field.NewPath("propagationPolicy"), *opts.PropagationPolicy,
-					[]metav1.DeletionPropagation{metav1.DeletePropagationForeground, metav1.DeletePropagationBackground, metav1.DeletePropagationOrphan})})
+	if o := q.Get("orphanDependents"); o != "" {
+		b, err := strconv.ParseBool(o)
+		if err != nil {
+			return opts, false, apierrors.NewBadRequest(fmt.Sprintf("invalid orphanDependents %q", o))
 		}
+		//nolint:staticcheck // SA1019: deprecated, still honoured by kube-apiserver
+		opts.OrphanDependents = &b
+	}
+	// Upstream's rules for the options (an unknown propagationPolicy,
+	// orphanDependents with propagationPolicy); dryRun is checked below
+	// with the query's.
+	check := opts
+	check.DryRun = nil
+	if errs := metav1validation.ValidateDeleteOptions(&check); len(errs) > 0 {
+		return opts, false, apierrors.NewInvalid(schema.GroupKind{Group: metav1.GroupName, Kind: "DeleteOptions"}, "", errs)
 	}
 	dryRun, err := isDryRun(r)
 	if err != nil {
@@ -280,40 +315,24 @@ func (s *Server) delete(w http.ResponseWriter, r *http.Request, res *Resource, i
 	if err != nil {
 		return err
 	}
-	deleted, err := s.deleteObject(r.Context(), res, info.Namespace, info.Name, deleteRequest{pre: opts.Preconditions, grace: opts.GracePeriodSeconds, dryRun: dryRun})
+	deleted, removed, err := s.deleteObject(r.Context(), res, info.Namespace, info.Name, deleteRequest{pre: opts.Preconditions, grace: opts.GracePeriodSeconds, dryRun: dryRun, gc: &opts})
 	if err != nil {
 		return err
 	}
-	return s.writeObjects(w, r, res, http.StatusOK, deleted, nil, metav1.ListMeta{})
-}
-
-// DeleteNamespaceContents deletes every namespaced object in ns, giving back
-// what they held: objects whose strategy reserves something are deleted one
-// by one, the rest by prefix. The namespace strategy calls it when a
-// namespace is deleted.
-func (s *Server) DeleteNamespaceContents(ctx context.Context, ns string) error {
-	for _, res := range s.reg.Resources() {
-		if !res.Namespaced {
-			continue
-		}
-		prefix := listPrefix(res, ns)
-		if _, ok := res.Strategy.(rest.Reserver); ok {
-			items, _, err := s.listAll(ctx, res, prefix)
-			if err != nil {
-				return err
-			}
-			for _, obj := range items {
-				if _, err := s.deleteObject(ctx, res, ns, accessor(obj).GetName(), deleteRequest{immediate: true}); err != nil && !apierrors.IsNotFound(err) {
-					return err
-				}
-			}
-			continue
-		}
-		if _, err := s.store.DeletePrefix(ctx, prefix); err != nil {
-			return fmt.Errorf("deleting %s in namespace %s: %w", res.Plural, ns, err)
-		}
+	code := http.StatusOK
+	//nolint:staticcheck // SA1019: upstream's one 202, kept for the clients that rely on it
+	if o := opts.OrphanDependents; !removed && o != nil && !*o {
+		// kube-apiserver's DeleteResource answers 202 only here: an
+		// object left for the garbage collector by orphanDependents=false.
+		code = http.StatusAccepted
 	}
-	return nil
+	body := deleteResponse(res, deleted, removed)
+	if st, ok := body.(*metav1.Status); ok {
+		// Whatever output was asked for (a Table included), upstream
+		// answers a Status as it is, in JSON or protobuf.
+		return writeBody(w, code, errorProtobuf(r.Header.Get("Accept")), st)
+	}
+	return s.writeObjects(w, r, res, code, body, nil, metav1.ListMeta{})
 }
 
 func (s *Server) deleteCollection(w http.ResponseWriter, r *http.Request, res *Resource, info requestInfo) error {
@@ -336,7 +355,7 @@ func (s *Server) deleteCollection(w http.ResponseWriter, r *http.Request, res *R
 			continue
 		}
 		m := accessor(obj)
-		gone, err := s.deleteObject(r.Context(), res, m.GetNamespace(), m.GetName(), deleteRequest{grace: opts.GracePeriodSeconds, dryRun: dryRun})
+		gone, _, err := s.deleteObject(r.Context(), res, m.GetNamespace(), m.GetName(), deleteRequest{grace: opts.GracePeriodSeconds, dryRun: dryRun, gc: &opts})
 		if apierrors.IsNotFound(err) {
 			continue
 		}

@@ -130,13 +130,12 @@ func New(cfg Config) (*Server, error) {
 	}
 	s := &Server{}
 	reg, err := newRegistry(registry.Strategies(registry.Config{
-		DNS:               validation.OptionsFromGates(cfg.Gates),
-		ServiceIPs:        cfg.ServiceIPs,
-		ClusterDomain:     cfg.ClusterDomain,
-		OwnDNSAddresses:   cfg.OwnDNSAddresses,
-		NamespaceContents: s,
-		Namespaces:        s,
-		Logger:            cfg.Logger,
+		DNS:             validation.OptionsFromGates(cfg.Gates),
+		ServiceIPs:      cfg.ServiceIPs,
+		ClusterDomain:   cfg.ClusterDomain,
+		OwnDNSAddresses: cfg.OwnDNSAddresses,
+		Namespaces:      s,
+		Logger:          cfg.Logger,
 	}))
 	if err != nil {
 		return nil, err

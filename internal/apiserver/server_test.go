@@ -274,25 +274,6 @@ func TestPatchTypes(t *testing.T) {
 	}
 }
 
-func TestNamespaceDeletionDeletesContents(t *testing.T) {
-	ts := sharedServer(t)
-	ctx := context.Background()
-	ns := newNamespace(t, ts.client)
-	if _, err := ts.client.CoreV1().Pods(ns).Create(ctx, pod("p"), metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	if err := ts.client.CoreV1().Namespaces().Delete(ctx, ns, metav1.DeleteOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := ts.client.CoreV1().Pods(ns).Get(ctx, "p", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
-		t.Errorf("pod survived its namespace: %v", err)
-	}
-	err := ts.client.CoreV1().Namespaces().Delete(ctx, "default", metav1.DeleteOptions{})
-	if !apierrors.IsForbidden(err) {
-		t.Errorf("deleting default: %v", err)
-	}
-}
-
 func TestDryRun(t *testing.T) {
 	ts := sharedServer(t)
 	ctx := context.Background()

@@ -18,6 +18,7 @@ import (
 
 	"github.com/dnsplane/dnsplane/internal/apiserver"
 	"github.com/dnsplane/dnsplane/internal/authn"
+	"github.com/dnsplane/dnsplane/internal/controllers"
 	"github.com/dnsplane/dnsplane/internal/ipalloc"
 	"github.com/dnsplane/dnsplane/internal/pki"
 	"github.com/dnsplane/dnsplane/internal/storage"
@@ -218,6 +219,10 @@ func Start(ctx context.Context, c Config) (*ControlPlane, error) {
 	}
 	log.Info("API server listening", "url", cp.URL, "kubeconfig", kubeconfig)
 	cp.launch(&apiServerComponent{serving: serving, timeout: c.ShutdownTimeout})
+	// What kube-apiserver leaves to kube-controller-manager: emptying a
+	// Terminating namespace, collecting an owner's dependents
+	// (internal/controllers).
+	cp.launch(&controllers.Component{Kubeconfig: kubeconfig, Logger: log.With("component", "controllers")})
 
 	var comps []Component
 	for _, r := range c.Roles {

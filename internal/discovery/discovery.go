@@ -83,6 +83,8 @@ func subresource(r Resource, name string) (kind schema.GroupVersionKind, verbs [
 		return schema.GroupVersionKind{Version: "v1", Kind: "PodAttachOptions"}, []string{"create", "get"}, true
 	case "log":
 		return schema.GroupVersionKind{Version: "v1", Kind: "Pod"}, []string{"get"}, true
+	case "finalize":
+		return r.GVK, []string{"update"}, true
 	}
 	return schema.GroupVersionKind{}, nil, false
 }

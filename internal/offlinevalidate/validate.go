@@ -73,7 +73,7 @@ type Validator struct {
 }
 
 // strategies are the server's, without what only a server has (cluster
-// IPs, the namespace cascade).
+// IPs, namespaces to read).
 func (v Validator) strategies() map[schema.GroupKind]rest.Strategy {
 	return registry.Strategies(registry.Config{DNS: v.Options, ClusterDomain: v.ClusterDomain})
 }

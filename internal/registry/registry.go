@@ -69,14 +69,12 @@ import (
 )
 
 // Config is what the strategies need from their host. The zero value
-// serves offline validation: no cluster IPs, no namespace cascade.
+// serves offline validation: no cluster IPs.
 type Config struct {
 	// DNS are the pod DNS rules the feature gates enable.
 	DNS validation.Options
 	// ServiceIPs allocates Service cluster IPs; nil allocates none.
 	ServiceIPs service.Allocator
-	// NamespaceContents deletes a deleted namespace's contents.
-	NamespaceContents namespace.ContentsDeleter
 	// Logger reports what a strategy cannot return as an error.
 	Logger *slog.Logger
 	// ClusterDomain is the cluster DNS's cluster domain, which no DNS
@@ -111,7 +109,7 @@ func Strategies(cfg Config) map[schema.GroupKind]rest.Strategy {
 		batch("Job"):                      job.New(cfg.DNS),
 		batch("CronJob"):                  cronjob.New(cfg.DNS),
 
-		coreKind("Namespace"): namespace.New(cfg.NamespaceContents),
+		coreKind("Namespace"): namespace.New(),
 		coreKind("Service"):   service.New(cfg.ServiceIPs, cfg.Logger),
 		coreKind("Node"):      node.New(),
 		coreKind("Secret"):    secret.New(),
@@ -122,10 +120,10 @@ func Strategies(cfg Config) map[schema.GroupKind]rest.Strategy {
 		//nolint:staticcheck // SA1019: deprecated for EndpointSlice, but kube-apiserver still serves Endpoints, so dnsplane does too
 		coreKind("Endpoints"):                              simple(core.Endpoints{}, corevalidation.ValidateEndpointsCreate, corevalidation.ValidateEndpointsUpdate),
 		coreKind("Event"):                                  event.New(),
-		coreKind("ServiceAccount"):                         simple(core.ServiceAccount{}, corevalidation.ValidateServiceAccount, corevalidation.ValidateServiceAccountUpdate),
+		coreKind("ServiceAccount"):                         returnsDeletedObject(simple(core.ServiceAccount{}, corevalidation.ValidateServiceAccount, corevalidation.ValidateServiceAccountUpdate)),
 		coreKind("PersistentVolume"):                       persistentvolume.New(),
 		coreKind("PersistentVolumeClaim"):                  persistentvolumeclaim.New(),
-		coreKind("ResourceQuota"):                          withStatus(simple(core.ResourceQuota{}, corevalidation.ValidateResourceQuota, corevalidation.ValidateResourceQuotaUpdate), corevalidation.ValidateResourceQuotaStatusUpdate),
+		coreKind("ResourceQuota"):                          returnsDeletedObject(withStatus(simple(core.ResourceQuota{}, corevalidation.ValidateResourceQuota, corevalidation.ValidateResourceQuotaUpdate), corevalidation.ValidateResourceQuotaStatusUpdate)),
 		coreKind("LimitRange"):                             simple(core.LimitRange{}, corevalidation.ValidateLimitRange, validateLimitRangeUpdate),
 		apps("ControllerRevision"):                         simple(appsinternal.ControllerRevision{}, appsvalidation.ValidateControllerRevisionCreate, appsvalidation.ValidateControllerRevisionUpdate),
 		gk("policy", "PodDisruptionBudget"):                poddisruptionbudget.New(),
@@ -156,7 +154,7 @@ func Strategies(cfg Config) map[schema.GroupKind]rest.Strategy {
 		resourceKind("ResourceClaimTemplate"):              resourceclaimtemplate.New(cfg.Namespaces),
 		resourceKind("ResourceSlice"):                      resourceslice.New(),
 		resourceKind("DeviceTaintRule"):                    devicetaintrule.New(),
-		{Group: "events.k8s.io", Kind: "Event"}:            simple(core.Event{}, validateEventsV1, validateEventsV1Update),
+		{Group: "events.k8s.io", Kind: "Event"}:            notGarbageCollected(simple(core.Event{}, validateEventsV1, validateEventsV1Update)),
 
 		// dnsplane's own API: the DNS operator's rules (internal/operator/dnsspec).
 		{Group: dpoperatorv1.GroupName, Kind: "DNS"}: dnsStrategy(cfg),

@@ -94,11 +94,12 @@ func TestEveryKindHasAStrategy(t *testing.T) {
 
 // TestStatusSubresourceSplit: a kind has a Status field exactly when it
 // has a status subresource; its strategy ignores the status a client sends
-// on create (except Node and Namespace, which register with theirs) and
-// keeps the stored one on update.
+// on create (except Node, which registers with its own; a Namespace starts
+// Active whatever was sent, as upstream's strategy) and keeps the stored
+// one on update.
 func TestStatusSubresourceSplit(t *testing.T) {
 	strategies := Strategies(Config{})
-	keepsOnCreate := map[string]bool{"Node": true, "Namespace": true}
+	keepsOnCreate := map[string]bool{"Node": true}
 	ctx := context.Background()
 	for _, r := range api.Resources() {
 		s := strategies[r.GVK.GroupKind()]

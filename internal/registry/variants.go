@@ -2,6 +2,7 @@ package registry
 
 import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	genericrest "k8s.io/apiserver/pkg/registry/rest"
 	"k8s.io/kubernetes/pkg/apis/core"
 	corevalidation "k8s.io/kubernetes/pkg/apis/core/validation"
 	"k8s.io/kubernetes/pkg/apis/networking"
@@ -44,4 +45,19 @@ func validateIPAddressUpdate(ip, old *networking.IPAddress) field.ErrorList {
 // validateLimitRangeUpdate is upstream's: an update is checked as a create.
 func validateLimitRangeUpdate(lr, _ *core.LimitRange) field.ErrorList {
 	return corevalidation.ValidateLimitRange(lr)
+}
+
+// returnsDeletedObject makes an immediate delete of s's kind answer with
+// the object, as upstream's store of the kind (ReturnDeletedObject).
+func returnsDeletedObject[I any](s upstream.Strategy[I]) upstream.Strategy[I] {
+	s.ReturnDeletedObject = true
+	return s
+}
+
+// notGarbageCollected is upstream's Unsupported policy: deletes of the
+// kind never get the orphan or foregroundDeletion finalizer (Events,
+// pkg/registry/core/event/strategy.go).
+func notGarbageCollected[I any](s upstream.Strategy[I]) upstream.Strategy[I] {
+	s.GarbageCollection = genericrest.Unsupported
+	return s
 }

@@ -16,6 +16,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/rest"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"sigs.k8s.io/yaml"
@@ -56,6 +57,50 @@ spec:
 }
 
 // jsonpath returns kubectl's -o jsonpath output for one object.
+// deploymentYAML is a Deployment of no replicas (no deployment controller
+// runs to act on it).
+func deploymentYAML(name string) string {
+	return fmt.Sprintf(`apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: %[1]s
+spec:
+  replicas: 0
+  selector:
+    matchLabels: {app: %[1]s}
+  template:
+    metadata:
+      labels: {app: %[1]s}
+    spec:
+      containers:
+      - name: main
+        image: example.com/main:1
+`, name)
+}
+
+// ownedReplicaSetYAML is a ReplicaSet the Deployment name (uid) owns, as
+// the deployment controller would create it.
+func ownedReplicaSetYAML(name, uid string) string {
+	return fmt.Sprintf(`apiVersion: apps/v1
+kind: ReplicaSet
+metadata:
+  name: %[1]s
+  ownerReferences:
+  - {apiVersion: apps/v1, kind: Deployment, name: %[1]s, uid: %[2]s, controller: true, blockOwnerDeletion: true}
+spec:
+  replicas: 0
+  selector:
+    matchLabels: {app: %[1]s}
+  template:
+    metadata:
+      labels: {app: %[1]s}
+    spec:
+      containers:
+      - name: main
+        image: example.com/main:1
+`, name, uid)
+}
+
 func jsonpath(t *testing.T, kc, ns, kind, name, expr string) string {
 	t.Helper()
 	return mustKubectl(t, kc, "", "-n", ns, "get", kind, name, "-o", "jsonpath="+expr)
@@ -322,15 +367,49 @@ func TestKubectl(t *testing.T) {
 		wantKubectl(t, kc, "", failed(`Error from server (NotFound): error when deleting "`+path+`": pods "f" not found`),
 			"-n", ns, "delete", "-f", path)
 		wantKubectl(t, kc, "", run{stderr: "No resources found in " + ns + " namespace.\n"}, "-n", ns, "get", "pods")
-		// Deleting the namespace deletes what is in it: a namespace of the
-		// same name created afterwards is empty. (kubectl itself reports a
-		// missing namespace when a get in it is NotFound.)
+		// Deleting the namespace deletes what is in it: it is Terminating
+		// until the namespace controller has emptied it, kubectl waits for
+		// it to go, and a namespace of the same name created afterwards is
+		// empty. (kubectl itself reports a missing namespace when a get in
+		// it is NotFound.)
 		mustKubectl(t, kc, podYAML("z", "1"), "-n", ns, "create", "-f", "-")
 		wantKubectl(t, kc, "", ok(`namespace "`+ns+`" deleted`), "delete", "namespace", ns)
 		wantKubectl(t, kc, "", failed(`Error from server (NotFound): namespaces "`+ns+`" not found`), "get", "namespace", ns)
 		wantKubectl(t, kc, "", failed(`Error from server (NotFound): namespaces "`+ns+`" not found`), "-n", ns, "get", "pod", "z")
 		mustKubectl(t, kc, "", "create", "namespace", ns)
 		wantKubectl(t, kc, "", failed(`Error from server (NotFound): pods "z" not found`), "-n", ns, "get", "pod", "z")
+	})
+
+	t.Run("cascade", func(t *testing.T) {
+		// kubectl delete --cascade: the API server leaves the owner with the
+		// orphan or foregroundDeletion finalizer, the garbage collector of
+		// `dnsplane apiserver` acts on it, and kubectl waits for the owner
+		// to go, so what it did to the ReplicaSet is done when kubectl
+		// returns.
+		ns := newNamespace(t, kc)
+		for _, tc := range []struct{ cascade, rsAfter string }{
+			{"orphan", "kept, unowned"}, {"foreground", "deleted"}, {"background", "deleted later"},
+		} {
+			name := "web-" + tc.cascade
+			mustKubectl(t, kc, deploymentYAML(name), "-n", ns, "create", "-f", "-")
+			uid := jsonpath(t, kc, ns, "deployment", name, "{.metadata.uid}")
+			mustKubectl(t, kc, ownedReplicaSetYAML(name, uid), "-n", ns, "create", "-f", "-")
+			wantKubectl(t, kc, "", ok(`deployment.apps "`+name+`" deleted`), "-n", ns, "delete", "deployment", name, "--cascade="+tc.cascade)
+			switch tc.cascade {
+			case "orphan":
+				wantKubectl(t, kc, "", run{}, "-n", ns, "get", "replicaset", name, "-o", "jsonpath={.metadata.ownerReferences}")
+			case "foreground":
+				wantKubectl(t, kc, "", failed(`Error from server (NotFound): replicasets.apps "`+name+`" not found`), "-n", ns, "get", "replicaset", name)
+			default:
+				err := wait.PollUntilContextTimeout(context.Background(), 100*time.Millisecond, time.Minute, true, func(context.Context) (bool, error) {
+					_, _, code := kubectl(t, kc, "", "-n", ns, "get", "replicaset", name)
+					return code == 1, nil
+				})
+				if err != nil {
+					t.Errorf("--cascade=background: the ReplicaSet was not collected: %v", err)
+				}
+			}
+		}
 	})
 
 	t.Run("server dry run", func(t *testing.T) {

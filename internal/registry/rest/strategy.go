@@ -11,11 +11,14 @@ package rest
 import (
 	"context"
 	"reflect"
+	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	apivalidation "k8s.io/apimachinery/pkg/api/validation"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	genericrest "k8s.io/apiserver/pkg/registry/rest"
 )
 
 // Strategy holds one kind's rules for create and update. Objects are
@@ -80,14 +83,48 @@ type Reserver interface {
 	Release(ctx context.Context, obj any)
 }
 
-// DeleteHook is a Strategy whose deletes need more than removing the key.
+// DeleteHook is a Strategy with deletes it never allows.
 type DeleteHook interface {
 	// CheckDelete refuses, before anything is read, a delete the kind
 	// never allows (an API status error), or returns nil.
 	CheckDelete(name string) error
-	// BeforeDelete runs after preconditions passed and before the object
-	// is removed (not for dry runs): a namespace deletes its contents.
-	BeforeDelete(ctx context.Context, obj any) error
+}
+
+// DeleteStep is what a kind's own delete stage (StagedDeleter) decided.
+type DeleteStep int
+
+const (
+	// DeleteGeneric goes on with the generic rules: grace, finalizers,
+	// removal.
+	DeleteGeneric DeleteStep = iota
+	// DeleteMarked stores the object as the stage changed it and keeps it.
+	DeleteMarked
+	// DeleteWaits keeps the object unchanged.
+	DeleteWaits
+)
+
+// StagedDeleter is a Strategy whose objects pass a stage of the kind's own
+// before the generic delete rules apply, and stay while it lasts: a
+// namespace is Terminating until the namespace controller has emptied it
+// and removed its spec.finalizers (upstream's namespace REST.Delete and
+// ShouldDeleteNamespaceDuringUpdate, pkg/registry/core/namespace/storage).
+type StagedDeleter interface {
+	// BeginDelete is called with the object as read (a copy the caller
+	// stores on DeleteMarked) and the request's options.
+	BeginDelete(obj any, opts *metav1.DeleteOptions, now time.Time) DeleteStep
+	// KeepsObject reports whether obj, being deleted, stays even when an
+	// update left it without metadata.finalizers.
+	KeepsObject(obj any) bool
+}
+
+// SubresourceUpdater is a Strategy with subresources written as the main
+// resource is (a PUT of the whole object) under rules of their own:
+// upstream's namespaces/finalize, whose FinalizeREST is the namespace
+// store with another update strategy.
+type SubresourceUpdater interface {
+	// UpdateStrategy returns the strategy of PUTs to the named
+	// subresource, false when the kind has no such subresource.
+	UpdateStrategy(subresource string) (Strategy, bool)
 }
 
 // Default is the strategy of a kind with no rules of its own (dnsplane's
@@ -99,9 +136,34 @@ type Default struct {
 	Status bool
 	// Namespaced is true when the kind's objects live in a namespace.
 	Namespaced bool
+	// ReturnDeletedObject makes an immediate delete answer with the
+	// deleted object instead of a Status: upstream's
+	// Store.ReturnDeletedObject, set in the kind's
+	// pkg/registry/<group>/<kind>/storage/storage.go (docs/apiserver.md,
+	// "Deletion").
+	ReturnDeletedObject bool
+	// GarbageCollection is the kind's default garbage collection policy,
+	// upstream's DefaultGarbageCollectionPolicy; "" when the kind has none.
+	GarbageCollection genericrest.GarbageCollectionPolicy
 }
 
-var _ Strategy = Default{}
+var (
+	_ Strategy                                    = Default{}
+	_ genericrest.GarbageCollectionDeleteStrategy = Default{}
+	_ genericrest.MayReturnFullObjectDeleter      = Default{}
+)
+
+// DeleteReturnsDeletedObject reports d.ReturnDeletedObject, under
+// upstream's interface name.
+func (d Default) DeleteReturnsDeletedObject() bool { return d.ReturnDeletedObject }
+
+// DefaultGarbageCollectionPolicy returns d.GarbageCollection. Upstream's
+// Job and ReplicationController strategies choose by the request's group
+// version; dnsplane serves each kind at one version, so the policy is a
+// constant per kind.
+func (d Default) DefaultGarbageCollectionPolicy(context.Context) genericrest.GarbageCollectionPolicy {
+	return d.GarbageCollection
+}
 
 // PrepareForCreate clears the status of a kind with a status subresource:
 // only /status writes it.

@@ -5,6 +5,7 @@ package daemonset
 
 import (
 	"context"
+	genericrest "k8s.io/apiserver/pkg/registry/rest"
 	"strconv"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -75,7 +76,7 @@ func setTemplateGeneration(ds *dpappsv1.DaemonSet, g int64) {
 func New(dns validation.Options) Strategy {
 	return Strategy{workload.Strategy[apps.DaemonSet]{
 		Strategy: upstream.Strategy[apps.DaemonSet]{
-			Default: rest.Default{Status: true, Namespaced: true},
+			Default: rest.Default{Status: true, Namespaced: true, GarbageCollection: genericrest.DeleteDependents},
 			Rules: upstream.Rules[apps.DaemonSet]{
 				Validate: func(ds *apps.DaemonSet) field.ErrorList {
 					return appsvalidation.ValidateDaemonSet(ds, podutil.GetValidationOptionsFromPodTemplate(&ds.Spec.Template, nil))

@@ -8,6 +8,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	genericrest "k8s.io/apiserver/pkg/registry/rest"
 	podutil "k8s.io/kubernetes/pkg/api/pod"
 	"k8s.io/kubernetes/pkg/apis/apps"
 	appsvalidation "k8s.io/kubernetes/pkg/apis/apps/validation"
@@ -23,7 +24,7 @@ import (
 func New(dns validation.Options) workload.Strategy[apps.Deployment] {
 	return workload.Strategy[apps.Deployment]{
 		Strategy: upstream.Strategy[apps.Deployment]{
-			Default: rest.Default{Status: true, Namespaced: true},
+			Default: rest.Default{Status: true, Namespaced: true, GarbageCollection: genericrest.DeleteDependents},
 			Rules: upstream.Rules[apps.Deployment]{
 				Validate: func(d *apps.Deployment) field.ErrorList {
 					return appsvalidation.ValidateDeployment(d, podutil.GetValidationOptionsFromPodTemplate(&d.Spec.Template, nil))

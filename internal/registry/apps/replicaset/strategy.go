@@ -8,6 +8,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	genericrest "k8s.io/apiserver/pkg/registry/rest"
 	podutil "k8s.io/kubernetes/pkg/api/pod"
 	"k8s.io/kubernetes/pkg/apis/apps"
 	appsvalidation "k8s.io/kubernetes/pkg/apis/apps/validation"
@@ -23,7 +24,7 @@ import (
 func New(dns validation.Options) workload.Strategy[apps.ReplicaSet] {
 	return workload.Strategy[apps.ReplicaSet]{
 		Strategy: upstream.Strategy[apps.ReplicaSet]{
-			Default: rest.Default{Status: true, Namespaced: true},
+			Default: rest.Default{Status: true, Namespaced: true, GarbageCollection: genericrest.DeleteDependents},
 			Rules: upstream.Rules[apps.ReplicaSet]{
 				Validate: func(rs *apps.ReplicaSet) field.ErrorList {
 					return appsvalidation.ValidateReplicaSet(rs, podutil.GetValidationOptionsFromPodTemplate(&rs.Spec.Template, nil))

@@ -8,6 +8,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	genericrest "k8s.io/apiserver/pkg/registry/rest"
 	utilfeature "k8s.io/apiserver/pkg/util/feature"
 	podutil "k8s.io/kubernetes/pkg/api/pod"
 	"k8s.io/kubernetes/pkg/apis/apps"
@@ -25,7 +26,7 @@ import (
 func New(dns validation.Options) workload.Strategy[apps.StatefulSet] {
 	return workload.Strategy[apps.StatefulSet]{
 		Strategy: upstream.Strategy[apps.StatefulSet]{
-			Default: rest.Default{Status: true, Namespaced: true},
+			Default: rest.Default{Status: true, Namespaced: true, GarbageCollection: genericrest.DeleteDependents},
 			Rules: upstream.Rules[apps.StatefulSet]{
 				Validate: func(ss *apps.StatefulSet) field.ErrorList {
 					setOpts := appsvalidation.StatefulSetValidationOptions{

@@ -7,6 +7,7 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	genericrest "k8s.io/apiserver/pkg/registry/rest"
 	utilfeature "k8s.io/apiserver/pkg/util/feature"
 	podutil "k8s.io/kubernetes/pkg/api/pod"
 	"k8s.io/kubernetes/pkg/apis/batch"
@@ -25,7 +26,7 @@ import (
 func New(dns validation.Options) workload.Strategy[batch.CronJob] {
 	return workload.Strategy[batch.CronJob]{
 		Strategy: upstream.Strategy[batch.CronJob]{
-			Default: rest.Default{Status: true, Namespaced: true},
+			Default: rest.Default{Status: true, Namespaced: true, GarbageCollection: genericrest.DeleteDependents},
 			Rules: upstream.Rules[batch.CronJob]{
 				Validate: func(cj *batch.CronJob) field.ErrorList {
 					return batchvalidation.ValidateCronJobCreate(cj, podutil.GetValidationOptionsFromPodTemplate(&cj.Spec.JobTemplate.Spec.Template, nil))

@@ -6,6 +6,7 @@ package job
 
 import (
 	"context"
+	genericrest "k8s.io/apiserver/pkg/registry/rest"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -35,7 +36,7 @@ var _ rest.Strategy = Strategy{}
 func New(dns validation.Options) Strategy {
 	return Strategy{workload.Strategy[batch.Job]{
 		Strategy: upstream.Strategy[batch.Job]{
-			Default: rest.Default{Status: true, Namespaced: true},
+			Default: rest.Default{Status: true, Namespaced: true, GarbageCollection: genericrest.OrphanDependents},
 			Rules: upstream.Rules[batch.Job]{
 				Validate: func(j *batch.Job) field.ErrorList {
 					return batchvalidation.ValidateJobCreate(j, options(j, nil))

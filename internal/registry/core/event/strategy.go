@@ -13,6 +13,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	genericrest "k8s.io/apiserver/pkg/registry/rest"
 	"k8s.io/kubernetes/pkg/apis/core"
 	corevalidation "k8s.io/kubernetes/pkg/apis/core/validation"
 
@@ -31,7 +32,7 @@ var (
 // New returns the core/v1 Event strategy.
 func New() Strategy {
 	return Strategy{upstream.Strategy[core.Event]{
-		Default: rest.Default{Namespaced: true},
+		Default: rest.Default{Namespaced: true, GarbageCollection: genericrest.Unsupported},
 		Rules: upstream.Rules[core.Event]{
 			// The request's group version picks upstream's rules: core/v1
 			// writes get the legacy ones.

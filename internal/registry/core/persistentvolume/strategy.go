@@ -38,7 +38,7 @@ var (
 func New() Strategy {
 	return Strategy{
 		Strategy: upstream.Strategy[core.PersistentVolume]{
-			Default: rest.Default{Status: true},
+			Default: rest.Default{Status: true, ReturnDeletedObject: true},
 			Rules: upstream.Rules[core.PersistentVolume]{
 				Validate:             validate,
 				ValidateUpdate:       validateUpdate,

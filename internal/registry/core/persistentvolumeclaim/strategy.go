@@ -35,7 +35,7 @@ var (
 // New returns the PersistentVolumeClaim strategy.
 func New() Strategy {
 	return Strategy{upstream.Strategy[core.PersistentVolumeClaim]{
-		Default: rest.Default{Status: true, Namespaced: true},
+		Default: rest.Default{Status: true, Namespaced: true, ReturnDeletedObject: true},
 		Rules: upstream.Rules[core.PersistentVolumeClaim]{
 			Validate: func(pvc *core.PersistentVolumeClaim) field.ErrorList {
 				return corevalidation.ValidatePersistentVolumeClaim(pvc, corevalidation.ValidationOptionsForPersistentVolumeClaim(pvc, nil))

@@ -40,7 +40,7 @@ var (
 func New(dns validation.Options) Strategy {
 	return Strategy{workload.Strategy[core.Pod]{
 		Strategy: upstream.Strategy[core.Pod]{
-			Default: rest.Default{Status: true, Namespaced: true},
+			Default: rest.Default{Status: true, Namespaced: true, ReturnDeletedObject: true},
 			Rules: upstream.Rules[core.Pod]{
 				Validate: func(p *core.Pod) field.ErrorList {
 					return corevalidation.ValidatePodCreate(p, options(p, nil))

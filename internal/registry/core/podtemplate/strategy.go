@@ -22,7 +22,7 @@ import (
 func New(dns validation.Options) workload.Strategy[core.PodTemplate] {
 	return workload.Strategy[core.PodTemplate]{
 		Strategy: upstream.Strategy[core.PodTemplate]{
-			Default: rest.Default{Namespaced: true},
+			Default: rest.Default{Namespaced: true, ReturnDeletedObject: true},
 			Rules: upstream.Rules[core.PodTemplate]{
 				Validate: func(t *core.PodTemplate) field.ErrorList {
 					return corevalidation.ValidatePodTemplate(t, podutil.GetValidationOptionsFromPodTemplate(&t.Template, nil))

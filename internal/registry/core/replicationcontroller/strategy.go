@@ -8,6 +8,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	genericrest "k8s.io/apiserver/pkg/registry/rest"
 	podutil "k8s.io/kubernetes/pkg/api/pod"
 	"k8s.io/kubernetes/pkg/apis/core"
 	corevalidation "k8s.io/kubernetes/pkg/apis/core/validation"
@@ -28,7 +29,7 @@ import (
 func New(dns validation.Options) workload.Strategy[core.ReplicationController] {
 	return workload.Strategy[core.ReplicationController]{
 		Strategy: upstream.Strategy[core.ReplicationController]{
-			Default: rest.Default{Status: true, Namespaced: true},
+			Default: rest.Default{Status: true, Namespaced: true, GarbageCollection: genericrest.OrphanDependents},
 			Rules: upstream.Rules[core.ReplicationController]{
 				Validate: func(rc *core.ReplicationController) field.ErrorList {
 					return corevalidation.ValidateReplicationController(rc, podutil.GetValidationOptionsFromPodTemplate(rc.Spec.Template, nil))

@@ -53,7 +53,7 @@ var (
 func New(ips Allocator, log *slog.Logger) Strategy {
 	return Strategy{
 		Strategy: upstream.Strategy[core.Service]{
-			Default: rest.Default{Status: true, Namespaced: true},
+			Default: rest.Default{Status: true, Namespaced: true, ReturnDeletedObject: true},
 			Rules: upstream.Rules[core.Service]{
 				Validate:             corevalidation.ValidateServiceCreate,
 				ValidateUpdate:       corevalidation.ValidateServiceUpdate,

@@ -9,12 +9,13 @@ import (
 	"k8s.io/kubernetes/pkg/apis/resource"
 	resourcevalidation "k8s.io/kubernetes/pkg/apis/resource/validation"
 
+	"github.com/dnsplane/dnsplane/internal/registry/rest"
 	"github.com/dnsplane/dnsplane/internal/registry/upstream"
 )
 
 // New returns the DeviceClass strategy.
 func New() upstream.Strategy[resource.DeviceClass] {
-	return upstream.Strategy[resource.DeviceClass]{Rules: upstream.Rules[resource.DeviceClass]{
+	return upstream.Strategy[resource.DeviceClass]{Default: rest.Default{ReturnDeletedObject: true}, Rules: upstream.Rules[resource.DeviceClass]{
 		Validate:       resourcevalidation.ValidateDeviceClass,
 		ValidateUpdate: resourcevalidation.ValidateDeviceClassUpdate,
 	}}

@@ -41,7 +41,7 @@ var (
 func New(namespaces adminaccess.NamespaceGetter) Strategy {
 	return Strategy{
 		Strategy: upstream.Strategy[resource.ResourceClaim]{
-			Default: rest.Default{Namespaced: true, Status: true},
+			Default: rest.Default{Namespaced: true, Status: true, ReturnDeletedObject: true},
 			Rules: upstream.Rules[resource.ResourceClaim]{
 				Validate:             resourcevalidation.ValidateResourceClaim,
 				ValidateUpdate:       resourcevalidation.ValidateResourceClaimUpdate,

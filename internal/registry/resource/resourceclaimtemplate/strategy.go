@@ -37,7 +37,7 @@ var (
 func New(namespaces adminaccess.NamespaceGetter) Strategy {
 	return Strategy{
 		Strategy: upstream.Strategy[resource.ResourceClaimTemplate]{
-			Default: rest.Default{Namespaced: true},
+			Default: rest.Default{Namespaced: true, ReturnDeletedObject: true},
 			Rules: upstream.Rules[resource.ResourceClaimTemplate]{
 				Validate: resourcevalidation.ValidateResourceClaimTemplate,
 				ValidateUpdate: func(t, old *resource.ResourceClaimTemplate) field.ErrorList {

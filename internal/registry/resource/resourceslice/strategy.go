@@ -11,12 +11,13 @@ import (
 	resourcevalidation "k8s.io/kubernetes/pkg/apis/resource/validation"
 	"k8s.io/kubernetes/pkg/features"
 
+	"github.com/dnsplane/dnsplane/internal/registry/rest"
 	"github.com/dnsplane/dnsplane/internal/registry/upstream"
 )
 
 // New returns the ResourceSlice strategy.
 func New() upstream.Strategy[resource.ResourceSlice] {
-	return upstream.Strategy[resource.ResourceSlice]{Rules: upstream.Rules[resource.ResourceSlice]{
+	return upstream.Strategy[resource.ResourceSlice]{Default: rest.Default{ReturnDeletedObject: true}, Rules: upstream.Rules[resource.ResourceSlice]{
 		Validate:       resourcevalidation.ValidateResourceSlice,
 		ValidateUpdate: resourcevalidation.ValidateResourceSliceUpdate,
 		DeclarativeOptions: func() map[string]bool {

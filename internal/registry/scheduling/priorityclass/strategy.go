@@ -10,7 +10,6 @@
 package priorityclass
 
 import (
-	"context"
 	"errors"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -53,6 +52,3 @@ func (Strategy) CheckDelete(name string) error {
 	}
 	return nil
 }
-
-// BeforeDelete has nothing to do: a class holds nothing outside its key.
-func (Strategy) BeforeDelete(context.Context, any) error { return nil }

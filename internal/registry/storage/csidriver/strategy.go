@@ -9,12 +9,13 @@ import (
 	"k8s.io/kubernetes/pkg/apis/storage"
 	storagevalidation "k8s.io/kubernetes/pkg/apis/storage/validation"
 
+	"github.com/dnsplane/dnsplane/internal/registry/rest"
 	"github.com/dnsplane/dnsplane/internal/registry/upstream"
 )
 
 // New returns the CSIDriver strategy.
 func New() upstream.Strategy[storage.CSIDriver] {
-	return upstream.Strategy[storage.CSIDriver]{Rules: upstream.Rules[storage.CSIDriver]{
+	return upstream.Strategy[storage.CSIDriver]{Default: rest.Default{ReturnDeletedObject: true}, Rules: upstream.Rules[storage.CSIDriver]{
 		Validate:       storagevalidation.ValidateCSIDriver,
 		ValidateUpdate: storagevalidation.ValidateCSIDriverUpdate,
 	}}

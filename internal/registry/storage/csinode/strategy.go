@@ -29,7 +29,7 @@ var (
 // New returns the CSINode strategy.
 func New() Strategy {
 	return Strategy{upstream.Strategy[storage.CSINode]{
-		Default: rest.Default{Status: true},
+		Default: rest.Default{Status: true, ReturnDeletedObject: true},
 		Rules: upstream.Rules[storage.CSINode]{
 			Validate:             storagevalidation.ValidateCSINode,
 			ValidateUpdate:       storagevalidation.ValidateCSINodeUpdate,

@@ -9,12 +9,13 @@ import (
 	"k8s.io/kubernetes/pkg/apis/storage"
 	storagevalidation "k8s.io/kubernetes/pkg/apis/storage/validation"
 
+	"github.com/dnsplane/dnsplane/internal/registry/rest"
 	"github.com/dnsplane/dnsplane/internal/registry/upstream"
 )
 
 // New returns the StorageClass strategy.
 func New() upstream.Strategy[storage.StorageClass] {
-	return upstream.Strategy[storage.StorageClass]{Rules: upstream.Rules[storage.StorageClass]{
+	return upstream.Strategy[storage.StorageClass]{Default: rest.Default{ReturnDeletedObject: true}, Rules: upstream.Rules[storage.StorageClass]{
 		Validate: storagevalidation.ValidateStorageClass,
 		ValidateUpdate: func(sc, old *storage.StorageClass) field.ErrorList {
 			return append(storagevalidation.ValidateStorageClass(sc), storagevalidation.ValidateStorageClassUpdate(sc, old)...)

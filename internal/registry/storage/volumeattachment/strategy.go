@@ -17,7 +17,7 @@ import (
 // New returns the VolumeAttachment strategy.
 func New() upstream.Strategy[storage.VolumeAttachment] {
 	return upstream.Strategy[storage.VolumeAttachment]{
-		Default: rest.Default{Status: true},
+		Default: rest.Default{Status: true, ReturnDeletedObject: true},
 		Rules: upstream.Rules[storage.VolumeAttachment]{
 			Validate:       storagevalidation.ValidateVolumeAttachment,
 			ValidateUpdate: storagevalidation.ValidateVolumeAttachmentUpdate,

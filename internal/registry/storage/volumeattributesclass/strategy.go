@@ -7,12 +7,13 @@ import (
 	"k8s.io/kubernetes/pkg/apis/storage"
 	storagevalidation "k8s.io/kubernetes/pkg/apis/storage/validation"
 
+	"github.com/dnsplane/dnsplane/internal/registry/rest"
 	"github.com/dnsplane/dnsplane/internal/registry/upstream"
 )
 
 // New returns the VolumeAttributesClass strategy.
 func New() upstream.Strategy[storage.VolumeAttributesClass] {
-	return upstream.Strategy[storage.VolumeAttributesClass]{Rules: upstream.Rules[storage.VolumeAttributesClass]{
+	return upstream.Strategy[storage.VolumeAttributesClass]{Default: rest.Default{ReturnDeletedObject: true}, Rules: upstream.Rules[storage.VolumeAttributesClass]{
 		Validate:       storagevalidation.ValidateVolumeAttributesClass,
 		ValidateUpdate: storagevalidation.ValidateVolumeAttributesClassUpdate,
 	}}
