@@ -137,6 +137,8 @@ func New(cfg Config) (*Server, error) {
 		NamespaceContents: s,
 		Namespaces:        s,
 		Logger:            cfg.Logger,
+		KubeletTLS:        cfg.KubeletTLS,
+		Now:               cfg.Now,
 	}))
 	if err != nil {
 		return nil, err
@@ -285,12 +287,16 @@ func (s *Server) serveGroupVersion(w http.ResponseWriter, r *http.Request, gv sc
 	writeError(w, s.log, errNotFoundPath())
 }
 
-// discoveryResources is what discovery announces of reg: each resource and
-// its verbs.
+// discoveryResources is what discovery announces of reg: each resource, its
+// verbs, and the kind and verbs of its kind's own subresources.
 func discoveryResources(reg *Registry) []discovery.Resource {
 	var out []discovery.Resource
 	for _, r := range reg.Resources() {
-		out = append(out, discovery.Resource{Resource: r.Resource, Verbs: r.Verbs})
+		d := discovery.Resource{Resource: r.Resource, Verbs: r.Verbs}
+		for _, sub := range r.subresources {
+			d.KindSubresources = append(d.KindSubresources, discovery.Subresource{Name: sub.Name, Kind: sub.Kind, Verbs: sub.Verbs})
+		}
+		out = append(out, d)
 	}
 	return out
 }

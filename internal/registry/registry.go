@@ -5,8 +5,10 @@
 package registry
 
 import (
+	"crypto/tls"
 	"log/slog"
 	"net/netip"
+	"time"
 
 	eventsv1 "k8s.io/api/events/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -89,6 +91,11 @@ type Config struct {
 	// serves on, which no DNS forwarder may name (a forwarding loop);
 	// `dnsplane up` knows them.
 	OwnDNSAddresses func() []netip.AddrPort
+	// KubeletTLS is how pods/exec reaches node agents (pod.Agents); nil
+	// answers 503.
+	KubeletTLS *tls.Config
+	// Now is the clock of the subresources' timestamps; nil = time.Now.
+	Now func() time.Time
 }
 
 // Strategies returns the strategy of every kind api.Resources lists.
@@ -101,7 +108,7 @@ func Strategies(cfg Config) map[schema.GroupKind]rest.Strategy {
 	return map[schema.GroupKind]rest.Strategy{
 		// Pod template carriers: upstream's rules with dnsplane's pod DNS
 		// rules in place of upstream's (internal/registry/workload).
-		coreKind("Pod"):                   pod.New(cfg.DNS),
+		coreKind("Pod"):                   pod.New(cfg.DNS).WithHost(pod.Agents{TLS: cfg.KubeletTLS, Logger: cfg.Logger}, cfg.Now),
 		coreKind("PodTemplate"):           podtemplate.New(cfg.DNS),
 		coreKind("ReplicationController"): replicationcontroller.New(cfg.DNS),
 		apps("Deployment"):                deployment.New(cfg.DNS),

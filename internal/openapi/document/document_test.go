@@ -29,6 +29,11 @@ var allVerbs = []string{"create", "delete", "deletecollection", "get", "list", "
 func served() []Resource {
 	var out []Resource
 	for _, r := range api.Resources() {
+		if r.GVK.Kind == "Pod" {
+			// The API server adds the kind's own subresources
+			// (internal/registry/core/pod) to the row.
+			r.Subresources = append(slices.Clone(r.Subresources), "binding", "eviction", "exec", "attach", "log")
+		}
 		out = append(out, Resource{Resource: r, Verbs: allVerbs, StrategicMergePatch: r.GVK.Group != "operator.dnsplane.io"})
 	}
 	return out
