@@ -18,7 +18,6 @@ func TestUnservedFor(t *testing.T) {
 	}{
 		{"/api/v1/namespaces/ns/pods/x/portforward", "pods/portforward"},
 		{"/api/v1/namespaces/ns/pods/x/proxy/healthz", "pods/proxy"},
-		{"/api/v1/namespaces/ns/pods/x/eviction", "pods/eviction"},
 		{"/api/v1/nodes/n1/proxy", "nodes/proxy"},
 		{"/api/v1/nodes/n1/proxy/metrics/cadvisor", "nodes/proxy"},
 		{"/api/v1/namespaces/ns/services/https:web:443/proxy/", "services/proxy"},
@@ -31,7 +30,8 @@ func TestUnservedFor(t *testing.T) {
 
 		{"/api/v1/namespaces/ns/pods/x", ""},
 		{"/api/v1/namespaces/ns/pods/x/status", ""},
-		{"/api/v1/namespaces/ns/pods/x/log", ""}, // served: podproxy.go
+		{"/api/v1/namespaces/ns/pods/x/log", ""}, // served: internal/registry/core/pod
+		{"/api/v1/namespaces/ns/pods/x/eviction", ""},
 		{"/api/v1/namespaces/ns/pods/x/exec", ""},
 		{"/api/v1/namespaces/ns/pods/x/attach", ""},
 		{"/api/v1/namespaces/ns/pods", ""},

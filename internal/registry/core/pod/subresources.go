@@ -6,8 +6,8 @@ import (
 	"github.com/dnsplane/dnsplane/internal/registry/rest"
 )
 
-// Subresources are the pods subresources beside status: binding and
-// the connections kube-apiserver proxies to kubelets (exec,
+// Subresources are the pods subresources beside status: binding,
+// eviction, and the connections kube-apiserver proxies to kubelets (exec,
 // attach, log). docs/apiserver.md, "Subresources".
 func (s Strategy) Subresources() []rest.Subresource {
 	var agents Agents
@@ -18,7 +18,7 @@ func (s Strategy) Subresources() []rest.Subresource {
 			now = s.host.now
 		}
 	}
-	return []rest.Subresource{binding(now), exec(agents), attach(), logSubresource()}
+	return []rest.Subresource{binding(now), eviction(now), exec(agents), attach(), logSubresource()}
 }
 
 // host is what the subresources need from the API server they run in.
