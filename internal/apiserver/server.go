@@ -2,6 +2,7 @@ package apiserver
 
 import (
 	"context"
+	"crypto"
 	"crypto/tls"
 	"fmt"
 	"log/slog"
@@ -79,6 +80,14 @@ type Config struct {
 	// signs the agents' serving certificates. nil = pods/exec answers 503.
 	KubeletTLS *tls.Config
 
+	// ServiceAccountKey signs service account tokens
+	// (serviceaccounts/token, pki.EnsureServiceAccountKey), and their
+	// authenticator accepts what it signed; nil issues none.
+	ServiceAccountKey crypto.Signer
+	// ServiceAccountIssuer is the tokens' iss claim and the API server's
+	// audience (kube-apiserver's --service-account-issuer).
+	ServiceAccountIssuer string
+
 	// Limits are the request limits Handler enforces (max in flight,
 	// request timeout); nil = DefaultLimits().
 	Limits *Limits
@@ -103,6 +112,10 @@ type Server struct {
 	limits     Limits
 	readOnly   inflightPool
 	mutating   inflightPool
+
+	// tokens authenticates service account tokens (serviceaccounts.go);
+	// nil without a signing key.
+	tokens authn.Authenticator
 }
 
 // New returns a Server over cfg.Store.
@@ -129,16 +142,21 @@ func New(cfg Config) (*Server, error) {
 		cfg.SecurePort = 6443
 	}
 	s := &Server{}
+	tokens, tokenAuth, err := serviceAccountTokens(cfg, s)
+	if err != nil {
+		return nil, err
+	}
 	reg, err := newRegistry(registry.Strategies(registry.Config{
-		DNS:               validation.OptionsFromGates(cfg.Gates),
-		ServiceIPs:        cfg.ServiceIPs,
-		ClusterDomain:     cfg.ClusterDomain,
-		OwnDNSAddresses:   cfg.OwnDNSAddresses,
-		NamespaceContents: s,
-		Namespaces:        s,
-		Logger:            cfg.Logger,
-		KubeletTLS:        cfg.KubeletTLS,
-		Now:               cfg.Now,
+		DNS:                  validation.OptionsFromGates(cfg.Gates),
+		ServiceIPs:           cfg.ServiceIPs,
+		ClusterDomain:        cfg.ClusterDomain,
+		OwnDNSAddresses:      cfg.OwnDNSAddresses,
+		NamespaceContents:    s,
+		Namespaces:           s,
+		Logger:               cfg.Logger,
+		KubeletTLS:           cfg.KubeletTLS,
+		Now:                  cfg.Now,
+		ServiceAccountTokens: tokens,
 	}))
 	if err != nil {
 		return nil, err
@@ -183,6 +201,7 @@ func New(cfg Config) (*Server, error) {
 		registerer: registerer, limits: limits,
 		readOnly: newInflightPool(limits.MaxRequestsInflight, im, readOnlyKind),
 		mutating: newInflightPool(limits.MaxMutatingRequestsInflight, im, mutatingKind),
+		tokens:   tokenAuth,
 	}
 	return s, nil
 }
@@ -204,7 +223,7 @@ func (s *Server) Handler() http.Handler {
 		// Impersonation acts on the authenticated user, so it runs after
 		// authentication, as in kube-apiserver.
 		h = authn.Impersonation(authn.AuthenticatedMayImpersonate, s.log, h)
-		h = authn.Middleware(s.cfg.Authenticator, publicPaths, h)
+		h = authn.Middleware(authn.Union(s.cfg.Authenticator, s.tokens), publicPaths, h)
 	}
 	h = withRequestDeadline(h, s.limits.RequestTimeout)
 	return s.metrics.wrap(h)

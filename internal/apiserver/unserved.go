@@ -33,7 +33,6 @@ var unservedAPIs = []unservedEntry{
 	{"", "pods", "proxy", "no pod runs, so there is nothing to proxy to"},
 	{"", "nodes", "proxy", "there is no kubelet to proxy to"},
 	{"", "services", "proxy", "no pod runs behind a service, so there is nothing to proxy to"},
-	{"", "serviceaccounts", "token", "it issues no service account tokens; clients authenticate with the bearer tokens of tokens.csv and --token-auth-file, or with client certificates"},
 	{"authorization.k8s.io", anyResource, "", "there is no authorization, and every authenticated user may do everything"},
 }
 

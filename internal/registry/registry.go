@@ -48,6 +48,7 @@ import (
 	"github.com/dnsplane/dnsplane/internal/registry/core/replicationcontroller"
 	"github.com/dnsplane/dnsplane/internal/registry/core/secret"
 	"github.com/dnsplane/dnsplane/internal/registry/core/service"
+	"github.com/dnsplane/dnsplane/internal/registry/core/serviceaccount"
 	"github.com/dnsplane/dnsplane/internal/registry/operator/dns"
 	"github.com/dnsplane/dnsplane/internal/registry/policy/poddisruptionbudget"
 	"github.com/dnsplane/dnsplane/internal/registry/rbac/clusterrole"
@@ -96,6 +97,8 @@ type Config struct {
 	KubeletTLS *tls.Config
 	// Now is the clock of the subresources' timestamps; nil = time.Now.
 	Now func() time.Time
+	// ServiceAccountTokens issues serviceaccounts/token; nil serves none.
+	ServiceAccountTokens *serviceaccount.Tokens
 }
 
 // Strategies returns the strategy of every kind api.Resources lists.
@@ -129,7 +132,7 @@ func Strategies(cfg Config) map[schema.GroupKind]rest.Strategy {
 		//nolint:staticcheck // SA1019: deprecated for EndpointSlice, but kube-apiserver still serves Endpoints, so dnsplane does too
 		coreKind("Endpoints"):                              simple(core.Endpoints{}, corevalidation.ValidateEndpointsCreate, corevalidation.ValidateEndpointsUpdate),
 		coreKind("Event"):                                  event.New(),
-		coreKind("ServiceAccount"):                         simple(core.ServiceAccount{}, corevalidation.ValidateServiceAccount, corevalidation.ValidateServiceAccountUpdate),
+		coreKind("ServiceAccount"):                         serviceaccount.New(cfg.ServiceAccountTokens),
 		coreKind("PersistentVolume"):                       persistentvolume.New(),
 		coreKind("PersistentVolumeClaim"):                  persistentvolumeclaim.New(),
 		coreKind("ResourceQuota"):                          withStatus(simple(core.ResourceQuota{}, corevalidation.ValidateResourceQuota, corevalidation.ValidateResourceQuotaUpdate), corevalidation.ValidateResourceQuotaStatusUpdate),
