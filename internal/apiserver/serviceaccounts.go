@@ -42,21 +42,21 @@ func serviceAccountTokens(cfg Config, s *Server) (*serviceaccount.Tokens, authn.
 	// kube-apiserver's --api-audiences default to the issuer.
 	auds := []string{cfg.ServiceAccountIssuer}
 	tokens := &serviceaccount.Tokens{Generator: gen, Audiences: auds, Now: cfg.Now}
-	a := satoken.JWTTokenAuthenticator([]string{cfg.ServiceAccountIssuer}, keys, authenticator.Audiences(auds), satoken.NewValidator(tokenObjects{s}))
+	a := satoken.JWTTokenAuthenticator([]string{cfg.ServiceAccountIssuer}, keys, authenticator.Audiences(auds), satoken.NewValidator(tokenObjects{objects{s}}))
 	return tokens, authn.Token(a), nil
 }
 
 // tokenObjects is what the token authenticator reads to tell that a
 // token's service account and bound object still exist
 // (satoken.ServiceAccountTokenGetter).
-type tokenObjects struct{ s *Server }
+type tokenObjects struct{ objs objects }
 
 func coreResource(resource string) schema.GroupVersionResource {
 	return schema.GroupVersionResource{Version: "v1", Resource: resource}
 }
 
 func (g tokenObjects) GetServiceAccount(ctx context.Context, namespace, name string) (*corev1.ServiceAccount, error) {
-	obj, err := objects{g.s}.Get(ctx, coreResource("serviceaccounts"), namespace, name)
+	obj, err := g.objs.Get(ctx, coreResource("serviceaccounts"), namespace, name)
 	if err != nil {
 		return nil, err
 	}
@@ -64,7 +64,7 @@ func (g tokenObjects) GetServiceAccount(ctx context.Context, namespace, name str
 }
 
 func (g tokenObjects) GetPod(ctx context.Context, namespace, name string) (*corev1.Pod, error) {
-	obj, err := objects{g.s}.Get(ctx, coreResource("pods"), namespace, name)
+	obj, err := g.objs.Get(ctx, coreResource("pods"), namespace, name)
 	if err != nil {
 		return nil, err
 	}
@@ -73,7 +73,7 @@ func (g tokenObjects) GetPod(ctx context.Context, namespace, name string) (*core
 }
 
 func (g tokenObjects) GetSecret(ctx context.Context, namespace, name string) (*corev1.Secret, error) {
-	obj, err := objects{g.s}.Get(ctx, coreResource("secrets"), namespace, name)
+	obj, err := g.objs.Get(ctx, coreResource("secrets"), namespace, name)
 	if err != nil {
 		return nil, err
 	}
@@ -81,7 +81,7 @@ func (g tokenObjects) GetSecret(ctx context.Context, namespace, name string) (*c
 }
 
 func (g tokenObjects) GetNode(ctx context.Context, name string) (*corev1.Node, error) {
-	obj, err := objects{g.s}.Get(ctx, coreResource("nodes"), "", name)
+	obj, err := g.objs.Get(ctx, coreResource("nodes"), "", name)
 	if err != nil {
 		return nil, err
 	}
