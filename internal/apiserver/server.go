@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/netip"
 	"runtime"
+	"slices"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -321,11 +322,18 @@ func discoveryResources(reg *Registry) []discovery.Resource {
 }
 
 // documentResources is what the OpenAPI documents describe of reg: each
-// resource, its verbs, and whether it takes strategic merge patches.
+// resource, its verbs, whether it takes strategic merge patches, and its
+// kind's subresources that take a POST of their kind.
 func documentResources(reg *Registry) []document.Resource {
 	var out []document.Resource
 	for _, r := range reg.Resources() {
-		out = append(out, document.Resource{Resource: r.Resource, Verbs: r.Verbs, StrategicMergePatch: builtin(r)})
+		d := document.Resource{Resource: r.Resource, Verbs: r.Verbs, StrategicMergePatch: builtin(r)}
+		for _, sub := range r.subresources {
+			if sub.New != nil && slices.Contains(sub.Verbs, "create") {
+				d.Creatable = append(d.Creatable, document.Subresource{Name: sub.Name, Kind: sub.Kind, New: sub.New})
+			}
+		}
+		out = append(out, d)
 	}
 	return out
 }
