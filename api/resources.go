@@ -40,11 +40,14 @@ type Resource struct {
 	Namespaced bool
 	ShortNames []string
 	Categories []string
-	// Subresources served besides the main resource: "status" (the main
-	// resource then ignores status changes and /status ignores the rest),
-	// "scale" (autoscaling/v1 Scale of spec.replicas), "binding" (pods), and
-	// pods' "exec" (proxied to the node agent), "attach" and "log" (both
-	// refused: dnsplane runs no containers), namespaces' "finalize".
+	// Subresources served besides the main resource, the generic ones:
+	// "status" (the main resource then ignores status changes and /status
+	// ignores the rest) and "scale" (autoscaling/v1 Scale of
+	// spec.replicas), and "finalize" (an update of the object under the
+	// strategy its kind gives for it: namespaces). A kind's own
+	// subresources (pods/binding,
+	// pods/eviction, pods/exec, …) come from its package under
+	// internal/registry, which the API server adds here.
 	// Discovery announces each with its kind and verbs.
 	Subresources []string
 	// Custom is true for dnsplane's own kinds, served as kube-apiserver
@@ -130,7 +133,7 @@ func storedAs(gvk schema.GroupVersionKind, r Resource) Resource {
 // copies. Ordered by group, then plural, as discovery lists them.
 var resources = sorted([]Resource{
 	// Pod template carriers: dnsplane's types, which add spec.dnsParams.
-	core("Pod", "pods", true, []string{"po"}, []string{status, "binding", "exec", "attach", "log"}, all, func() any { return &dpcorev1.Pod{} }),
+	core("Pod", "pods", true, []string{"po"}, []string{status}, all, func() any { return &dpcorev1.Pod{} }),
 	core("PodTemplate", "podtemplates", true, nil, nil, nil, func() any { return &dpcorev1.PodTemplate{} }),
 	core("ReplicationController", "replicationcontrollers", true, []string{"rc"}, []string{status, scale}, all, func() any { return &dpcorev1.ReplicationController{} }),
 	group("apps", "Deployment", "deployments", true, []string{"deploy"}, []string{status, scale}, all, func() any { return &dpappsv1.Deployment{} }),

@@ -13,7 +13,6 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
-	"github.com/dnsplane/dnsplane/internal/pki"
 	"github.com/dnsplane/dnsplane/internal/podserver"
 )
 
@@ -31,7 +30,7 @@ func (e *execServerFlags) register(f *pflag.FlagSet) {
 	f.StringVar(&e.certFile, "tls-cert-file", "", "the exec server's certificate, as kubelet's flag (no exec server without it)")
 	f.StringVar(&e.keyFile, "tls-private-key-file", "", "the exec server's key, as kubelet's flag")
 	f.StringVar(&e.clientCAFile, "client-ca-file", "", "CA of the client certificates the exec server accepts, as kubelet's flag")
-	f.BoolVar(&e.anyClient, "allow-any-client-cert", false, "accept any certificate of --client-ca-file, not only the API server's ("+pki.KubeletClientUser+")")
+	f.BoolVar(&e.anyClient, "allow-any-client-cert", false, "accept any certificate of --client-ca-file, not only the API server's ("+podserver.APIServerClient+")")
 }
 
 // start builds the exec server and binds its port; (nil, nil, nil) when
@@ -62,7 +61,7 @@ func (e *execServerFlags) start(cfg *rest.Config, stateDir string, logger *slog.
 	c := podserver.Config{StateDir: stateDir, Pods: podserver.APILookup{Client: kube}, ClientCA: pool, Cert: cert,
 		Logger: logger.With("server", "exec")}
 	if !e.anyClient {
-		c.AllowedClients = []string{pki.KubeletClientUser}
+		c.AllowedClients = []string{podserver.APIServerClient}
 	}
 	srv, err := podserver.New(c)
 	if err != nil {

@@ -23,8 +23,8 @@ func docBlock(t *testing.T, doc, marker string) string {
 	return block
 }
 
-// TestCorefileDocExample runs the seed's example as docs/dns-operator.md
-// shows it and checks that the command prints what the doc says.
+// TestCorefileDocExample runs the example of docs/dns-operator.md
+// ("`dnsplane corefile`") as the page shows it and checks that the command prints what the doc says.
 func TestCorefileDocExample(t *testing.T) {
 	chdirRoot(t)
 	doc, err := os.ReadFile("docs/dns-operator.md")

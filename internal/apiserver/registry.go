@@ -2,6 +2,7 @@ package apiserver
 
 import (
 	"fmt"
+	"slices"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
@@ -17,6 +18,9 @@ type Resource struct {
 	Verbs []string
 	// Strategy holds the kind's rules (internal/registry).
 	Strategy rest.Strategy
+	// subresources are the ones the kind serves with behaviour of its own
+	// (subresource.go); their names are also in Subresources.
+	subresources []rest.Subresource
 }
 
 // HasStatus reports a status subresource: the main resource then ignores
@@ -54,7 +58,16 @@ func newRegistry(strategies map[schema.GroupKind]rest.Strategy) (*Registry, erro
 		if !ok {
 			return nil, fmt.Errorf("apiserver: no strategy for %s", r.GVK.GroupKind())
 		}
-		res := &Resource{Resource: r, Verbs: allVerbs, Strategy: st}
+		res := &Resource{Resource: r, Verbs: allVerbs, Strategy: st, subresources: kindSubresources(st)}
+		// Routing, discovery and OpenAPI see the kind's own subresources
+		// beside the row's generic ones.
+		res.Subresources = slices.Clone(r.Subresources)
+		for _, sub := range res.subresources {
+			if res.HasSubresource(sub.Name) {
+				return nil, fmt.Errorf("apiserver: %s lists subresource %q twice", r.GVK.Kind, sub.Name)
+			}
+			res.Subresources = append(res.Subresources, sub.Name)
+		}
 		reg.byPath[r.GroupVersionResource()] = res
 		reg.list = append(reg.list, res)
 	}

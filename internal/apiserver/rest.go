@@ -17,9 +17,8 @@ import (
 
 // serveResource dispatches a resource request to its verb.
 func (s *Server) serveResource(w http.ResponseWriter, r *http.Request, info requestInfo) {
-	if info.GV.Group == "" && info.Resource == "bindings" {
-		// The older form of pods/binding (binding.go).
-		if err := s.legacyBinding(w, r, info); err != nil {
+	if _, ok := legacySubresources[info.Resource]; ok && info.GV.Group == "" {
+		if err := s.serveLegacySubresource(w, r, info); err != nil {
 			writeErrorNegotiated(w, r, s.log, err)
 		}
 		return

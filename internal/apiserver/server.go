@@ -2,12 +2,14 @@ package apiserver
 
 import (
 	"context"
+	"crypto"
 	"crypto/tls"
 	"fmt"
 	"log/slog"
 	"net/http"
 	"net/netip"
 	"runtime"
+	"slices"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -79,6 +81,14 @@ type Config struct {
 	// signs the agents' serving certificates. nil = pods/exec answers 503.
 	KubeletTLS *tls.Config
 
+	// ServiceAccountKey signs service account tokens
+	// (serviceaccounts/token, pki.EnsureServiceAccountKey), and their
+	// authenticator accepts what it signed; nil issues none.
+	ServiceAccountKey crypto.Signer
+	// ServiceAccountIssuer is the tokens' iss claim and the API server's
+	// audience (kube-apiserver's --service-account-issuer).
+	ServiceAccountIssuer string
+
 	// Limits are the request limits Handler enforces (max in flight,
 	// request timeout); nil = DefaultLimits().
 	Limits *Limits
@@ -103,6 +113,10 @@ type Server struct {
 	limits     Limits
 	readOnly   inflightPool
 	mutating   inflightPool
+
+	// tokens authenticates service account tokens (serviceaccounts.go);
+	// nil without a signing key.
+	tokens authn.Authenticator
 }
 
 // New returns a Server over cfg.Store.
@@ -129,13 +143,20 @@ func New(cfg Config) (*Server, error) {
 		cfg.SecurePort = 6443
 	}
 	s := &Server{}
+	tokens, tokenAuth, err := serviceAccountTokens(cfg, s)
+	if err != nil {
+		return nil, err
+	}
 	reg, err := newRegistry(registry.Strategies(registry.Config{
-		DNS:             validation.OptionsFromGates(cfg.Gates),
-		ServiceIPs:      cfg.ServiceIPs,
-		ClusterDomain:   cfg.ClusterDomain,
-		OwnDNSAddresses: cfg.OwnDNSAddresses,
-		Namespaces:      s,
-		Logger:          cfg.Logger,
+		DNS:                  validation.OptionsFromGates(cfg.Gates),
+		ServiceIPs:           cfg.ServiceIPs,
+		ClusterDomain:        cfg.ClusterDomain,
+		OwnDNSAddresses:      cfg.OwnDNSAddresses,
+		Namespaces:           s,
+		Logger:               cfg.Logger,
+		KubeletTLS:           cfg.KubeletTLS,
+		Now:                  cfg.Now,
+		ServiceAccountTokens: tokens,
 	}))
 	if err != nil {
 		return nil, err
@@ -180,6 +201,7 @@ func New(cfg Config) (*Server, error) {
 		registerer: registerer, limits: limits,
 		readOnly: newInflightPool(limits.MaxRequestsInflight, im, readOnlyKind),
 		mutating: newInflightPool(limits.MaxMutatingRequestsInflight, im, mutatingKind),
+		tokens:   tokenAuth,
 	}
 	return s, nil
 }
@@ -201,7 +223,7 @@ func (s *Server) Handler() http.Handler {
 		// Impersonation acts on the authenticated user, so it runs after
 		// authentication, as in kube-apiserver.
 		h = authn.Impersonation(authn.AuthenticatedMayImpersonate, s.log, h)
-		h = authn.Middleware(s.cfg.Authenticator, publicPaths, h)
+		h = authn.Middleware(authn.Union(s.cfg.Authenticator, s.tokens), publicPaths, h)
 	}
 	h = withRequestDeadline(h, s.limits.RequestTimeout)
 	return s.metrics.wrap(h)
@@ -284,22 +306,33 @@ func (s *Server) serveGroupVersion(w http.ResponseWriter, r *http.Request, gv sc
 	writeError(w, s.log, errNotFoundPath())
 }
 
-// discoveryResources is what discovery announces of reg: each resource and
-// its verbs.
+// discoveryResources is what discovery announces of reg: each resource, its
+// verbs, and the kind and verbs of its kind's own subresources.
 func discoveryResources(reg *Registry) []discovery.Resource {
 	var out []discovery.Resource
 	for _, r := range reg.Resources() {
-		out = append(out, discovery.Resource{Resource: r.Resource, Verbs: r.Verbs})
+		d := discovery.Resource{Resource: r.Resource, Verbs: r.Verbs}
+		for _, sub := range r.subresources {
+			d.KindSubresources = append(d.KindSubresources, discovery.Subresource{Name: sub.Name, Kind: sub.Kind, Verbs: sub.Verbs})
+		}
+		out = append(out, d)
 	}
 	return out
 }
 
 // documentResources is what the OpenAPI documents describe of reg: each
-// resource, its verbs, and whether it takes strategic merge patches.
+// resource, its verbs, whether it takes strategic merge patches, and its
+// kind's subresources that take a POST of their kind.
 func documentResources(reg *Registry) []document.Resource {
 	var out []document.Resource
 	for _, r := range reg.Resources() {
-		out = append(out, document.Resource{Resource: r.Resource, Verbs: r.Verbs, StrategicMergePatch: builtin(r)})
+		d := document.Resource{Resource: r.Resource, Verbs: r.Verbs, StrategicMergePatch: builtin(r)}
+		for _, sub := range r.subresources {
+			if sub.New != nil && slices.Contains(sub.Verbs, "create") {
+				d.Creatable = append(d.Creatable, document.Subresource{Name: sub.Name, Kind: sub.Kind, New: sub.New})
+			}
+		}
+		out = append(out, d)
 	}
 	return out
 }

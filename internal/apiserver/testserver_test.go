@@ -82,6 +82,13 @@ func startRunning(ctx context.Context, dir string, cfg Config) (_ *testRunning, 
 	roots.AddCert(bundle.CA)
 	cfg.Store, cfg.ServiceIPs, cfg.SecurePort = store, ips, port
 	cfg.Authenticator = authn.Union(authn.X509{Roots: roots}, tokens)
+	if cfg.ServiceAccountKey == nil {
+		if cfg.ServiceAccountKey, err = pki.EnsureServiceAccountKey(filepath.Join(dir, "pki")); err != nil {
+			ln.Close()
+			return nil, err
+		}
+		cfg.ServiceAccountIssuer = testIssuer
+	}
 	cfg.MaxObjectBytes = EmbeddedEtcdMaxObjectBytes
 	srv, err := New(cfg)
 	if err != nil {
@@ -148,3 +155,6 @@ func startTestServer(t testing.TB, dir, gates string) *testServer {
 	}
 	return &testServer{run: run, config: cfg, client: kubernetes.NewForConfigOrDie(cfg), dir: dir}
 }
+
+// testIssuer is the service account token issuer of the test servers.
+const testIssuer = "https://kubernetes.default.svc.cluster.local"

@@ -31,10 +31,8 @@ type unservedEntry struct {
 var unservedAPIs = []unservedEntry{
 	{"", "pods", "portforward", "there are no containers to forward ports to"},
 	{"", "pods", "proxy", "no pod runs, so there is nothing to proxy to"},
-	{"", "pods", "eviction", "no pod runs, so there is nothing to evict; delete the pod instead"},
 	{"", "nodes", "proxy", "there is no kubelet to proxy to"},
 	{"", "services", "proxy", "no pod runs behind a service, so there is nothing to proxy to"},
-	{"", "serviceaccounts", "token", "it issues no service account tokens; clients authenticate with the bearer tokens of tokens.csv and --token-auth-file, or with client certificates"},
 	{"authorization.k8s.io", anyResource, "", "there is no authorization, and every authenticated user may do everything"},
 }
 

@@ -18,11 +18,9 @@ func TestUnservedFor(t *testing.T) {
 	}{
 		{"/api/v1/namespaces/ns/pods/x/portforward", "pods/portforward"},
 		{"/api/v1/namespaces/ns/pods/x/proxy/healthz", "pods/proxy"},
-		{"/api/v1/namespaces/ns/pods/x/eviction", "pods/eviction"},
 		{"/api/v1/nodes/n1/proxy", "nodes/proxy"},
 		{"/api/v1/nodes/n1/proxy/metrics/cadvisor", "nodes/proxy"},
 		{"/api/v1/namespaces/ns/services/https:web:443/proxy/", "services/proxy"},
-		{"/api/v1/namespaces/ns/serviceaccounts/sa/token", "serviceaccounts/token"},
 		{"/apis/authorization.k8s.io/v1/selfsubjectaccessreviews", "selfsubjectaccessreviews.authorization.k8s.io"},
 		{"/apis/authorization.k8s.io/v1/selfsubjectrulesreviews", "selfsubjectrulesreviews.authorization.k8s.io"},
 		{"/apis/authorization.k8s.io/v1/namespaces/ns/localsubjectaccessreviews", "localsubjectaccessreviews.authorization.k8s.io"},
@@ -31,7 +29,8 @@ func TestUnservedFor(t *testing.T) {
 
 		{"/api/v1/namespaces/ns/pods/x", ""},
 		{"/api/v1/namespaces/ns/pods/x/status", ""},
-		{"/api/v1/namespaces/ns/pods/x/log", ""}, // served: podproxy.go
+		{"/api/v1/namespaces/ns/pods/x/log", ""}, // served: internal/registry/core/pod
+		{"/api/v1/namespaces/ns/pods/x/eviction", ""},
 		{"/api/v1/namespaces/ns/pods/x/exec", ""},
 		{"/api/v1/namespaces/ns/pods/x/attach", ""},
 		{"/api/v1/namespaces/ns/pods", ""},
@@ -83,8 +82,8 @@ func TestUnservedStatus(t *testing.T) {
 	}{
 		{http.MethodGet, "/api/v1/namespaces/default/pods/x/portforward?ports=80",
 			"dnsplane does not serve pods/portforward: there are no containers to forward ports to (docs/apiserver.md#what-is-not-served)"},
-		{http.MethodPost, "/api/v1/namespaces/default/serviceaccounts/sa/token",
-			"dnsplane does not serve serviceaccounts/token: it issues no service account tokens; clients authenticate with the bearer tokens of tokens.csv and --token-auth-file, or with client certificates (docs/apiserver.md#what-is-not-served)"},
+		{http.MethodPost, "/api/v1/namespaces/default/pods/x/proxy/healthz",
+			"dnsplane does not serve pods/proxy: no pod runs, so there is nothing to proxy to (docs/apiserver.md#what-is-not-served)"},
 		{http.MethodPost, "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews",
 			"dnsplane does not serve selfsubjectaccessreviews.authorization.k8s.io: there is no authorization, and every authenticated user may do everything (docs/apiserver.md#what-is-not-served)"},
 	} {

@@ -194,6 +194,10 @@ func Start(ctx context.Context, c Config) (*ControlPlane, error) {
 	if err != nil {
 		return fail(fmt.Errorf("certificates: %w", err))
 	}
+	saKey, err := pki.EnsureServiceAccountKey(filepath.Join(c.DataDir, "pki"))
+	if err != nil {
+		return fail(fmt.Errorf("service account signing key: %w", err))
+	}
 	maxObject := 0
 	if len(c.EtcdServers) == 0 {
 		maxObject = apiserver.EmbeddedEtcdMaxObjectBytes
@@ -201,7 +205,8 @@ func Start(ctx context.Context, c Config) (*ControlPlane, error) {
 	roles := c.Roles
 	srv, err := apiserver.New(apiserver.Config{Store: store, ServiceIPs: ips, ClusterDomain: c.ClusterDomain, Gates: c.Gates, Authenticator: authenticator,
 		OwnDNSAddresses: func() []netip.AddrPort { return dnsAddresses(roles) },
-		Logger:          log, SecurePort: port, BookmarkInterval: c.BookmarkInterval, Limits: c.Limits, MaxObjectBytes: maxObject, KubeletTLS: agents})
+		Logger:          log, SecurePort: port, BookmarkInterval: c.BookmarkInterval, Limits: c.Limits, MaxObjectBytes: maxObject, KubeletTLS: agents,
+		ServiceAccountKey: saKey, ServiceAccountIssuer: serviceAccountIssuer(c.ClusterDomain)})
 	if err != nil {
 		return fail(err)
 	}
@@ -354,4 +359,14 @@ func advertisedHost(bind string) string {
 		return "127.0.0.1"
 	}
 	return bind
+}
+
+// serviceAccountIssuer is the iss claim of service account tokens: the
+// in-cluster URL of the API server, kubeadm's default for
+// --service-account-issuer.
+func serviceAccountIssuer(clusterDomain string) string {
+	if clusterDomain == "" {
+		clusterDomain = "cluster.local"
+	}
+	return "https://kubernetes.default.svc." + clusterDomain
 }

@@ -130,8 +130,9 @@ func answers(r *dns.Msg) string {
 // from the API, a query goes to the forward plugin with the longest
 // matching domain, everything else to the upstream resolvers, IPv6
 // nameservers work bracketed, and a truncated UDP answer from a forwarder
-// is retried over TCP so that the client gets the whole answer (seed 003's
-// transport rule), unless protocolStrategy TCP sends everything over TCP.
+// is retried over TCP so that the client gets the whole answer (the
+// transport rule of docs/dns-operator.md, "The Corefile"), unless
+// protocolStrategy TCP sends everything over TCP.
 func TestOperatorCorefileInCoreDNS(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts an API server and CoreDNS")

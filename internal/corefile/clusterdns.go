@@ -98,9 +98,9 @@ type ForwardOptions struct {
 	TLSCAFile string
 	// ForceTCP sends every query over TCP (force_tcp). Otherwise queries
 	// go over UDP, whatever the client used, and a truncated answer is
-	// retried over TCP (prefer_udp): seed 003's transport rule, and the
-	// node cache reaches the cluster DNS over TCP, which the upstreams
-	// should not all see (TCP handshakes to cloud resolvers are slow and
+	// retried over TCP (prefer_udp): the transport rule of
+	// docs/dns-operator.md ("The Corefile"); the node cache reaches the
+	// cluster DNS over TCP, which the upstreams should not all see (TCP handshakes to cloud resolvers are slow and
 	// throttled, kubernetes#111975). Over TLS neither applies.
 	ForceTCP bool
 }

@@ -28,6 +28,19 @@ type Resource struct {
 	// Verbs served on the resource; its status subresource, when it has
 	// one, serves get, patch and update.
 	Verbs []string
+	// KindSubresources describe the names in Subresources that are the
+	// kind's own (pods/binding, pods/eviction, …), which the API server
+	// takes from the kind's package; status and scale, the generic ones,
+	// are known here.
+	KindSubresources []Subresource
+}
+
+// Subresource is one subresource with behaviour of its own: the kind and
+// verbs discovery announces for it.
+type Subresource struct {
+	Name  string
+	Kind  schema.GroupVersionKind
+	Verbs []string
 }
 
 // Discovery serves the discovery documents of a set of resources. It is
@@ -66,25 +79,24 @@ const (
 var statusVerbs = []string{"get", "patch", "update"}
 
 // subresource is what discovery announces of one subresource of r: its
-// response kind and verbs, as kube-apiserver lists them (status: the
-// parent's kind; scale: autoscaling/v1 Scale; binding: core/v1 Binding,
-// create only). ok is false for a name discovery does not know.
+// response kind and verbs, as kube-apiserver lists them. The generic ones
+// are known here (status and finalize: the parent's kind; scale:
+// autoscaling/v1 Scale);
+// the others come with r (Resource.KindSubresources). ok is false for a name
+// neither has.
 func subresource(r Resource, name string) (kind schema.GroupVersionKind, verbs []string, ok bool) {
 	switch name {
 	case "status":
 		return r.GVK, statusVerbs, true
 	case "scale":
 		return schema.GroupVersionKind{Group: "autoscaling", Version: "v1", Kind: "Scale"}, statusVerbs, true
-	case "binding":
-		return schema.GroupVersionKind{Version: "v1", Kind: "Binding"}, []string{"create"}, true
-	case "exec":
-		return schema.GroupVersionKind{Version: "v1", Kind: "PodExecOptions"}, []string{"create", "get"}, true
-	case "attach":
-		return schema.GroupVersionKind{Version: "v1", Kind: "PodAttachOptions"}, []string{"create", "get"}, true
-	case "log":
-		return schema.GroupVersionKind{Version: "v1", Kind: "Pod"}, []string{"get"}, true
 	case "finalize":
 		return r.GVK, []string{"update"}, true
+	}
+	for _, sub := range r.KindSubresources {
+		if sub.Name == name {
+			return sub.Kind, sub.Verbs, true
+		}
 	}
 	return schema.GroupVersionKind{}, nil, false
 }

@@ -456,10 +456,22 @@ func TestDiscoveryClientGo(t *testing.T) {
 }
 
 // TestScaleAndBindingDiscovery: the legacy and aggregated documents announce
-// deployments/scale and pods/binding as kube-apiserver does, which is what
-// kubectl scale's scale-kind resolver reads.
+// deployments/scale as kube-apiserver does, which is what kubectl scale's
+// scale-kind resolver reads, and a kind's own subresources with the kind and
+// verbs the API server hands over (pods' come from internal/registry/core/pod;
+// internal/apiserver's TestPodSubresourcesDiscovery checks those).
 func TestScaleAndBindingDiscovery(t *testing.T) {
-	d := New(served())
+	rs := served()
+	for i := range rs {
+		if rs[i].GVK.Kind == "Pod" {
+			rs[i].Subresources = append(slices.Clone(rs[i].Subresources), "binding", "eviction")
+			rs[i].KindSubresources = []Subresource{
+				{Name: "binding", Kind: schema.GroupVersionKind{Version: "v1", Kind: "Binding"}, Verbs: []string{"create"}},
+				{Name: "eviction", Kind: schema.GroupVersionKind{Group: "policy", Version: "v1", Kind: "Eviction"}, Verbs: []string{"create"}},
+			}
+		}
+	}
+	d := New(rs)
 	list, ok := d.resourceList(schema.GroupVersion{Group: "apps", Version: "v1"})
 	if !ok {
 		t.Fatal("apps/v1 not served")
@@ -473,14 +485,24 @@ func TestScaleAndBindingDiscovery(t *testing.T) {
 		"deployments/scale":            {Name: "deployments/scale", Namespaced: true, Group: "autoscaling", Version: "v1", Kind: "Scale", Verbs: []string{"get", "patch", "update"}},
 		"replicationcontrollers/scale": {Name: "replicationcontrollers/scale", Namespaced: true, Group: "autoscaling", Version: "v1", Kind: "Scale", Verbs: []string{"get", "patch", "update"}},
 		"pods/binding":                 {Name: "pods/binding", Namespaced: true, Kind: "Binding", Verbs: []string{"create"}},
-		// As kube-apiserver lists them.
-		"pods/exec":   {Name: "pods/exec", Namespaced: true, Kind: "PodExecOptions", Verbs: []string{"create", "get"}},
-		"pods/attach": {Name: "pods/attach", Namespaced: true, Kind: "PodAttachOptions", Verbs: []string{"create", "get"}},
-		"pods/log":    {Name: "pods/log", Namespaced: true, Kind: "Pod", Verbs: []string{"get"}},
+		// Another group's kind: named with its group and version.
+		"pods/eviction": {Name: "pods/eviction", Namespaced: true, Group: "policy", Version: "v1", Kind: "Eviction", Verbs: []string{"create"}},
 	} {
 		got := byName[name]
 		if got.Name != want.Name || got.Group != want.Group || got.Version != want.Version || got.Kind != want.Kind || !slices.Equal(got.Verbs, want.Verbs) {
 			t.Errorf("%s = %+v, want %+v", name, got, want)
 		}
+	}
+	agg := d.aggregated(true)
+	var evict *apidiscoveryv2.APISubresourceDiscovery
+	for _, r := range agg.Items[0].Versions[0].Resources {
+		for i, sub := range r.Subresources {
+			if r.Resource == "pods" && sub.Subresource == "eviction" {
+				evict = &r.Subresources[i]
+			}
+		}
+	}
+	if evict == nil || evict.ResponseKind.Group != "policy" || evict.ResponseKind.Kind != "Eviction" || !slices.Equal(evict.Verbs, []string{"create"}) {
+		t.Errorf("aggregated pods/eviction = %+v", evict)
 	}
 }

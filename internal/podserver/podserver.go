@@ -33,6 +33,7 @@ import (
 	"k8s.io/cri-streaming/pkg/streaming/remotecommand"
 	utilexec "k8s.io/utils/exec"
 
+	"github.com/dnsplane/dnsplane/internal/pki"
 	"github.com/dnsplane/dnsplane/internal/podexec"
 	"github.com/dnsplane/dnsplane/internal/podfiles"
 )
@@ -46,6 +47,11 @@ var ErrPodNotFound = errors.New("pod not found")
 type PodLookup interface {
 	PodUID(ctx context.Context, namespace, name string) (types.UID, error)
 }
+
+// APIServerClient is the client certificate common name the API server
+// dials node agents with (its kubelet client, pki.EnsureKubeletClient): the
+// one client an agent's exec server accepts unless told otherwise.
+const APIServerClient = pki.KubeletClientUser
 
 // Config configures a Server.
 type Config struct {

@@ -5,8 +5,10 @@
 package registry
 
 import (
+	"crypto/tls"
 	"log/slog"
 	"net/netip"
+	"time"
 
 	eventsv1 "k8s.io/api/events/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -46,6 +48,7 @@ import (
 	"github.com/dnsplane/dnsplane/internal/registry/core/replicationcontroller"
 	"github.com/dnsplane/dnsplane/internal/registry/core/secret"
 	"github.com/dnsplane/dnsplane/internal/registry/core/service"
+	"github.com/dnsplane/dnsplane/internal/registry/core/serviceaccount"
 	"github.com/dnsplane/dnsplane/internal/registry/operator/dns"
 	"github.com/dnsplane/dnsplane/internal/registry/policy/poddisruptionbudget"
 	"github.com/dnsplane/dnsplane/internal/registry/rbac/clusterrole"
@@ -87,6 +90,13 @@ type Config struct {
 	// serves on, which no DNS forwarder may name (a forwarding loop);
 	// `dnsplane up` knows them.
 	OwnDNSAddresses func() []netip.AddrPort
+	// KubeletTLS is how pods/exec reaches node agents (pod.Agents); nil
+	// answers 503.
+	KubeletTLS *tls.Config
+	// Now is the clock of the subresources' timestamps; nil = time.Now.
+	Now func() time.Time
+	// ServiceAccountTokens issues serviceaccounts/token; nil serves none.
+	ServiceAccountTokens *serviceaccount.Tokens
 }
 
 // Strategies returns the strategy of every kind api.Resources lists.
@@ -99,7 +109,7 @@ func Strategies(cfg Config) map[schema.GroupKind]rest.Strategy {
 	return map[schema.GroupKind]rest.Strategy{
 		// Pod template carriers: upstream's rules with dnsplane's pod DNS
 		// rules in place of upstream's (internal/registry/workload).
-		coreKind("Pod"):                   pod.New(cfg.DNS),
+		coreKind("Pod"):                   pod.New(cfg.DNS).WithHost(pod.Agents{TLS: cfg.KubeletTLS, Logger: cfg.Logger}, cfg.Now),
 		coreKind("PodTemplate"):           podtemplate.New(cfg.DNS),
 		coreKind("ReplicationController"): replicationcontroller.New(cfg.DNS),
 		apps("Deployment"):                deployment.New(cfg.DNS),
@@ -120,7 +130,7 @@ func Strategies(cfg Config) map[schema.GroupKind]rest.Strategy {
 		//nolint:staticcheck // SA1019: deprecated for EndpointSlice, but kube-apiserver still serves Endpoints, so dnsplane does too
 		coreKind("Endpoints"):                              simple(core.Endpoints{}, corevalidation.ValidateEndpointsCreate, corevalidation.ValidateEndpointsUpdate),
 		coreKind("Event"):                                  event.New(),
-		coreKind("ServiceAccount"):                         returnsDeletedObject(simple(core.ServiceAccount{}, corevalidation.ValidateServiceAccount, corevalidation.ValidateServiceAccountUpdate)),
+		coreKind("ServiceAccount"):                         serviceaccount.New(cfg.ServiceAccountTokens),
 		coreKind("PersistentVolume"):                       persistentvolume.New(),
 		coreKind("PersistentVolumeClaim"):                  persistentvolumeclaim.New(),
 		coreKind("ResourceQuota"):                          returnsDeletedObject(withStatus(simple(core.ResourceQuota{}, corevalidation.ValidateResourceQuota, corevalidation.ValidateResourceQuotaUpdate), corevalidation.ValidateResourceQuotaStatusUpdate)),

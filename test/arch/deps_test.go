@@ -81,3 +81,34 @@ func TestDependencyRule(t *testing.T) {
 		})
 	}
 }
+
+// TestCmdOnlyWires: cmd/ maps flags to the packages that do the work and
+// never reaches past them into what they are built on. The PKI is set up
+// by internal/controlplane and named by the packages that use it
+// (internal/podserver.APIServerClient), so cmd/ imports neither directly.
+func TestCmdOnlyWires(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs go list")
+	}
+	out, err := exec.Command("go", "list", "-json=ImportPath,Imports", module+"cmd/...").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	dec := json.NewDecoder(bytes.NewReader(out))
+	for dec.More() {
+		var p struct {
+			ImportPath string
+			Imports    []string
+		}
+		if err := dec.Decode(&p); err != nil {
+			t.Fatal(err)
+		}
+		for _, imp := range p.Imports {
+			for _, forbidden := range []string{"internal/pki", "internal/storage", "internal/authn"} {
+				if imp == module+forbidden {
+					t.Errorf("%s imports %s: cmd/ only wires flags to the packages that do the work", strings.TrimPrefix(p.ImportPath, module), forbidden)
+				}
+			}
+		}
+	}
+}

@@ -7,8 +7,9 @@ import (
 	"time"
 )
 
-// TestDNSOperatorPoliciesSurviveADeadNameserver is the seed's "kill one
-// of two nameservers and see each policy still answer via the other":
+// TestDNSOperatorPoliciesSurviveADeadNameserver is the test plan's "kill
+// one of two nameservers and see each policy still answer via the other"
+// (docs/dns-operator.md, "The seed's end-to-end test"):
 // foo.com forwards to a stopped nameserver and a live one, with policy
 // Random, RoundRobin and Sequential in turn (the dead one listed first,
 // so Sequential always meets it first), and every query is answered by

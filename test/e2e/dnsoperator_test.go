@@ -89,8 +89,9 @@ spec:
 `, fooNS, barNS)
 }
 
-// TestDNSOperatorSeedForwarding is seed 003's end-to-end test plan through
-// `dnsplane up`: a DNS default with forward plugins for foo.com and bar.com
+// TestDNSOperatorSeedForwarding is the DNS operator's end-to-end test plan
+// (docs/dns-operator.md, "The seed's end-to-end test") through `dnsplane
+// up`: a DNS default with forward plugins for foo.com and bar.com
 // reaches the cluster DNS without a restart; cluster names and other names
 // still resolve; and moving foo.com to another nameserver loses no query
 // sent during the reload.

@@ -58,3 +58,66 @@ func TestKubectlDeleteBoundPod(t *testing.T) {
 	}
 	wantKubectl(t, kc, "", failed(`Error from server (NotFound): pods "bound" not found`), "-n", ns, "get", "pod", "bound")
 }
+
+// TestKubectlDrain: kubectl drain finds pods/eviction in discovery and
+// evicts through it; a PodDisruptionBudget that allows no disruption stops
+// it with kube-apiserver's 429 (docs/apiserver.md, "Eviction"), and
+// without the budget the node is drained. Nothing here plays the kubelet,
+// so the evictions delete with --grace-period=0.
+func TestKubectlDrain(t *testing.T) {
+	requireKubectl(t)
+	kc := sharedServer(t).Kubeconfig
+	ns := newNamespace(t, kc)
+	node := ns + "-node"
+	mustKubectl(t, kc, "apiVersion: v1\nkind: Node\nmetadata:\n  name: "+node+"\n", "apply", "-f", "-")
+	t.Cleanup(func() { kubectl(t, kc, "", "delete", "node", node, "--wait=false") })
+	mustKubectl(t, kc, `apiVersion: v1
+kind: Pod
+metadata:
+  name: web
+  labels:
+    app: web
+spec:
+  nodeName: `+node+`
+  containers:
+  - name: c
+    image: nginx:1.27
+`, "-n", ns, "apply", "-f", "-")
+	// A running, ready pod; an unscheduled or pending one is evicted
+	// without a look at budgets.
+	mustKubectl(t, kc, "", "-n", ns, "patch", "pod", "web", "--subresource=status", "--type=merge",
+		"-p", `{"status":{"phase":"Running","conditions":[{"type":"Ready","status":"True"}]}}`)
+	mustKubectl(t, kc, `apiVersion: policy/v1
+kind: PodDisruptionBudget
+metadata:
+  name: web
+spec:
+  minAvailable: 1
+  selector:
+    matchLabels:
+      app: web
+`, "-n", ns, "apply", "-f", "-")
+	// What kube-controller-manager's disruption controller would write:
+	// one healthy pod, one needed, no disruption allowed.
+	mustKubectl(t, kc, "", "-n", ns, "patch", "pdb", "web", "--subresource=status", "--type=merge",
+		"-p", `{"status":{"observedGeneration":1,"currentHealthy":1,"desiredHealthy":1,"expectedPods":1,"disruptionsAllowed":0}}`)
+
+	drain := []string{"drain", node, "--force", "--grace-period=0", "--timeout=4s", "--pod-selector=app=web"}
+	out, errOut, code := kubectl(t, kc, "", drain...)
+	if code == 0 || !strings.Contains(errOut, "Cannot evict pod as it would violate the pod's disruption budget.") {
+		t.Errorf("drain with a budget allowing nothing: exit %d\nstdout: %s\nstderr: %s", code, out, errOut)
+	}
+	if got := jsonpath(t, kc, ns, "pod", "web", "{.metadata.name}"); got != "web" {
+		t.Errorf("the budget let the pod go: %q", got)
+	}
+	if got := jsonpath(t, kc, "", "node", node, "{.spec.unschedulable}"); got != "true" {
+		t.Errorf("node not cordoned: unschedulable %q", got)
+	}
+
+	mustKubectl(t, kc, "", "-n", ns, "delete", "pdb", "web")
+	out, errOut, code = kubectl(t, kc, "", drain...)
+	if code != 0 || !strings.Contains(out, "evicting pod "+ns+"/web") || !strings.Contains(out, "pod/web evicted") || !strings.Contains(out, "node/"+node+" drained") {
+		t.Errorf("drain: exit %d\nstdout: %s\nstderr: %s", code, out, errOut)
+	}
+	wantKubectl(t, kc, "", failed(`Error from server (NotFound): pods "web" not found`), "-n", ns, "get", "pod", "web")
+}

@@ -1,6 +1,9 @@
 package e2e
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 // TestKubectlUnserved checks what kubectl prints for APIs dnsplane does not
 // serve: kube-apiserver's 404 NotFound Status, so kubectl handles it as
@@ -13,7 +16,6 @@ func TestKubectlUnserved(t *testing.T) {
 	kc := sharedServer(t).Kubeconfig
 	ns := newNamespace(t, kc)
 	mustKubectl(t, kc, podYAML("x", "1"), "-n", ns, "create", "-f", "-")
-	mustKubectl(t, kc, "", "-n", ns, "create", "serviceaccount", "robot")
 
 	const doc = " (docs/apiserver.md#what-is-not-served)"
 	for _, tc := range []struct {
@@ -28,12 +30,26 @@ func TestKubectlUnserved(t *testing.T) {
 			failed("Error from server (BadRequest): pod x does not have a host assigned")},
 		{[]string{"auth", "can-i", "get", "pods"},
 			failed("Error from server (NotFound): dnsplane does not serve selfsubjectaccessreviews.authorization.k8s.io: there is no authorization, and every authenticated user may do everything" + doc)},
-		{[]string{"create", "token", "robot"},
-			failed("error: failed to create token: dnsplane does not serve serviceaccounts/token: it issues no service account tokens; clients authenticate with the bearer tokens of tokens.csv and --token-auth-file, or with client certificates" + doc)},
 	} {
 		wantKubectl(t, kc, "", tc.want, append([]string{"-n", ns}, tc.args...)...)
 	}
 	if out := mustKubectl(t, kc, "", "auth", "whoami", "-o", "jsonpath={.status.userInfo.username}"); out != "admin" {
 		t.Errorf("auth whoami: %q, want admin", out)
 	}
+}
+
+// TestKubectlCreateToken: kubectl create token gets a service account
+// token (docs/apiserver.md, "Service account tokens") that the server then
+// accepts as the account; kube's minimum duration is enforced.
+func TestKubectlCreateToken(t *testing.T) {
+	requireKubectl(t)
+	kc := sharedServer(t).Kubeconfig
+	ns := newNamespace(t, kc)
+	mustKubectl(t, kc, "", "-n", ns, "create", "serviceaccount", "robot")
+	token := strings.TrimSpace(mustKubectl(t, kc, "", "-n", ns, "create", "token", "robot", "--duration=10m"))
+	if got := mustKubectl(t, kc, "", "--token="+token, "auth", "whoami", "-o", "jsonpath={.status.userInfo.username}"); got != "system:serviceaccount:"+ns+":robot" {
+		t.Errorf("the token authenticates as %q", got)
+	}
+	wantKubectl(t, kc, "", failed(`error: failed to create token: TokenRequest.authentication.k8s.io "" is invalid: spec.expirationSeconds: Invalid value: 300: may not specify a duration less than 10 minutes`),
+		"-n", ns, "create", "token", "robot", "--duration=5m")
 }

@@ -93,7 +93,7 @@ func (r *Role) Components(cl controlplane.Cluster) ([]controlplane.Component, er
 	clientCA.AddCert(cl.PKI.CA)
 	logger := cl.Logger.With("role", "agent")
 	srv, err := podserver.New(podserver.Config{StateDir: stateDir, Pods: podserver.APILookup{Client: kube}, ClientCA: clientCA, Cert: cert,
-		AllowedClients: []string{pki.KubeletClientUser}, Logger: logger.With("server", "exec")})
+		AllowedClients: []string{podserver.APIServerClient}, Logger: logger.With("server", "exec")})
 	if err != nil {
 		return nil, fmt.Errorf("agent: %w", err)
 	}

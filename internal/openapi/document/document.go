@@ -32,7 +32,6 @@ import (
 	"unicode"
 
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
@@ -55,6 +54,19 @@ type Resource struct {
 	// patches (the built-in kinds, whose Go types carry the patch
 	// strategies), so PATCH lists that body type.
 	StrategicMergePatch bool
+	// Creatable are the kind's own subresources that take a POST of their
+	// kind and answer with it (pods/binding, pods/eviction,
+	// serviceaccounts/token), as the API server declares them
+	// (internal/registry/rest.Subresource).
+	Creatable []Subresource
+}
+
+// Subresource is a subresource whose POST takes and returns Kind.
+type Subresource struct {
+	Name string
+	Kind schema.GroupVersionKind
+	// New returns an empty object of Kind's Go type.
+	New func() any
 }
 
 func (r *Resource) has(verb string) bool { return slices.Contains(r.Verbs, verb) }
@@ -481,12 +493,15 @@ func buildV3(rs *resources, gv schema.GroupVersion, cfg config, schemas *oaSchem
 					scale, ok, created),
 			}}
 		}
-		if res.HasSubresource("binding") {
-			binding := schemas.ref(schemas.binding)
-			paths[collection+"/{name}/binding"] = &spec3.Path{PathProps: spec3.PathProps{
-				Parameters: subParams("Binding"),
-				Post: opOf(map[string]any{"group": "", "kind": "Binding", "version": "v1"}, id("create", "Binding"), "post",
-					"create binding of a "+kind, write, oaBody(binding, "*/*"), binding, ok, created, accepted),
+		for _, sub := range res.Creatable {
+			// As kube-apiserver names them: createCoreV1NamespacedPodEviction,
+			// "create eviction of a Pod".
+			body := schemas.ref(schemas.subresources[sub.Kind])
+			gvk := map[string]any{"group": sub.Kind.Group, "kind": sub.Kind.Kind, "version": sub.Kind.Version}
+			paths[collection+"/{name}/"+sub.Name] = &spec3.Path{PathProps: spec3.PathProps{
+				Parameters: subParams(sub.Kind.Kind),
+				Post: opOf(gvk, id("create", strings.ToUpper(sub.Name[:1])+sub.Name[1:]), "post",
+					"create "+sub.Name+" of a "+kind, write, oaBody(body, "*/*"), body, ok, created, accepted),
 			}}
 		}
 		if res.Namespaced && has("list") {
@@ -507,14 +522,18 @@ type oaSchemas struct {
 	specs                        map[string]*spec.Schema            // gen's definitions as kube-openapi types
 	kinds, lists                 map[schema.GroupVersionKind]string // definition names by item GVK
 	status, deleteOptions, patch string
-	// scale and binding are the kinds of the scale and binding
-	// subresources (autoscaling/v1 Scale, v1 Binding).
-	scale, binding string
+	// scale is the kind of every scale subresource (autoscaling/v1
+	// Scale).
+	scale string
+	// subresources are the kinds of the resources' Creatable
+	// subresources.
+	subresources map[schema.GroupVersionKind]string
 }
 
 func newSchemas(rs *resources, v openapi.Version) (*oaSchemas, error) {
 	g := openapi.NewGenerator(v)
-	s := &oaSchemas{gen: g, kinds: map[schema.GroupVersionKind]string{}, lists: map[schema.GroupVersionKind]string{}}
+	s := &oaSchemas{gen: g, kinds: map[schema.GroupVersionKind]string{}, lists: map[schema.GroupVersionKind]string{},
+		subresources: map[schema.GroupVersionKind]string{}}
 	for _, res := range rs.list {
 		name, err := g.AddKind(res.GVK, res.New())
 		if err != nil {
@@ -540,8 +559,15 @@ func newSchemas(rs *resources, v openapi.Version) (*oaSchemas, error) {
 	if s.scale, err = g.AddKind(autoscalingv1.SchemeGroupVersion.WithKind("Scale"), &autoscalingv1.Scale{}); err != nil {
 		return nil, fmt.Errorf("schema of Scale: %w", err)
 	}
-	if s.binding, err = g.AddKind(corev1.SchemeGroupVersion.WithKind("Binding"), &corev1.Binding{}); err != nil {
-		return nil, fmt.Errorf("schema of Binding: %w", err)
+	for _, res := range rs.list {
+		for _, sub := range res.Creatable {
+			if _, done := s.subresources[sub.Kind]; done {
+				continue
+			}
+			if s.subresources[sub.Kind], err = g.AddKind(sub.Kind, sub.New()); err != nil {
+				return nil, fmt.Errorf("schema of %v: %w", sub.Kind, err)
+			}
+		}
 	}
 	if s.specs, err = g.Definitions().KubeOpenAPI(); err != nil {
 		return nil, err
@@ -562,8 +588,8 @@ func (s *oaSchemas) reachable(rs *resources, gv schema.GroupVersion) map[string]
 			if res.HasSubresource("scale") {
 				roots = append(roots, s.scale)
 			}
-			if res.HasSubresource("binding") {
-				roots = append(roots, s.binding)
+			for _, sub := range res.Creatable {
+				roots = append(roots, s.subresources[sub.Kind])
 			}
 		}
 	}

@@ -12,6 +12,9 @@ import (
 	"strings"
 	"testing"
 
+	authenticationv1 "k8s.io/api/authentication/v1"
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	cgdiscovery "k8s.io/client-go/discovery"
 	"k8s.io/client-go/openapi3"
@@ -29,7 +32,21 @@ var allVerbs = []string{"create", "delete", "deletecollection", "get", "list", "
 func served() []Resource {
 	var out []Resource
 	for _, r := range api.Resources() {
-		out = append(out, Resource{Resource: r, Verbs: allVerbs, StrategicMergePatch: r.GVK.Group != "operator.dnsplane.io"})
+		var creatable []Subresource
+		switch r.GVK.Kind {
+		case "Pod":
+			// The API server adds the kind's own subresources
+			// (internal/registry/core/pod) to the row.
+			r.Subresources = append(slices.Clone(r.Subresources), "binding", "eviction", "exec", "attach", "log")
+			creatable = []Subresource{
+				{Name: "binding", Kind: corev1.SchemeGroupVersion.WithKind("Binding"), New: func() any { return &corev1.Binding{} }},
+				{Name: "eviction", Kind: policyv1.SchemeGroupVersion.WithKind("Eviction"), New: func() any { return &policyv1.Eviction{} }},
+			}
+		case "ServiceAccount":
+			r.Subresources = append(slices.Clone(r.Subresources), "token")
+			creatable = []Subresource{{Name: "token", Kind: authenticationv1.SchemeGroupVersion.WithKind("TokenRequest"), New: func() any { return &authenticationv1.TokenRequest{} }}}
+		}
+		out = append(out, Resource{Resource: r, Verbs: allVerbs, StrategicMergePatch: r.GVK.Group != "operator.dnsplane.io", Creatable: creatable})
 	}
 	return out
 }
@@ -361,6 +378,8 @@ func TestOpenAPIDocuments(t *testing.T) {
 		}{
 			{"scale", "autoscaling", "Scale", "io.k8s.api.autoscaling.v1.Scale", []string{"get", "put", "patch"}},
 			{"binding", "", "Binding", "io.k8s.api.core.v1.Binding", []string{"post"}},
+			{"eviction", "policy", "Eviction", "io.k8s.api.policy.v1.Eviction", []string{"post"}},
+			{"token", "authentication.k8s.io", "TokenRequest", "io.k8s.api.authentication.v1.TokenRequest", []string{"post"}},
 		} {
 			path, _ := docs[key]["paths"].(map[string]any)[item+"/"+sub.name].(map[string]any)
 			if !res.HasSubresource(sub.name) {
@@ -402,6 +421,8 @@ func TestOpenAPIDocuments(t *testing.T) {
 		"patchCoreV1NamespacedPod":                        "api/v1 patch /api/v1/namespaces/{namespace}/pods/{name}",
 		"patchCoreV1NamespacedPodStatus":                  "api/v1 patch /api/v1/namespaces/{namespace}/pods/{name}/status",
 		"createCoreV1NamespacedPodBinding":                "api/v1 post /api/v1/namespaces/{namespace}/pods/{name}/binding",
+		"createCoreV1NamespacedPodEviction":               "api/v1 post /api/v1/namespaces/{namespace}/pods/{name}/eviction",
+		"createCoreV1NamespacedServiceAccountToken":       "api/v1 post /api/v1/namespaces/{namespace}/serviceaccounts/{name}/token",
 		"readAppsV1NamespacedDeploymentScale":             "apis/apps/v1 get /apis/apps/v1/namespaces/{namespace}/deployments/{name}/scale",
 		"patchCoreV1NamespacedReplicationControllerScale": "api/v1 patch /api/v1/namespaces/{namespace}/replicationcontrollers/{name}/scale",
 		"listCoreV1PodForAllNamespaces":                   "api/v1 get /api/v1/pods",

@@ -31,8 +31,8 @@ const AutopathZone = "ap.k8s.io"
 
 // MaxNameServers is the most nameservers one forward plugin, or the
 // upstream resolvers, may list: CoreDNS's forward plugin refuses more than
-// 15 upstreams ("more than 15 TOs configured"), and the seed's limit is the
-// same.
+// 15 upstreams ("more than 15 TOs configured"), and the API's limit is the
+// same (docs/dns-operator.md, "Validation").
 const MaxNameServers = 15
 
 // MaxForwardPlugins is the most forward plugins a spec may list: with

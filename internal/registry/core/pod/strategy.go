@@ -28,7 +28,12 @@ import (
 )
 
 // Strategy is the Pod strategy.
-type Strategy struct{ workload.Strategy[core.Pod] }
+type Strategy struct {
+	workload.Strategy[core.Pod]
+	// host is what the subresources (subresources.go) need of the API
+	// server; nil (offline validation) reaches no node agent.
+	host *host
+}
 
 var (
 	_ rest.Strategy        = Strategy{}
@@ -38,7 +43,7 @@ var (
 
 // New returns the Pod strategy with the pod DNS rules dns.
 func New(dns validation.Options) Strategy {
-	return Strategy{workload.Strategy[core.Pod]{
+	return Strategy{Strategy: workload.Strategy[core.Pod]{
 		Strategy: upstream.Strategy[core.Pod]{
 			Default: rest.Default{Status: true, Namespaced: true, ReturnDeletedObject: true},
 			Rules: upstream.Rules[core.Pod]{

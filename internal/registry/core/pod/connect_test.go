@@ -1,4 +1,4 @@
-package apiserver
+package pod
 
 import (
 	"net/url"
