@@ -64,6 +64,7 @@ func buildPrinters() map[schema.GroupKind]Printer {
 		csrKind:                       certificateSigningRequestPrinter(),
 		podCertificateRequestKind:     podCertificateRequestPrinter(),
 		clusterTrustBundleKind:        clusterTrustBundlePrinter(),
+		svmKind:                       storageVersionMigrationPrinter(),
 		core("ConfigMap"):             configMapPrinter(),
 		apps("Deployment"):            deploymentPrinter(),
 		apps("ReplicaSet"):            replicaSetPrinter(),

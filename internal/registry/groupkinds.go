@@ -18,3 +18,7 @@ func rbacKind(kind string) schema.GroupKind {
 func resourceKind(kind string) schema.GroupKind {
 	return schema.GroupKind{Group: "resource.k8s.io", Kind: kind}
 }
+
+func storageMigrationKind(kind string) schema.GroupKind {
+	return schema.GroupKind{Group: "storagemigration.k8s.io", Kind: kind}
+}

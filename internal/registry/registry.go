@@ -64,6 +64,7 @@ import (
 	"github.com/dnsplane/dnsplane/internal/registry/storage/storageclass"
 	"github.com/dnsplane/dnsplane/internal/registry/storage/volumeattachment"
 	"github.com/dnsplane/dnsplane/internal/registry/storage/volumeattributesclass"
+	"github.com/dnsplane/dnsplane/internal/registry/storagemigration/storageversionmigration"
 	"github.com/dnsplane/dnsplane/internal/registry/upstream"
 	"github.com/dnsplane/dnsplane/internal/validation"
 )
@@ -156,6 +157,7 @@ func Strategies(cfg Config) map[schema.GroupKind]rest.Strategy {
 		resourceKind("ResourceClaimTemplate"):              resourceclaimtemplate.New(cfg.Namespaces),
 		resourceKind("ResourceSlice"):                      resourceslice.New(),
 		resourceKind("DeviceTaintRule"):                    devicetaintrule.New(),
+		storageMigrationKind("StorageVersionMigration"):    storageversionmigration.New(),
 		{Group: "events.k8s.io", Kind: "Event"}:            simple(core.Event{}, validateEventsV1, validateEventsV1Update),
 
 		// dnsplane's own API: the DNS operator's rules (internal/operator/dnsspec).
