@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
@@ -99,6 +100,10 @@ const (
 
 // all is the "all" category kubectl get all expands.
 var all = []string{"all"}
+
+// apiExtensions is kube-apiserver's category of the kinds that extend the
+// API (admission policies, webhooks, CRDs).
+var apiExtensions = []string{"api-extensions"}
 
 func core(kind, plural string, namespaced bool, short []string, subresources []string, cats []string, newObj func() any) Resource {
 	return Resource{GVK: schema.GroupVersionKind{Version: "v1", Kind: kind}, Plural: plural, Namespaced: namespaced,
@@ -196,6 +201,9 @@ var resources = sorted([]Resource{
 	group("resource.k8s.io", "ResourceClaimTemplate", "resourceclaimtemplates", true, nil, nil, nil, func() any { return &resourcev1.ResourceClaimTemplate{} }),
 	group("resource.k8s.io", "ResourceSlice", "resourceslices", false, nil, nil, nil, func() any { return &resourcev1.ResourceSlice{} }),
 	group("resource.k8s.io", "DeviceTaintRule", "devicetaintrules", false, nil, []string{status}, nil, func() any { return &resourcev1.DeviceTaintRule{} }),
+	// Stored and validated, not enforced (docs/apiserver.md).
+	group("admissionregistration.k8s.io", "ValidatingAdmissionPolicy", "validatingadmissionpolicies", false, nil, []string{status}, apiExtensions, func() any { return &admissionregistrationv1.ValidatingAdmissionPolicy{} }),
+	group("admissionregistration.k8s.io", "ValidatingAdmissionPolicyBinding", "validatingadmissionpolicybindings", false, nil, nil, apiExtensions, func() any { return &admissionregistrationv1.ValidatingAdmissionPolicyBinding{} }),
 	group("storagemigration.k8s.io", "StorageVersionMigration", "storageversionmigrations", false, nil, []string{status}, nil, func() any { return &storagemigrationv1.StorageVersionMigration{} }),
 	// The events.k8s.io view of v1 Events, as kube-apiserver serves both.
 	storedAs(corev1.SchemeGroupVersion.WithKind("Event"),

@@ -185,7 +185,7 @@ func TestDiscoveryLegacyDocuments(t *testing.T) {
 				t.Errorf("group %s: %+v", g.Name, g)
 			}
 		}
-		want := []string{"apps", "autoscaling", "batch", "certificates.k8s.io", "coordination.k8s.io", "discovery.k8s.io", "events.k8s.io", "networking.k8s.io", "operator.dnsplane.io", "policy", "rbac.authorization.k8s.io", "resource.k8s.io", "scheduling.k8s.io", "storage.k8s.io", "storagemigration.k8s.io"}
+		want := []string{"admissionregistration.k8s.io", "apps", "autoscaling", "batch", "certificates.k8s.io", "coordination.k8s.io", "discovery.k8s.io", "events.k8s.io", "networking.k8s.io", "operator.dnsplane.io", "policy", "rbac.authorization.k8s.io", "resource.k8s.io", "scheduling.k8s.io", "storage.k8s.io", "storagemigration.k8s.io"}
 		if !slices.Equal(names, want) {
 			t.Errorf("groups = %v, want %v", names, want)
 		}
@@ -424,7 +424,7 @@ func TestDiscoveryClientGo(t *testing.T) {
 			if perGV != legacy {
 				t.Errorf("requested %v; legacy = %v", srv.requested(), legacy)
 			}
-			if len(groups) != 16 {
+			if len(groups) != 17 {
 				t.Errorf("%d groups", len(groups))
 			}
 			got := map[schema.GroupVersionResource]metav1.APIResource{}

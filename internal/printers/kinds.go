@@ -64,6 +64,8 @@ func buildPrinters() map[schema.GroupKind]Printer {
 		csrKind:                       certificateSigningRequestPrinter(),
 		podCertificateRequestKind:     podCertificateRequestPrinter(),
 		clusterTrustBundleKind:        clusterTrustBundlePrinter(),
+		vapKind:                       validatingAdmissionPolicyPrinter(),
+		vapbKind:                      validatingAdmissionPolicyBindingPrinter(),
 		svmKind:                       storageVersionMigrationPrinter(),
 		core("ConfigMap"):             configMapPrinter(),
 		apps("Deployment"):            deploymentPrinter(),

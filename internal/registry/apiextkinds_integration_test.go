@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	certificatesv1 "k8s.io/api/certificates/v1"
@@ -16,16 +17,20 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/kubernetes/pkg/apis/admissionregistration"
+	arvalidation "k8s.io/kubernetes/pkg/apis/admissionregistration/validation"
 
 	"github.com/dnsplane/dnsplane/internal/controlplane"
 	"github.com/dnsplane/dnsplane/internal/controlplane/controlplanetest"
+	"github.com/dnsplane/dnsplane/internal/registry/upstream"
 )
 
 // TestAPIExtensionKinds covers the last kinds kube-controller-manager
-// --controllers=* lists (issue 19): StorageVersionMigrations,
-// HorizontalPodAutoscalers at autoscaling/v1 and
+// --controllers=* lists (issue 19): admission policies and their bindings,
+// StorageVersionMigrations, HorizontalPodAutoscalers at autoscaling/v1 and
 // certificatesigningrequests/approval.
 func TestAPIExtensionKinds(t *testing.T) {
 	if testing.Short() {
@@ -36,14 +41,94 @@ func TestAPIExtensionKinds(t *testing.T) {
 		gvk   schema.GroupVersionKind
 		cases func(ns string) []kindCase
 	}{
+		{admissionregistrationv1.SchemeGroupVersion.WithKind("ValidatingAdmissionPolicy"), validatingAdmissionPolicyCases(t)},
+		{admissionregistrationv1.SchemeGroupVersion.WithKind("ValidatingAdmissionPolicyBinding"), validatingAdmissionPolicyBindingCases},
 		{storagemigrationv1.SchemeGroupVersion.WithKind("StorageVersionMigration"), storageVersionMigrationCases},
 		{autoscalingv1.SchemeGroupVersion.WithKind("HorizontalPodAutoscaler"), horizontalPodAutoscalerV1Cases},
 	} {
 		t.Run(tt.gvk.Kind+"."+tt.gvk.Version, func(t *testing.T) { runKindCases(t, ts.Client, tt.gvk, tt.cases) })
 	}
+	t.Run("policy generation and status", func(t *testing.T) { checkPolicyGeneration(t, ts.Client) })
 	t.Run("hpa versions", func(t *testing.T) { checkHPAVersions(t, ts.Client) })
 	t.Run("csr approval", func(t *testing.T) { checkCSRApproval(t, ts.Client) })
 	t.Run("informers sync", func(t *testing.T) { checkAPIExtensionInformers(t, ts.Client) })
+}
+
+func validatingAdmissionPolicy(name, expression string) *admissionregistrationv1.ValidatingAdmissionPolicy {
+	return &admissionregistrationv1.ValidatingAdmissionPolicy{TypeMeta: typed("admissionregistration.k8s.io/v1", "ValidatingAdmissionPolicy"), ObjectMeta: meta(name),
+		Spec: admissionregistrationv1.ValidatingAdmissionPolicySpec{
+			MatchConstraints: &admissionregistrationv1.MatchResources{ResourceRules: []admissionregistrationv1.NamedRuleWithOperations{{
+				RuleWithOperations: admissionregistrationv1.RuleWithOperations{
+					Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create, admissionregistrationv1.Update},
+					Rule:       admissionregistrationv1.Rule{APIGroups: []string{"apps"}, APIVersions: []string{"v1"}, Resources: []string{"deployments"}},
+				}}}},
+			Validations: []admissionregistrationv1.Validation{{Expression: expression}},
+		}}
+}
+
+// validatingAdmissionPolicyCases: a CEL expression that does not compile
+// is refused with the message upstream's validator gives for it (the CEL
+// compiler's, long and positional, so computed here rather than copied).
+func validatingAdmissionPolicyCases(t *testing.T) func(string) []kindCase {
+	t.Helper()
+	const broken = "object.spec.replicas <"
+	return func(string) []kindCase {
+		return []kindCase{
+			{name: "valid", obj: validatingAdmissionPolicy("valid", "object.spec.replicas <= 5")},
+			{name: "expression does not compile", obj: validatingAdmissionPolicy("broken", broken), causes: upstreamPolicyCauses(t, validatingAdmissionPolicy("broken", broken))},
+			{name: "no validations", obj: func() *admissionregistrationv1.ValidatingAdmissionPolicy {
+				p := validatingAdmissionPolicy("empty", "true")
+				p.Spec.Validations = nil
+				return p
+			}(), causes: []metav1.StatusCause{
+				cause(required, "spec.validations", "Required value: validations or auditAnnotations must contain at least one item"),
+				cause(required, "spec.auditAnnotations", "Required value: validations or auditAnnotations must contain at least one item"),
+			}},
+			// ManifestBasedAdmissionControlConfig (beta, on in 1.37)
+			// reserves the suffix for policies loaded from files.
+			{name: "static suffix", obj: validatingAdmissionPolicy("p.static.k8s.io", "true"), causes: []metav1.StatusCause{
+				cause(invalid, "metadata.name", `Invalid value: "p.static.k8s.io": names ending with ".static.k8s.io" are reserved for static manifest-based configurations and cannot be managed via the API`)}},
+		}
+	}
+}
+
+// upstreamPolicyCauses are the causes upstream's validator gives p, after
+// upstream's defaults, as kube-apiserver's 422 lists them.
+func upstreamPolicyCauses(t *testing.T, p *admissionregistrationv1.ValidatingAdmissionPolicy) []metav1.StatusCause {
+	t.Helper()
+	p = p.DeepCopy()
+	upstream.Default(p)
+	var in admissionregistration.ValidatingAdmissionPolicy
+	if err := upstream.Convert(p, &in); err != nil {
+		t.Fatal(err)
+	}
+	errs := arvalidation.ValidateValidatingAdmissionPolicy(&in)
+	if len(errs) == 0 {
+		t.Fatalf("%q: upstream accepts it", p.Spec.Validations[0].Expression)
+	}
+	return statusCauses(errs)
+}
+
+func statusCauses(errs field.ErrorList) []metav1.StatusCause {
+	out := make([]metav1.StatusCause, 0, len(errs))
+	for _, e := range errs {
+		out = append(out, metav1.StatusCause{Type: metav1.CauseType(e.Type), Message: e.ErrorBody(), Field: e.Field})
+	}
+	return out
+}
+
+func validatingAdmissionPolicyBindingCases(string) []kindCase {
+	binding := func(name, policy string, actions ...admissionregistrationv1.ValidationAction) *admissionregistrationv1.ValidatingAdmissionPolicyBinding {
+		return &admissionregistrationv1.ValidatingAdmissionPolicyBinding{TypeMeta: typed("admissionregistration.k8s.io/v1", "ValidatingAdmissionPolicyBinding"), ObjectMeta: meta(name),
+			Spec: admissionregistrationv1.ValidatingAdmissionPolicyBindingSpec{PolicyName: policy, ValidationActions: actions}}
+	}
+	return []kindCase{
+		{name: "valid", obj: binding("valid", "valid", admissionregistrationv1.Deny)},
+		{name: "unknown action", obj: binding("bad-action", "valid", "Block"), causes: []metav1.StatusCause{
+			cause(unsupported, "spec.validationActions[0]", `Unsupported value: "Block": supported values: "Audit", "Deny", "Warn"`)}},
+		{name: "static suffix", obj: binding("b.static.k8s.io", "valid", admissionregistrationv1.Deny), causes: []metav1.StatusCause{
+			cause(invalid, "metadata.name", `Invalid value: "b.static.k8s.io": names ending with ".static.k8s.io" are reserved for static manifest-based configurations and cannot be managed via the API`)}},
+	}
 }
 
 func storageVersionMigrationCases(string) []kindCase {
@@ -81,6 +166,30 @@ func horizontalPodAutoscalerV1Cases(string) []kindCase {
 		{name: "valid", obj: horizontalPodAutoscalerV1("valid-v1", 0, 3)},
 		{name: "max below min", obj: horizontalPodAutoscalerV1("inverted-v1", 3, 2),
 			causes: []metav1.StatusCause{cause(invalid, "spec.maxReplicas", "Invalid value: 2: must be greater than or equal to `minReplicas`")}},
+	}
+}
+
+// checkPolicyGeneration: a policy starts at generation 1, a spec change
+// bumps it, and the status written through /status stays.
+func checkPolicyGeneration(t *testing.T, c kubernetes.Interface) {
+	t.Helper()
+	ctx := context.Background()
+	policies := c.AdmissionregistrationV1().ValidatingAdmissionPolicies()
+	p, err := policies.Get(ctx, "valid", metav1.GetOptions{})
+	if err != nil || p.Generation != 1 || p.Spec.FailurePolicy == nil || *p.Spec.FailurePolicy != admissionregistrationv1.Fail {
+		t.Fatalf("policy: %v %+v", err, p)
+	}
+	p.Status.ObservedGeneration = 1
+	p.Status.TypeChecking = &admissionregistrationv1.TypeChecking{}
+	if p, err = policies.UpdateStatus(ctx, p, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	p.Spec.Validations[0].Expression = "object.spec.replicas <= 3"
+	if p, err = policies.Update(ctx, p, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if p.Generation != 2 || p.Status.ObservedGeneration != 1 || p.Status.TypeChecking == nil {
+		t.Errorf("after a spec change: generation %d, status %+v", p.Generation, p.Status)
 	}
 }
 
@@ -169,13 +278,15 @@ func checkCSRApproval(t *testing.T, c kubernetes.Interface) {
 }
 
 // checkAPIExtensionInformers starts the informers kube-controller-manager's
-// storage-version-migrator and HPA controllers start, and waits for them
-// to sync.
+// validatingadmissionpolicy-status, storage-version-migrator and HPA
+// controllers start, and waits for them to sync.
 func checkAPIExtensionInformers(t *testing.T, c kubernetes.Interface) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	f := informers.NewSharedInformerFactory(c, 0)
+	f.Admissionregistration().V1().ValidatingAdmissionPolicies().Informer()
+	f.Admissionregistration().V1().ValidatingAdmissionPolicyBindings().Informer()
 	f.Storagemigration().V1().StorageVersionMigrations().Informer()
 	f.Autoscaling().V1().HorizontalPodAutoscalers().Informer()
 	f.Start(ctx.Done())

@@ -26,6 +26,8 @@ import (
 	"k8s.io/utils/clock"
 
 	dpoperatorv1 "github.com/dnsplane/dnsplane/api/operator/v1"
+	"github.com/dnsplane/dnsplane/internal/registry/admissionregistration/validatingadmissionpolicy"
+	"github.com/dnsplane/dnsplane/internal/registry/admissionregistration/validatingadmissionpolicybinding"
 	"github.com/dnsplane/dnsplane/internal/registry/apps/daemonset"
 	"github.com/dnsplane/dnsplane/internal/registry/apps/deployment"
 	"github.com/dnsplane/dnsplane/internal/registry/apps/replicaset"
@@ -157,6 +159,8 @@ func Strategies(cfg Config) map[schema.GroupKind]rest.Strategy {
 		resourceKind("ResourceClaimTemplate"):              resourceclaimtemplate.New(cfg.Namespaces),
 		resourceKind("ResourceSlice"):                      resourceslice.New(),
 		resourceKind("DeviceTaintRule"):                    devicetaintrule.New(),
+		admissionKind("ValidatingAdmissionPolicy"):         validatingadmissionpolicy.New(),
+		admissionKind("ValidatingAdmissionPolicyBinding"):  validatingadmissionpolicybinding.New(),
 		storageMigrationKind("StorageVersionMigration"):    storageversionmigration.New(),
 		{Group: "events.k8s.io", Kind: "Event"}:            simple(core.Event{}, validateEventsV1, validateEventsV1Update),
 

@@ -6,6 +6,10 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	"k8s.io/kubernetes/pkg/apis/admissionregistration"
+	admissionregistrationv1 "k8s.io/kubernetes/pkg/apis/admissionregistration/v1"
+	admissionregistrationv1alpha1 "k8s.io/kubernetes/pkg/apis/admissionregistration/v1alpha1"
+	admissionregistrationv1beta1 "k8s.io/kubernetes/pkg/apis/admissionregistration/v1beta1"
 	"k8s.io/kubernetes/pkg/apis/apps"
 	appsv1 "k8s.io/kubernetes/pkg/apis/apps/v1"
 	appsv1beta1 "k8s.io/kubernetes/pkg/apis/apps/v1beta1"
@@ -108,6 +112,8 @@ var scheme = sync.OnceValue(func() *runtime.Scheme {
 			[]schema.GroupVersion{rbacv1.SchemeGroupVersion, rbacv1beta1.SchemeGroupVersion, rbacv1alpha1.SchemeGroupVersion}},
 		{[]func(*runtime.Scheme) error{resource.AddToScheme, resourcev1alpha3.AddToScheme, resourcev1beta1.AddToScheme, resourcev1beta2.AddToScheme, resourcev1.AddToScheme},
 			[]schema.GroupVersion{resourcev1.SchemeGroupVersion, resourcev1beta2.SchemeGroupVersion, resourcev1beta1.SchemeGroupVersion, resourcev1alpha3.SchemeGroupVersion}},
+		{[]func(*runtime.Scheme) error{admissionregistration.AddToScheme, admissionregistrationv1beta1.AddToScheme, admissionregistrationv1alpha1.AddToScheme, admissionregistrationv1.AddToScheme},
+			[]schema.GroupVersion{admissionregistrationv1.SchemeGroupVersion, admissionregistrationv1beta1.SchemeGroupVersion, admissionregistrationv1alpha1.SchemeGroupVersion}},
 		{[]func(*runtime.Scheme) error{storagemigration.AddToScheme, storagemigrationv1beta1.AddToScheme, storagemigrationv1.AddToScheme},
 			[]schema.GroupVersion{storagemigrationv1.SchemeGroupVersion, storagemigrationv1beta1.SchemeGroupVersion}},
 	} {
