@@ -38,17 +38,6 @@ func served() []Resource {
 	return out
 }
 
-// versionOf is the one version of group served (autoscaling is served at
-// v2 only).
-func versionOf(group string) string {
-	for _, r := range served() {
-		if r.GVK.Group == group {
-			return r.GVK.Version
-		}
-	}
-	return ""
-}
-
 // versionsOf are the served versions of group, preferred first, as
 // kube-apiserver lists them (autoscaling: v2, v1).
 func versionsOf(group string) []string {

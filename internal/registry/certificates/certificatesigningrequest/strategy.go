@@ -106,7 +106,7 @@ func (Strategy) ObjectSubresources() []string { return []string{approval} }
 // PrepareForSubresourceUpdate keeps everything but the conditions, whose
 // missing timestamps it fills in (upstream's csrApprovalStrategy).
 func (s Strategy) PrepareForSubresourceUpdate(ctx context.Context, _ string, obj, old any) {
-	s.Strategy.ApplyDefaults(obj)
+	s.ApplyDefaults(obj)
 	csr, o := obj.(*certificatesv1.CertificateSigningRequest), old.(*certificatesv1.CertificateSigningRequest)
 	s.fillTimestamps(csr, o)
 	conditions := csr.Status.Conditions
@@ -125,8 +125,8 @@ func (s Strategy) ValidateSubresourceUpdate(_ context.Context, _ string, obj, ol
 	return certificatesvalidation.ValidateCertificateSigningRequestApprovalUpdate(in, o)
 }
 
-// SubresourceResetFields: an approval cannot set the spec or the
-// certificate.
+// SubresourceResetFields are the spec and the certificate, which an
+// approval cannot set.
 func (Strategy) SubresourceResetFields(string) *fieldpath.Set {
 	return fieldpath.NewSet(fieldpath.MakePathOrDie("spec"), fieldpath.MakePathOrDie("status", "certificate"))
 }
