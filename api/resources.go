@@ -10,7 +10,9 @@ import (
 	"slices"
 	"strings"
 
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
+	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	certificatesv1 "k8s.io/api/certificates/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
@@ -23,6 +25,7 @@ import (
 	resourcev1 "k8s.io/api/resource/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
 	storagev1 "k8s.io/api/storage/v1"
+	storagemigrationv1 "k8s.io/api/storagemigration/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	dpappsv1 "github.com/dnsplane/dnsplane/api/apps/v1"
@@ -43,11 +46,11 @@ type Resource struct {
 	// Subresources served besides the main resource, the generic ones:
 	// "status" (the main resource then ignores status changes and /status
 	// ignores the rest) and "scale" (autoscaling/v1 Scale of
-	// spec.replicas), and "finalize" (an update of the object under the
-	// strategy its kind gives for it: namespaces). A kind's own
-	// subresources (pods/binding,
-	// pods/eviction, pods/exec, …) come from its package under
-	// internal/registry, which the API server adds here.
+	// spec.replicas), "finalize" (an update of the object under the
+	// strategy its kind gives for it: namespaces) and CSRs' "approval"
+	// (the request's conditions only). A kind's own subresources
+	// (pods/binding, pods/eviction, pods/exec, …) come from its package
+	// under internal/registry, which the API server adds here.
 	// Discovery announces each with its kind and verbs.
 	Subresources []string
 	// Custom is true for dnsplane's own kinds, served as kube-apiserver
@@ -99,6 +102,10 @@ const (
 
 // all is the "all" category kubectl get all expands.
 var all = []string{"all"}
+
+// apiExtensions is kube-apiserver's category of the kinds that extend the
+// API (admission policies, webhooks, CRDs).
+var apiExtensions = []string{"api-extensions"}
 
 func core(kind, plural string, namespaced bool, short []string, subresources []string, cats []string, newObj func() any) Resource {
 	return Resource{GVK: schema.GroupVersionKind{Version: "v1", Kind: kind}, Plural: plural, Namespaced: namespaced,
@@ -164,12 +171,17 @@ var resources = sorted([]Resource{
 	group("policy", "PodDisruptionBudget", "poddisruptionbudgets", true, []string{"pdb"}, []string{status}, nil, func() any { return &policyv1.PodDisruptionBudget{} }),
 	group("scheduling.k8s.io", "PriorityClass", "priorityclasses", false, []string{"pc"}, nil, nil, func() any { return &schedulingv1.PriorityClass{} }),
 	version("v2", group("autoscaling", "HorizontalPodAutoscaler", "horizontalpodautoscalers", true, []string{"hpa"}, []string{status}, all, func() any { return &autoscalingv2.HorizontalPodAutoscaler{} })),
+	// autoscaling/v1 HorizontalPodAutoscalers are a view of the v2 objects,
+	// converted by upstream's conversions (metrics v1 cannot express ride
+	// in annotations), as kube-apiserver serves both.
+	storedAs(autoscalingv2.SchemeGroupVersion.WithKind("HorizontalPodAutoscaler"),
+		group("autoscaling", "HorizontalPodAutoscaler", "horizontalpodautoscalers", true, []string{"hpa"}, []string{status}, all, func() any { return &autoscalingv1.HorizontalPodAutoscaler{} })),
 	group("networking.k8s.io", "Ingress", "ingresses", true, []string{"ing"}, []string{status}, nil, func() any { return &networkingv1.Ingress{} }),
 	group("networking.k8s.io", "IngressClass", "ingressclasses", false, nil, nil, nil, func() any { return &networkingv1.IngressClass{} }),
 	group("networking.k8s.io", "NetworkPolicy", "networkpolicies", true, []string{"netpol"}, nil, nil, func() any { return &networkingv1.NetworkPolicy{} }),
 	group("networking.k8s.io", "ServiceCIDR", "servicecidrs", false, nil, []string{status}, nil, func() any { return &networkingv1.ServiceCIDR{} }),
 	group("networking.k8s.io", "IPAddress", "ipaddresses", false, []string{"ip"}, nil, nil, func() any { return &networkingv1.IPAddress{} }),
-	group("certificates.k8s.io", "CertificateSigningRequest", "certificatesigningrequests", false, []string{"csr"}, []string{status}, nil, func() any { return &certificatesv1.CertificateSigningRequest{} }),
+	group("certificates.k8s.io", "CertificateSigningRequest", "certificatesigningrequests", false, []string{"csr"}, []string{status, "approval"}, nil, func() any { return &certificatesv1.CertificateSigningRequest{} }),
 	group("certificates.k8s.io", "PodCertificateRequest", "podcertificaterequests", true, nil, []string{status}, nil, func() any { return &certificatesv1.PodCertificateRequest{} }),
 	group("certificates.k8s.io", "ClusterTrustBundle", "clustertrustbundles", false, nil, nil, nil, func() any { return &certificatesv1.ClusterTrustBundle{} }),
 	group("discovery.k8s.io", "EndpointSlice", "endpointslices", true, nil, nil, nil, func() any { return &discoveryv1.EndpointSlice{} }),
@@ -191,6 +203,10 @@ var resources = sorted([]Resource{
 	group("resource.k8s.io", "ResourceClaimTemplate", "resourceclaimtemplates", true, nil, nil, nil, func() any { return &resourcev1.ResourceClaimTemplate{} }),
 	group("resource.k8s.io", "ResourceSlice", "resourceslices", false, nil, nil, nil, func() any { return &resourcev1.ResourceSlice{} }),
 	group("resource.k8s.io", "DeviceTaintRule", "devicetaintrules", false, nil, []string{status}, nil, func() any { return &resourcev1.DeviceTaintRule{} }),
+	// Stored and validated, not enforced (docs/apiserver.md).
+	group("admissionregistration.k8s.io", "ValidatingAdmissionPolicy", "validatingadmissionpolicies", false, nil, []string{status}, apiExtensions, func() any { return &admissionregistrationv1.ValidatingAdmissionPolicy{} }),
+	group("admissionregistration.k8s.io", "ValidatingAdmissionPolicyBinding", "validatingadmissionpolicybindings", false, nil, nil, apiExtensions, func() any { return &admissionregistrationv1.ValidatingAdmissionPolicyBinding{} }),
+	group("storagemigration.k8s.io", "StorageVersionMigration", "storageversionmigrations", false, nil, []string{status}, nil, func() any { return &storagemigrationv1.StorageVersionMigration{} }),
 	// The events.k8s.io view of v1 Events, as kube-apiserver serves both.
 	storedAs(corev1.SchemeGroupVersion.WithKind("Event"),
 		group("events.k8s.io", "Event", "events", true, []string{"ev"}, nil, nil, func() any { return &eventsv1.Event{} })),

@@ -22,6 +22,8 @@ func validate(ctx context.Context, res *Resource, info requestInfo, obj, old any
 		errs = rest.ValidateCreate(ctx, res.Strategy, res.Namespaced, obj)
 	case info.Subresource == "status":
 		errs = rest.ValidateStatusUpdate(ctx, res.Strategy, res.Namespaced, obj, old)
+	case rest.IsObjectSubresource(res.Strategy, info.Subresource):
+		errs = rest.ValidateSubresourceUpdate(ctx, res.Strategy, res.Namespaced, info.Subresource, obj, old)
 	default:
 		errs = rest.ValidateUpdate(ctx, res.Strategy, res.Namespaced, obj, old)
 	}

@@ -17,6 +17,7 @@ import (
 	smdschema "sigs.k8s.io/structured-merge-diff/v6/schema"
 
 	"github.com/dnsplane/dnsplane/internal/openapi"
+	"github.com/dnsplane/dnsplane/internal/registry/rest"
 )
 
 // maxFieldManagerLength is upstream's limit on a manager name.
@@ -85,6 +86,9 @@ func newFieldManagers(reg *Registry) (*fieldManagers, error) {
 			// reset, as upstream's namespaceFinalizeStrategy.
 			subs = append(subs, "finalize")
 		}
+		if os, ok := res.Strategy.(rest.ObjectSubresourceStrategy); ok {
+			subs = append(subs, os.ObjectSubresources()...)
+		}
 		for _, sub := range subs {
 			fm, err := managedfields.NewDefaultFieldManager(tc, unversioned{}, unversioned{}, unversioned{},
 				res.GVK, res.GroupVersion(), sub, resetFields(res, sub))
@@ -108,7 +112,8 @@ func (f *fieldManagers) rootType(res *Resource) (typeRoot, bool) {
 
 // resetFields are the fields a write cannot set, so no manager owns them
 // through it: the status through the main resource, and what /status
-// ignores (prepareStatusUpdate keeps everything but the status).
+// ignores (prepareStatusUpdate keeps everything but the status), and what
+// an object subresource's strategy keeps (CSR approval: spec, certificate).
 func resetFields(res *Resource, subresource string) map[fieldpath.APIVersion]fieldpath.Filter {
 	var set *fieldpath.Set
 	switch {
@@ -118,6 +123,8 @@ func resetFields(res *Resource, subresource string) map[fieldpath.APIVersion]fie
 			fieldpath.MakePathOrDie("metadata", "labels"),
 			fieldpath.MakePathOrDie("metadata", "annotations"),
 		)
+	case rest.IsObjectSubresource(res.Strategy, subresource):
+		set = res.Strategy.(rest.ObjectSubresourceStrategy).SubresourceResetFields(subresource)
 	case res.HasStatus():
 		set = fieldpath.NewSet(fieldpath.MakePathOrDie("status"))
 	default:

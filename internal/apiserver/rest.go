@@ -12,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/dnsplane/dnsplane/internal/registry/rest"
 	"github.com/dnsplane/dnsplane/internal/storage"
 )
 
@@ -37,7 +38,7 @@ func (s *Server) serveResource(w http.ResponseWriter, r *http.Request, info requ
 		return
 	}
 	var err error
-	if info.Subresource != "" && info.Subresource != "status" {
+	if info.Subresource != "" && info.Subresource != "status" && !rest.IsObjectSubresource(res.Strategy, info.Subresource) {
 		if err = s.serveSubresource(w, r, res, info); err != nil {
 			writeErrorNegotiated(w, r, s.log, err)
 		}

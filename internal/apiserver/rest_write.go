@@ -227,6 +227,12 @@ func (s *Server) updateFrom(ctx context.Context, res *Resource, info requestInfo
 		if info.applied {
 			accessor(obj).SetManagedFields(managed)
 		}
+	} else if os, ok := res.Strategy.(rest.ObjectSubresourceStrategy); ok && rest.IsObjectSubresource(res.Strategy, info.Subresource) {
+		// An object subresource (CSR approval): the strategy keeps what
+		// it may not change. /scale writes the parent through the main
+		// resource's rules.
+		keepServerMetadata(obj, old)
+		os.PrepareForSubresourceUpdate(ctx, info.Subresource, obj, old)
 	} else {
 		prepareUpdate(ctx, res, obj, old)
 	}

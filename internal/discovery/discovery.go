@@ -17,6 +17,7 @@ import (
 	apidiscoveryv2beta1 "k8s.io/api/apidiscovery/v2beta1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	kubeversion "k8s.io/apimachinery/pkg/version"
 
 	"github.com/dnsplane/dnsplane/api"
 	"github.com/dnsplane/dnsplane/internal/negotiation"
@@ -86,7 +87,9 @@ var statusVerbs = []string{"get", "patch", "update"}
 // neither has.
 func subresource(r Resource, name string) (kind schema.GroupVersionKind, verbs []string, ok bool) {
 	switch name {
-	case "status":
+	case "status", "approval":
+		// approval: certificatesigningrequests/approval, the parent's kind
+		// read and written whole, as status.
 		return r.GVK, statusVerbs, true
 	case "scale":
 		return schema.GroupVersionKind{Group: "autoscaling", Version: "v1", Kind: "Scale"}, statusVerbs, true
@@ -175,8 +178,10 @@ func (d *Discovery) groups() []string {
 	return out
 }
 
-// versions returns the served versions of group, preferred first: v1 when
-// served, otherwise the resources' order.
+// versions returns the served versions of group, preferred first, in
+// kube's order (GA before beta before alpha, higher first: autoscaling's
+// v2 before v1), which is what kube-apiserver's version priorities give
+// for every group dnsplane serves.
 func (d *Discovery) versions(group string) []string {
 	var out []string
 	for _, gv := range d.gvs {
@@ -184,7 +189,7 @@ func (d *Discovery) versions(group string) []string {
 			out = append(out, gv.Version)
 		}
 	}
-	sort.SliceStable(out, func(i, j int) bool { return out[i] == "v1" && out[j] != "v1" })
+	sort.SliceStable(out, func(i, j int) bool { return kubeversion.CompareKubeAwareVersionStrings(out[i], out[j]) > 0 })
 	return out
 }
 

@@ -13,6 +13,7 @@ import (
 	apidiscoveryv2 "k8s.io/api/apidiscovery/v2"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	kubeversion "k8s.io/apimachinery/pkg/version"
 	cgdiscovery "k8s.io/client-go/discovery"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/restmapper"
@@ -37,15 +38,17 @@ func served() []Resource {
 	return out
 }
 
-// versionOf is the one version of group served (autoscaling is served at
-// v2 only).
-func versionOf(group string) string {
+// versionsOf are the served versions of group, preferred first, as
+// kube-apiserver lists them (autoscaling: v2, v1).
+func versionsOf(group string) []string {
+	var out []string
 	for _, r := range served() {
-		if r.GVK.Group == group {
-			return r.GVK.Version
+		if r.GVK.Group == group && !slices.Contains(out, r.GVK.Version) {
+			out = append(out, r.GVK.Version)
 		}
 	}
-	return ""
+	slices.SortStableFunc(out, func(a, b string) int { return -kubeversion.CompareKubeAwareVersionStrings(a, b) })
+	return out
 }
 
 // lookup finds a served resource by group, version and plural.
@@ -163,13 +166,15 @@ func TestDiscoveryLegacyDocuments(t *testing.T) {
 		var names []string
 		for _, g := range l.Groups {
 			names = append(names, g.Name)
-			v := versionOf(g.Name)
-			gv := metav1.GroupVersionForDiscovery{GroupVersion: g.Name + "/" + v, Version: v}
-			if g.PreferredVersion != gv || !slices.Equal(g.Versions, []metav1.GroupVersionForDiscovery{gv}) {
+			var gvs []metav1.GroupVersionForDiscovery
+			for _, v := range versionsOf(g.Name) {
+				gvs = append(gvs, metav1.GroupVersionForDiscovery{GroupVersion: g.Name + "/" + v, Version: v})
+			}
+			if len(gvs) == 0 || g.PreferredVersion != gvs[0] || !slices.Equal(g.Versions, gvs) {
 				t.Errorf("group %s: %+v", g.Name, g)
 			}
 		}
-		want := []string{"apps", "autoscaling", "batch", "certificates.k8s.io", "coordination.k8s.io", "discovery.k8s.io", "events.k8s.io", "networking.k8s.io", "operator.dnsplane.io", "policy", "rbac.authorization.k8s.io", "resource.k8s.io", "scheduling.k8s.io", "storage.k8s.io"}
+		want := []string{"admissionregistration.k8s.io", "apps", "autoscaling", "batch", "certificates.k8s.io", "coordination.k8s.io", "discovery.k8s.io", "events.k8s.io", "networking.k8s.io", "operator.dnsplane.io", "policy", "rbac.authorization.k8s.io", "resource.k8s.io", "scheduling.k8s.io", "storage.k8s.io", "storagemigration.k8s.io"}
 		if !slices.Equal(names, want) {
 			t.Errorf("groups = %v, want %v", names, want)
 		}
@@ -321,48 +326,64 @@ func TestDiscoveryAggregatedDocuments(t *testing.T) {
 			t.Fatalf("/api items: %+v", l.Items)
 		}
 		for _, g := range l.Items {
-			if len(g.Versions) != 1 || g.Versions[0].Version != versionOf(g.Name) || g.Versions[0].Freshness != apidiscoveryv2.DiscoveryFreshnessCurrent {
+			var versions []string
+			for _, v := range g.Versions {
+				versions = append(versions, v.Version)
+			}
+			if !slices.Equal(versions, versionsOf(g.Name)) {
 				t.Errorf("group %q versions %+v", g.Name, g.Versions)
 				continue
 			}
-			for _, r := range g.Versions[0].Resources {
-				if r.ResponseKind == nil {
-					t.Errorf("%s/%s: no responseKind", g.Name, r.Resource)
-					continue
-				}
-				gvk := schema.GroupVersionKind{Group: r.ResponseKind.Group, Version: r.ResponseKind.Version, Kind: r.ResponseKind.Kind}
-				res, ok := lookup(schema.GroupVersionResource{Group: g.Name, Version: versionOf(g.Name), Resource: r.Resource})
-				if !ok || res.GVK != gvk {
-					t.Errorf("%s/%s: responseKind %v", g.Name, r.Resource, gvk)
-					continue
-				}
-				seen[gvk] = true
-				scope := apidiscoveryv2.ScopeCluster
-				if res.Namespaced {
-					scope = apidiscoveryv2.ScopeNamespace
-				}
-				if r.Scope != scope || r.SingularResource != res.Singular || !slices.Equal(r.Verbs, res.Verbs) ||
-					!slices.Equal(r.ShortNames, res.ShortNames) || !slices.Equal(r.Categories, res.Categories) {
-					t.Errorf("%s: %+v", r.Resource, r)
-				}
-				var subs []string
-				for _, s := range r.Subresources {
-					subs = append(subs, s.Subresource)
-					gvk, verbs, _ := subresource(res, s.Subresource)
-					if s.ResponseKind == nil || s.ResponseKind.Kind != gvk.Kind || s.ResponseKind.Group != gvk.Group || !slices.Equal(s.Verbs, verbs) {
-						t.Errorf("%s/%s: %+v", r.Resource, s.Subresource, s)
-					}
-				}
-				want := slices.Sorted(slices.Values(res.Subresources))
-				if !slices.Equal(subs, want) {
-					t.Errorf("%s subresources %v, want %v", r.Resource, subs, want)
-				}
+			for _, v := range g.Versions {
+				checkAggregatedVersion(t, g.Name, v, seen)
 			}
 		}
 	}
 	for _, res := range served() {
 		if !seen[res.GVK] {
 			t.Errorf("%v missing from aggregated discovery", res.GVK)
+		}
+	}
+}
+
+// checkAggregatedVersion checks one version of a group in aggregated
+// discovery against the served resources and records the kinds it saw.
+func checkAggregatedVersion(t *testing.T, group string, v apidiscoveryv2.APIVersionDiscovery, seen map[schema.GroupVersionKind]bool) {
+	t.Helper()
+	if v.Freshness != apidiscoveryv2.DiscoveryFreshnessCurrent {
+		t.Errorf("group %q version %s freshness %q", group, v.Version, v.Freshness)
+	}
+	for _, r := range v.Resources {
+		if r.ResponseKind == nil {
+			t.Errorf("%s/%s: no responseKind", group, r.Resource)
+			continue
+		}
+		gvk := schema.GroupVersionKind{Group: r.ResponseKind.Group, Version: r.ResponseKind.Version, Kind: r.ResponseKind.Kind}
+		res, ok := lookup(schema.GroupVersionResource{Group: group, Version: v.Version, Resource: r.Resource})
+		if !ok || res.GVK != gvk {
+			t.Errorf("%s/%s: responseKind %v", group, r.Resource, gvk)
+			continue
+		}
+		seen[gvk] = true
+		scope := apidiscoveryv2.ScopeCluster
+		if res.Namespaced {
+			scope = apidiscoveryv2.ScopeNamespace
+		}
+		if r.Scope != scope || r.SingularResource != res.Singular || !slices.Equal(r.Verbs, res.Verbs) ||
+			!slices.Equal(r.ShortNames, res.ShortNames) || !slices.Equal(r.Categories, res.Categories) {
+			t.Errorf("%s: %+v", r.Resource, r)
+		}
+		var subs []string
+		for _, s := range r.Subresources {
+			subs = append(subs, s.Subresource)
+			gvk, verbs, _ := subresource(res, s.Subresource)
+			if s.ResponseKind == nil || s.ResponseKind.Kind != gvk.Kind || s.ResponseKind.Group != gvk.Group || !slices.Equal(s.Verbs, verbs) {
+				t.Errorf("%s/%s: %+v", r.Resource, s.Subresource, s)
+			}
+		}
+		want := slices.Sorted(slices.Values(res.Subresources))
+		if !slices.Equal(subs, want) {
+			t.Errorf("%s subresources %v, want %v", r.Resource, subs, want)
 		}
 	}
 }
@@ -392,7 +413,7 @@ func TestDiscoveryClientGo(t *testing.T) {
 			if perGV != legacy {
 				t.Errorf("requested %v; legacy = %v", srv.requested(), legacy)
 			}
-			if len(groups) != 15 {
+			if len(groups) != 17 {
 				t.Errorf("%d groups", len(groups))
 			}
 			got := map[schema.GroupVersionResource]metav1.APIResource{}
@@ -416,7 +437,7 @@ func TestDiscoveryClientGo(t *testing.T) {
 					!slices.Equal(r.ShortNames, res.ShortNames) || !slices.Equal(r.Verbs, res.Verbs) || !slices.Equal(r.Categories, res.Categories) {
 					t.Errorf("%v = %+v", gvr, r)
 				}
-				for _, name := range []string{"status", "scale", "binding", "exec", "attach", "log"} {
+				for _, name := range []string{"status", "scale", "binding", "exec", "attach", "log", "approval"} {
 					if _, ok := got[res.GVK.GroupVersion().WithResource(res.Plural+"/"+name)]; ok != res.HasSubresource(name) {
 						t.Errorf("%v/%s listed = %v", gvr, name, ok)
 					}
@@ -435,6 +456,7 @@ func TestDiscoveryClientGo(t *testing.T) {
 				"cj":         {Group: "batch", Version: "v1", Resource: "cronjobs"},
 				"dns":        {Group: "operator.dnsplane.io", Version: "v1", Resource: "dnses"},
 				"lease":      {Group: "coordination.k8s.io", Version: "v1", Resource: "leases"},
+				"hpa":        {Group: "autoscaling", Version: "v2", Resource: "horizontalpodautoscalers"},
 				"namespaces": {Version: "v1", Resource: "namespaces"},
 			} {
 				gvr, err := mapper.ResourceFor(schema.GroupVersionResource{Resource: in})

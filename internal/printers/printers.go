@@ -20,6 +20,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/duration"
 
 	"github.com/dnsplane/dnsplane/api"
+	"github.com/dnsplane/dnsplane/internal/registry/upstream"
 )
 
 // Values of the includeObject query parameter of Table requests.
@@ -56,7 +57,11 @@ func Table(res api.Resource, objs []any, includeObject string, listMeta metav1.L
 		Rows:              make([]metav1.TableRow, 0, len(objs)),
 	}
 	for _, obj := range objs {
-		row, err := p.Row(obj, now)
+		printed, err := asPrintedVersion(res, obj)
+		if err != nil {
+			return nil, apierrors.NewInternalError(fmt.Errorf("printing %s: %w", res.GroupResource(), err))
+		}
+		row, err := p.Row(printed, now)
 		if err != nil {
 			return nil, apierrors.NewInternalError(fmt.Errorf("printing %s: %w", res.GroupResource(), err))
 		}
@@ -66,6 +71,28 @@ func Table(res api.Resource, objs []any, includeObject string, listMeta metav1.L
 		t.Rows = append(t.Rows, row)
 	}
 	return t, nil
+}
+
+// asPrintedVersion returns obj in the version its kind's printer prints:
+// a row that is another version of the kind it is stored as (autoscaling/v1
+// HorizontalPodAutoscalers, stored as v2) is converted to the stored
+// version, as kube-apiserver converts every version to the internal type
+// its printers take.
+func asPrintedVersion(res api.Resource, obj any) (any, error) {
+	stored := res.StoredAs()
+	if stored == res.GVK || stored.GroupKind() != res.GVK.GroupKind() {
+		return obj, nil
+	}
+	in, ok := obj.(runtime.Object)
+	out, ok2 := api.New(stored)
+	o, ok3 := out.(runtime.Object)
+	if !ok || !ok2 || !ok3 {
+		return nil, fmt.Errorf("cannot convert %T to %s", obj, stored)
+	}
+	if err := upstream.ConvertVersion(in, o, stored.GroupKind()); err != nil {
+		return nil, err
+	}
+	return o, nil
 }
 
 // rowObject renders row.object for the includeObject mode.

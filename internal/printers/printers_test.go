@@ -121,6 +121,7 @@ func TestTableColumns(t *testing.T) {
 		"devicetaintrules":                  "NAME KEY VALUE EFFECT TIMEADDED AGE",
 		"validatingadmissionpolicies":       "NAME VALIDATIONS PARAMKIND AGE",
 		"validatingadmissionpolicybindings": "NAME POLICYNAME PARAMREF AGE",
+		"storageversionmigrations":          "NAME RESOURCE STATUS",
 	}
 	for _, res := range api.Resources() {
 		w, ok := want[res.Plural]
@@ -143,8 +144,10 @@ func TestTableColumns(t *testing.T) {
 			if c.Description == "" || (c.Type != "string" && c.Type != "integer" && c.Type != "boolean" && c.Type != "date") {
 				t.Errorf("%s column %q: %+v", res.Plural, c.Name, c)
 			}
-			// Upstream formats a VolumeAttachment's ATTACHER as a name too.
-			if (c.Format == "name") != (c.Name == "Name" || res.Plural == "volumeattachments" && c.Name == "Attacher") {
+			// Upstream formats a VolumeAttachment's ATTACHER as a name too,
+			// and a StorageVersionMigration's NAME not.
+			wantName := c.Name == "Name" && res.Plural != "storageversionmigrations" || res.Plural == "volumeattachments" && c.Name == "Attacher"
+			if (c.Format == "name") != wantName {
 				t.Errorf("%s column %q format %q", res.Plural, c.Name, c.Format)
 			}
 		}

@@ -18,3 +18,13 @@ func rbacKind(kind string) schema.GroupKind {
 func resourceKind(kind string) schema.GroupKind {
 	return schema.GroupKind{Group: "resource.k8s.io", Kind: kind}
 }
+
+func storageMigrationKind(kind string) schema.GroupKind {
+	return schema.GroupKind{Group: "storagemigration.k8s.io", Kind: kind}
+}
+
+// admissionKind names an admission policy kind. Policies are stored and
+// validated only: no admission runs them (docs/apiserver.md).
+func admissionKind(kind string) schema.GroupKind {
+	return schema.GroupKind{Group: "admissionregistration.k8s.io", Kind: kind}
+}

@@ -28,6 +28,8 @@ import (
 	"k8s.io/utils/clock"
 
 	dpoperatorv1 "github.com/dnsplane/dnsplane/api/operator/v1"
+	"github.com/dnsplane/dnsplane/internal/registry/admissionregistration/validatingadmissionpolicy"
+	"github.com/dnsplane/dnsplane/internal/registry/admissionregistration/validatingadmissionpolicybinding"
 	"github.com/dnsplane/dnsplane/internal/registry/apps/daemonset"
 	"github.com/dnsplane/dnsplane/internal/registry/apps/deployment"
 	"github.com/dnsplane/dnsplane/internal/registry/apps/replicaset"
@@ -67,6 +69,7 @@ import (
 	"github.com/dnsplane/dnsplane/internal/registry/storage/storageclass"
 	"github.com/dnsplane/dnsplane/internal/registry/storage/volumeattachment"
 	"github.com/dnsplane/dnsplane/internal/registry/storage/volumeattributesclass"
+	"github.com/dnsplane/dnsplane/internal/registry/storagemigration/storageversionmigration"
 	"github.com/dnsplane/dnsplane/internal/registry/upstream"
 	"github.com/dnsplane/dnsplane/internal/validation"
 )
@@ -164,6 +167,9 @@ func Strategies(cfg Config) map[schema.GroupKind]rest.Strategy {
 		resourceKind("ResourceClaimTemplate"):              resourceclaimtemplate.New(cfg.Namespaces),
 		resourceKind("ResourceSlice"):                      resourceslice.New(),
 		resourceKind("DeviceTaintRule"):                    devicetaintrule.New(),
+		admissionKind("ValidatingAdmissionPolicy"):         validatingadmissionpolicy.New(),
+		admissionKind("ValidatingAdmissionPolicyBinding"):  validatingadmissionpolicybinding.New(),
+		storageMigrationKind("StorageVersionMigration"):    storageversionmigration.New(),
 		{Group: "events.k8s.io", Kind: "Event"}:            notGarbageCollected(simple(core.Event{}, validateEventsV1, validateEventsV1Update)),
 
 		// dnsplane's own API: the DNS operator's rules (internal/operator/dnsspec).

@@ -472,6 +472,16 @@ func buildV3(rs *resources, gv schema.GroupVersion, cfg config, schemas *oaSchem
 				Patch:      op(id("patch", "Status"), "patch", "partially update status of the specified "+kind, patch, patchBodies, obj, ok, created),
 			}}
 		}
+		if res.HasSubresource("approval") {
+			// certificatesigningrequests/approval: the object read and
+			// written whole, as /status.
+			paths[collection+"/{name}/approval"] = &spec3.Path{PathProps: spec3.PathProps{
+				Parameters: itemParams,
+				Get:        op(id("read", "Approval"), "get", "read approval of the specified "+kind, nil, nil, obj, ok),
+				Put:        op(id("replace", "Approval"), "put", "replace approval of the specified "+kind, write, objBody, obj, ok, created),
+				Patch:      op(id("patch", "Approval"), "patch", "partially update approval of the specified "+kind, patch, patchBodies, obj, ok, created),
+			}}
+		}
 		// Subresources of another kind, as kube-apiserver lists them: the
 		// operation's group-version-kind is the subresource's, so kubectl's
 		// field-validation check, which looks for the PATCH of the object's

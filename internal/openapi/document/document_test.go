@@ -141,7 +141,7 @@ func TestOpenAPIIndex(t *testing.T) {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
-	want := []string{"api/v1", "apis/apps/v1", "apis/autoscaling/v2", "apis/batch/v1", "apis/certificates.k8s.io/v1", "apis/coordination.k8s.io/v1", "apis/discovery.k8s.io/v1", "apis/events.k8s.io/v1", "apis/networking.k8s.io/v1", "apis/operator.dnsplane.io/v1", "apis/policy/v1", "apis/rbac.authorization.k8s.io/v1", "apis/resource.k8s.io/v1", "apis/scheduling.k8s.io/v1", "apis/storage.k8s.io/v1"}
+	want := []string{"api/v1", "apis/admissionregistration.k8s.io/v1", "apis/apps/v1", "apis/autoscaling/v1", "apis/autoscaling/v2", "apis/batch/v1", "apis/certificates.k8s.io/v1", "apis/coordination.k8s.io/v1", "apis/discovery.k8s.io/v1", "apis/events.k8s.io/v1", "apis/networking.k8s.io/v1", "apis/operator.dnsplane.io/v1", "apis/policy/v1", "apis/rbac.authorization.k8s.io/v1", "apis/resource.k8s.io/v1", "apis/scheduling.k8s.io/v1", "apis/storage.k8s.io/v1", "apis/storagemigration.k8s.io/v1"}
 	if !slices.Equal(keys, want) {
 		t.Errorf("paths %v, want %v", keys, want)
 	}
@@ -523,9 +523,14 @@ func TestOpenAPIClientGo(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
+				// One PATCH of the kind per path that reads and writes
+				// the object whole: the object, /status, /approval.
 				wantMatches := 1
 				if res.hasStatus() {
-					wantMatches = 2
+					wantMatches++
+				}
+				if res.HasSubresource("approval") {
+					wantMatches++
 				}
 				ok, n := kubectlSupportsQueryParamV3(doc, res.GVK, "fieldValidation")
 				if ok != tc.want || n != wantMatches {

@@ -11,6 +11,7 @@ package rest
 import (
 	"context"
 	"reflect"
+	"slices"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -19,6 +20,7 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	genericrest "k8s.io/apiserver/pkg/registry/rest"
+	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 )
 
 // Strategy holds one kind's rules for create and update. Objects are
@@ -50,6 +52,32 @@ type StatusStrategy interface {
 	PrepareForStatusUpdate(ctx context.Context, obj, old any)
 	// ValidateStatusUpdate checks the status of obj replacing old's.
 	ValidateStatusUpdate(ctx context.Context, obj, old any) field.ErrorList
+}
+
+// ObjectSubresourceStrategy is a Strategy whose kind has subresources
+// besides status that read and write the whole object as /status does and
+// keep what they may not change: certificatesigningrequests/approval, which
+// changes the request's conditions only (upstream's csrApprovalStrategy).
+type ObjectSubresourceStrategy interface {
+	// ObjectSubresources names them.
+	ObjectSubresources() []string
+	// PrepareForSubresourceUpdate carries over from old what a write
+	// through subresource may not change.
+	PrepareForSubresourceUpdate(ctx context.Context, subresource string, obj, old any)
+	// ValidateSubresourceUpdate checks obj replacing old through
+	// subresource, as upstream's subresource strategy's ValidateUpdate.
+	ValidateSubresourceUpdate(ctx context.Context, subresource string, obj, old any) field.ErrorList
+	// SubresourceResetFields are the fields a write through subresource
+	// cannot set (upstream's GetResetFields), so no manager owns them
+	// through it.
+	SubresourceResetFields(subresource string) *fieldpath.Set
+}
+
+// IsObjectSubresource reports whether name is one of s's
+// ObjectSubresources.
+func IsObjectSubresource(s Strategy, name string) bool {
+	os, ok := s.(ObjectSubresourceStrategy)
+	return ok && slices.Contains(os.ObjectSubresources(), name)
 }
 
 // Declarative is a Strategy whose kind has upstream declarative validation

@@ -71,6 +71,22 @@ func ValidateStatusUpdate(ctx context.Context, s Strategy, namespaced bool, obj,
 	return errs
 }
 
+// ValidateSubresourceUpdate is every check a write of obj over old through
+// an ObjectSubresourceStrategy's subresource runs: as ValidateUpdate, with
+// the subresource's rules.
+func ValidateSubresourceUpdate(ctx context.Context, s Strategy, namespaced bool, subresource string, obj, old any) field.ErrorList {
+	errs := validateCommon(namespaced, obj, old)
+	if os, ok := s.(ObjectSubresourceStrategy); ok {
+		errs = append(errs, os.ValidateSubresourceUpdate(ctx, subresource, obj, old)...)
+	} else {
+		errs = append(errs, s.ValidateUpdate(ctx, obj, old)...)
+	}
+	if d, ok := s.(Declarative); ok {
+		errs = d.ValidateDeclaratively(ctx, obj, old, errs, subresource)
+	}
+	return errs
+}
+
 // PrepareForStatusUpdate lets a StatusStrategy default the object a /status
 // write stores; other strategies need nothing.
 func PrepareForStatusUpdate(ctx context.Context, s Strategy, obj, old any) {

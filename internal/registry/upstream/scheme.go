@@ -6,6 +6,10 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	"k8s.io/kubernetes/pkg/apis/admissionregistration"
+	admissionregistrationv1 "k8s.io/kubernetes/pkg/apis/admissionregistration/v1"
+	admissionregistrationv1alpha1 "k8s.io/kubernetes/pkg/apis/admissionregistration/v1alpha1"
+	admissionregistrationv1beta1 "k8s.io/kubernetes/pkg/apis/admissionregistration/v1beta1"
 	"k8s.io/kubernetes/pkg/apis/apps"
 	appsv1 "k8s.io/kubernetes/pkg/apis/apps/v1"
 	appsv1beta1 "k8s.io/kubernetes/pkg/apis/apps/v1beta1"
@@ -55,6 +59,9 @@ import (
 	storagev1 "k8s.io/kubernetes/pkg/apis/storage/v1"
 	storagev1alpha1 "k8s.io/kubernetes/pkg/apis/storage/v1alpha1"
 	storagev1beta1 "k8s.io/kubernetes/pkg/apis/storage/v1beta1"
+	"k8s.io/kubernetes/pkg/apis/storagemigration"
+	storagemigrationv1 "k8s.io/kubernetes/pkg/apis/storagemigration/v1"
+	storagemigrationv1beta1 "k8s.io/kubernetes/pkg/apis/storagemigration/v1beta1"
 )
 
 // group is what k8s.io/kubernetes/pkg/apis/<group>/install.Install puts in
@@ -105,6 +112,10 @@ var scheme = sync.OnceValue(func() *runtime.Scheme {
 			[]schema.GroupVersion{rbacv1.SchemeGroupVersion, rbacv1beta1.SchemeGroupVersion, rbacv1alpha1.SchemeGroupVersion}},
 		{[]func(*runtime.Scheme) error{resource.AddToScheme, resourcev1alpha3.AddToScheme, resourcev1beta1.AddToScheme, resourcev1beta2.AddToScheme, resourcev1.AddToScheme},
 			[]schema.GroupVersion{resourcev1.SchemeGroupVersion, resourcev1beta2.SchemeGroupVersion, resourcev1beta1.SchemeGroupVersion, resourcev1alpha3.SchemeGroupVersion}},
+		{[]func(*runtime.Scheme) error{admissionregistration.AddToScheme, admissionregistrationv1beta1.AddToScheme, admissionregistrationv1alpha1.AddToScheme, admissionregistrationv1.AddToScheme},
+			[]schema.GroupVersion{admissionregistrationv1.SchemeGroupVersion, admissionregistrationv1beta1.SchemeGroupVersion, admissionregistrationv1alpha1.SchemeGroupVersion}},
+		{[]func(*runtime.Scheme) error{storagemigration.AddToScheme, storagemigrationv1beta1.AddToScheme, storagemigrationv1.AddToScheme},
+			[]schema.GroupVersion{storagemigrationv1.SchemeGroupVersion, storagemigrationv1beta1.SchemeGroupVersion}},
 	} {
 		for _, add := range g.add {
 			utilruntime.Must(add(s))

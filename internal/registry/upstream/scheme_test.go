@@ -6,6 +6,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	admissionregistrationinstall "k8s.io/kubernetes/pkg/apis/admissionregistration/install"
 	appsinstall "k8s.io/kubernetes/pkg/apis/apps/install"
 	autoscalinginstall "k8s.io/kubernetes/pkg/apis/autoscaling/install"
 	batchinstall "k8s.io/kubernetes/pkg/apis/batch/install"
@@ -20,6 +21,7 @@ import (
 	resourceinstall "k8s.io/kubernetes/pkg/apis/resource/install"
 	schedulinginstall "k8s.io/kubernetes/pkg/apis/scheduling/install"
 	storageinstall "k8s.io/kubernetes/pkg/apis/storage/install"
+	storagemigrationinstall "k8s.io/kubernetes/pkg/apis/storagemigration/install"
 )
 
 // TestSchemeIsInstalls checks that scheme holds what upstream's install
@@ -34,6 +36,7 @@ func TestSchemeIsInstalls(t *testing.T) {
 		coordinationinstall.Install, discoveryinstall.Install, eventsinstall.Install,
 		storageinstall.Install, rbacinstall.Install, resourceinstall.Install,
 		autoscalinginstall.Install, certificatesinstall.Install, networkinginstall.Install, policyinstall.Install, schedulinginstall.Install,
+		admissionregistrationinstall.Install, storagemigrationinstall.Install,
 	} {
 		install(want)
 	}
@@ -50,7 +53,8 @@ func TestSchemeIsInstalls(t *testing.T) {
 			}
 		}
 	}
-	for _, group := range []string{"", "apps", "batch", "coordination.k8s.io", "discovery.k8s.io", "events.k8s.io"} {
+	for _, group := range []string{"", "apps", "batch", "coordination.k8s.io", "discovery.k8s.io", "events.k8s.io",
+		"admissionregistration.k8s.io", "storagemigration.k8s.io", "autoscaling"} {
 		if g, w := got.PrioritizedVersionsForGroup(group), want.PrioritizedVersionsForGroup(group); len(w) == 0 || !reflect.DeepEqual(g, w) {
 			t.Errorf("version priorities of group %q: got %v, want %v", group, g, w)
 		}

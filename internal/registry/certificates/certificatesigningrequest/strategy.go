@@ -4,19 +4,23 @@
 // identity is the authenticated user's, never the client's say; a request
 // is immutable after creation except through /status, where the Approved
 // and Denied conditions cannot change and condition timestamps are filled
-// in as upstream's status strategy fills them. The /approval subresource is
-// not served yet (docs/apiserver.md), and dnsplane signs nothing.
+// in as upstream's status strategy fills them. The /approval subresource
+// changes the conditions only, Approved and Denied included; dnsplane signs
+// nothing (docs/apiserver.md).
 package certificatesigningrequest
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	certificatesv1 "k8s.io/api/certificates/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/kubernetes/pkg/apis/certificates"
 	certificatesvalidation "k8s.io/kubernetes/pkg/apis/certificates/validation"
+	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
 	"github.com/dnsplane/dnsplane/internal/authn"
 	"github.com/dnsplane/dnsplane/internal/registry/rest"
@@ -35,7 +39,13 @@ var (
 	_ rest.StatusStrategy  = Strategy{}
 	_ rest.Declarative     = Strategy{}
 	_ rest.FieldSelectable = Strategy{}
+
+	_ rest.ObjectSubresourceStrategy = Strategy{}
 )
+
+// approval is the subresource through which approvers add the Approved or
+// Denied condition.
+const approval = "approval"
 
 // New returns the CertificateSigningRequest strategy.
 func New() Strategy {
@@ -88,6 +98,49 @@ func (s Strategy) PrepareForStatusUpdate(ctx context.Context, obj, old any) {
 	preserveConditions(csr, o, certificatesv1.CertificateApproved)
 	preserveConditions(csr, o, certificatesv1.CertificateDenied)
 	s.fillTimestamps(csr, o)
+}
+
+// ObjectSubresources is /approval.
+func (Strategy) ObjectSubresources() []string { return []string{approval} }
+
+// PrepareForSubresourceUpdate keeps everything but the conditions, whose
+// missing timestamps it fills in (upstream's csrApprovalStrategy).
+func (s Strategy) PrepareForSubresourceUpdate(ctx context.Context, _ string, obj, old any) {
+	s.ApplyDefaults(obj)
+	csr, o := obj.(*certificatesv1.CertificateSigningRequest), old.(*certificatesv1.CertificateSigningRequest)
+	s.fillTimestamps(csr, o)
+	conditions := csr.Status.Conditions
+	csr.Spec = o.Spec
+	csr.Status = *o.Status.DeepCopy()
+	csr.Status.Conditions = conditions
+}
+
+// ValidateSubresourceUpdate is upstream's approval rule: Approved and
+// Denied may be added, no Approved, Denied or Failed condition removed.
+func (s Strategy) ValidateSubresourceUpdate(_ context.Context, _ string, obj, old any) field.ErrorList {
+	in, o, err := s.internalPair(obj, old)
+	if err != nil {
+		return field.ErrorList{field.InternalError(nil, err)}
+	}
+	return certificatesvalidation.ValidateCertificateSigningRequestApprovalUpdate(in, o)
+}
+
+// SubresourceResetFields are the spec and the certificate, which an
+// approval cannot set.
+func (Strategy) SubresourceResetFields(string) *fieldpath.Set {
+	return fieldpath.NewSet(fieldpath.MakePathOrDie("spec"), fieldpath.MakePathOrDie("status", "certificate"))
+}
+
+// internalPair converts obj and old to upstream's internal type.
+func (s Strategy) internalPair(obj, old any) (*certificates.CertificateSigningRequest, *certificates.CertificateSigningRequest, error) {
+	var in, o certificates.CertificateSigningRequest
+	if err := upstream.Convert(obj.(*certificatesv1.CertificateSigningRequest), &in); err != nil {
+		return nil, nil, fmt.Errorf("upstream validation: %w", err)
+	}
+	if err := upstream.Convert(old.(*certificatesv1.CertificateSigningRequest), &o); err != nil {
+		return nil, nil, fmt.Errorf("upstream validation: %w", err)
+	}
+	return &in, &o, nil
 }
 
 // SelectableFields are the fields upstream accepts in a fieldSelector.
