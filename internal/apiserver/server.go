@@ -103,6 +103,8 @@ type Server struct {
 	limits     Limits
 	readOnly   inflightPool
 	mutating   inflightPool
+
+	watchCaches *watchCaches
 }
 
 // New returns a Server over cfg.Store.
@@ -174,13 +176,18 @@ func New(cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
+	wcm, err := newWatchCacheMetrics(registerer)
+	if err != nil {
+		return nil, err
+	}
 	*s = Server{
 		cfg: cfg, log: cfg.Logger, reg: reg, store: cfg.Store,
 		gates: cfg.Gates, now: cfg.Now,
 		discovery: discovery.New(discoveryResources(reg)), openapi: oa, fields: fields, metrics: m, gatherer: gatherer,
 		registerer: registerer, limits: limits,
-		readOnly: newInflightPool(limits.MaxRequestsInflight, im, readOnlyKind),
-		mutating: newInflightPool(limits.MaxMutatingRequestsInflight, im, mutatingKind),
+		readOnly:    newInflightPool(limits.MaxRequestsInflight, im, readOnlyKind),
+		mutating:    newInflightPool(limits.MaxMutatingRequestsInflight, im, mutatingKind),
+		watchCaches: newWatchCaches(cfg.Store, cfg.Logger, wcm),
 	}
 	return s, nil
 }
