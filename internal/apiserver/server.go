@@ -60,6 +60,10 @@ type Config struct {
 	MetricsGatherer prometheus.Gatherer
 	// BookmarkInterval is how often idle watches get a BOOKMARK; 0 = 1m.
 	BookmarkInterval time.Duration
+	// WatchCacheCapacity is how many recent events of each resource the
+	// watch cache keeps for watches resuming from a resourceVersion; 0 =
+	// watchcache.DefaultCapacity.
+	WatchCacheCapacity int
 	// ResourceVersionWait is how long a get, list or watch at a
 	// resourceVersion etcd has not reached yet waits for it before the 504
 	// "Too large resource version"; 0 = 3s, kube-apiserver's.
@@ -187,7 +191,7 @@ func New(cfg Config) (*Server, error) {
 		registerer: registerer, limits: limits,
 		readOnly:    newInflightPool(limits.MaxRequestsInflight, im, readOnlyKind),
 		mutating:    newInflightPool(limits.MaxMutatingRequestsInflight, im, mutatingKind),
-		watchCaches: newWatchCaches(cfg.Store, cfg.Logger, wcm),
+		watchCaches: newWatchCaches(cfg.Store, cfg.Logger, wcm, cfg.WatchCacheCapacity),
 	}
 	return s, nil
 }

@@ -17,9 +17,10 @@ import (
 // watch: every API watch of the kind shares its one etcd watch and decode
 // (docs/apiserver.md, "Watch").
 type watchCaches struct {
-	store   objectStore
-	log     *slog.Logger
-	metrics *watchCacheMetrics
+	store    objectStore
+	log      *slog.Logger
+	metrics  *watchCacheMetrics
+	capacity int
 
 	mu     sync.Mutex
 	caches map[schema.GroupVersionKind]*watchcache.Cache
@@ -52,8 +53,8 @@ func newWatchCacheMetrics(reg prometheus.Registerer) (*watchCacheMetrics, error)
 	return m, nil
 }
 
-func newWatchCaches(store objectStore, log *slog.Logger, m *watchCacheMetrics) *watchCaches {
-	return &watchCaches{store: store, log: log, metrics: m, caches: map[schema.GroupVersionKind]*watchcache.Cache{}}
+func newWatchCaches(store objectStore, log *slog.Logger, m *watchCacheMetrics, capacity int) *watchCaches {
+	return &watchCaches{store: store, log: log, metrics: m, capacity: capacity, caches: map[schema.GroupVersionKind]*watchcache.Cache{}}
 }
 
 // forResource returns res's cache, making it on first use.
@@ -65,10 +66,11 @@ func (w *watchCaches) forResource(res *Resource) (*watchcache.Cache, error) {
 	}
 	group, resource := res.GVK.Group, res.Plural
 	cfg := watchcache.Config{
-		Source: w.store,
-		Prefix: listPrefix(res, ""),
-		Decode: func(kv storage.KV) (any, error) { return decodeStored(res, kv) },
-		Logger: w.log.With("resource", res.Plural, "group", res.GVK.Group),
+		Source:   w.store,
+		Prefix:   listPrefix(res, ""),
+		Capacity: w.capacity,
+		Decode:   func(kv storage.KV) (any, error) { return decodeStored(res, kv) },
+		Logger:   w.log.With("resource", res.Plural, "group", res.GVK.Group),
 		OnStorageWatch: func() {
 			w.metrics.initializations.WithLabelValues(group, resource).Inc()
 		},
