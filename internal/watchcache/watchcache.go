@@ -109,11 +109,13 @@ type Cache struct {
 	gen     int
 	running bool
 	cancel  context.CancelFunc
+	done    chan struct{} // closed when the current run goroutine returns
 
 	budget budget // used by the dispatching goroutine only
 }
 
-// New returns a Cache; it opens its storage watch on the first Watch.
+// New returns a Cache; it opens its storage watch on the first Watch and
+// keeps it until the storage watch fails or Stop.
 func New(cfg Config) (*Cache, error) {
 	if cfg.Source == nil || cfg.Decode == nil {
 		return nil, fmt.Errorf("watchcache %q: a source and a decoder are required", cfg.Prefix)
@@ -216,18 +218,47 @@ func (c *Cache) Watch(ctx context.Context, fromRevision int64, opts Options) (*W
 	return w, nil
 }
 
+// Stop ends the storage watch and closes every watcher (Err nil). The
+// cache may be watched again; it then resumes from the ring's latest
+// revision.
+func (c *Cache) Stop() {
+	c.mu.Lock()
+	done := c.done
+	if c.running {
+		c.running = false
+		c.gen++
+		c.cancel()
+	}
+	ws := make([]*Watcher, 0, len(c.watchers))
+	for w := range c.watchers {
+		ws = append(ws, w)
+		c.removeLocked(w)
+	}
+	c.mu.Unlock()
+	// Only the dispatching goroutine sends to watchers: close them once
+	// it is gone.
+	if done != nil {
+		<-done
+	}
+	for _, w := range ws {
+		w.close(nil)
+	}
+}
+
 // startLocked opens the storage watch from the latest revision the ring has,
-// so a cache restarted after being idle loses nothing in between.
+// so a cache restarted after a failure loses nothing in between.
 func (c *Cache) startLocked() {
 	c.gen++
 	c.running = true
 	ctx, cancel := context.WithCancel(context.Background())
 	c.cancel = cancel
-	go c.run(ctx, c.gen, c.latest)
+	c.done = make(chan struct{})
+	go c.run(ctx, c.gen, c.latest, c.done)
 }
 
 // run reads one storage watch and dispatches its events until it ends.
-func (c *Cache) run(ctx context.Context, gen int, from int64) {
+func (c *Cache) run(ctx context.Context, gen int, from int64, done chan struct{}) {
+	defer close(done)
 	if c.cfg.OnStorageWatch != nil {
 		c.cfg.OnStorageWatch()
 	}
@@ -243,7 +274,7 @@ func (c *Cache) run(ctx context.Context, gen int, from int64) {
 		}
 	}
 	if ctx.Err() != nil {
-		return // stopped: no watcher left
+		return // Stop
 	}
 	err = sw.Err()
 	if err == nil {
@@ -284,11 +315,8 @@ func (c *Cache) fail(gen int, err error) {
 // dispatch adds one storage event to the ring and hands it to the watchers
 // it concerns; false means this storage watch has been replaced.
 func (c *Cache) dispatch(gen int, se storage.Event) bool {
+	// Not decoded here: an event nobody is watching costs no decode.
 	ev := NewEvent(se, c.cfg.Decode)
-	if _, err := ev.Object(); err != nil {
-		// Every watcher would skip it; say so once.
-		c.cfg.Logger.Error("watch cache: skipping undecodable object", "key", se.KV.Key, "revision", se.KV.ModRevision, "err", err)
-	}
 
 	c.mu.Lock()
 	if gen != c.gen {
@@ -398,8 +426,10 @@ func (c *Cache) terminate(w *Watcher) {
 	w.close(fmt.Errorf("watchcache %q: watcher took no event with %d buffered: %w", c.cfg.Prefix, cap(w.events), storage.ErrWatchTooSlow))
 }
 
-// removeLocked forgets w and stops the storage watch when no watcher is
-// left: the ring stays, and the next watcher resumes from its latest.
+// removeLocked forgets w. The storage watch keeps running when the last
+// watcher goes, as kube's cacher does: the ring stays current, so a client
+// that reconnects resumes from it, and etcd's compaction of the history
+// meanwhile cannot make the next start fail.
 func (c *Cache) removeLocked(w *Watcher) {
 	if _, ok := c.watchers[w]; !ok {
 		return
@@ -411,11 +441,6 @@ func (c *Cache) removeLocked(w *Watcher) {
 		if len(set) == 0 {
 			delete(c.byIndex, w.opts.IndexValue)
 		}
-	}
-	if len(c.watchers) == 0 && c.running {
-		c.running = false
-		c.gen++
-		c.cancel()
 	}
 }
 

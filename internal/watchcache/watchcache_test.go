@@ -147,6 +147,7 @@ func newEnv(t *testing.T, capacity, buffer int) *env {
 		t.Fatal(err)
 	}
 	e.cache = c
+	t.Cleanup(c.Stop)
 	return e
 }
 
@@ -339,32 +340,53 @@ func TestResumeFromRingAndTooOld(t *testing.T) {
 	}
 }
 
-// With no watcher left the storage watch stops; the next watcher resumes
-// it from the ring's latest revision, so nothing written in between is
-// lost.
-func TestIdleStopResumesWithoutGap(t *testing.T) {
+// With no watcher left the storage watch keeps running, as kube's cacher
+// does, so a client reconnecting later resumes from the ring, and no event
+// is decoded for nobody.
+func TestResumeAfterAllWatchersLeft(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, 0, 0)
 	w := e.watch(t, 0, Options{})
 	r1 := e.src.put("/pods/ns/a", "x|1", "")
 	next(t, w)
 	w.Stop()
-	waitFor(t, "the storage watch to stop", func() bool {
+	waitFor(t, "the watcher to leave", func() bool { return e.cache.Watchers() == 0 })
+	decoded := e.decodes.Load()
+	r2 := e.src.put("/pods/ns/b", "x|2", "")
+	waitFor(t, "the cache to take the event", func() bool {
+		e.cache.mu.Lock()
+		defer e.cache.mu.Unlock()
+		return e.cache.latest == r2
+	})
+	if got := e.decodes.Load(); got != decoded {
+		t.Errorf("decodes with no watcher = %d, want %d", got, decoded)
+	}
+	w2 := e.watch(t, r1, Options{})
+	if got := revisions(w2.Backlog()); fmt.Sprint(got) != fmt.Sprint([]int64{r2}) {
+		t.Errorf("backlog from %d = %v, want [%d]", r1, got, r2)
+	}
+	if got := e.watches.Load(); got != 1 {
+		t.Errorf("storage watches = %d, want 1", got)
+	}
+}
+
+// Stop ends the storage watch and closes the watchers without an error.
+func TestStop(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, 0, 0)
+	w := e.watch(t, 0, Options{})
+	e.cache.Stop()
+	if _, ok := <-w.Events(); ok {
+		t.Fatal("watcher open after Stop")
+	}
+	if err := w.Err(); err != nil {
+		t.Errorf("err = %v, want nil", err)
+	}
+	waitFor(t, "the storage watch to end", func() bool {
 		e.src.mu.Lock()
 		defer e.src.mu.Unlock()
 		return len(e.src.watches) == 0
 	})
-	r2 := e.src.put("/pods/ns/b", "x|2", "")
-	w2 := e.watch(t, r1, Options{})
-	if ev := next(t, w2); ev.Revision != r2 {
-		t.Errorf("after the restart got %d, want %d", ev.Revision, r2)
-	}
-	e.src.mu.Lock()
-	froms := fmt.Sprint(e.src.froms)
-	e.src.mu.Unlock()
-	if want := fmt.Sprint([]int64{0, r1}); froms != want {
-		t.Errorf("storage watches from %s, want %s", froms, want)
-	}
 }
 
 // Lost history closes every watcher with ErrCompacted and drops the ring.
