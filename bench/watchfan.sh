@@ -21,6 +21,7 @@ set -euo pipefail
 
 WATCHERS=${WATCHERS:-1000}
 PODS=${PODS:-2000}
+REPEAT=${REPEAT:-1} # rounds of every case: the machine's load moves the figures
 BASE=${BASE-main}
 KUBE_APISERVER=${KUBE_APISERVER:-}
 script=watchfan.sh
@@ -152,9 +153,11 @@ run_case() {
 servers=(after)
 [[ -n $BASE ]] && servers+=(before)
 [[ -n $KUBE_APISERVER ]] && servers+=(kube)
-for s in "${servers[@]}"; do
-	run_case "$s" 0
-	run_case "$s" "$WATCHERS"
+for _ in $(seq "$REPEAT"); do
+	for s in "${servers[@]}"; do
+		run_case "$s" 0
+		run_case "$s" "$WATCHERS"
+	done
 done
 
 printf '\n%-7s %8s %6s %7s %8s %9s %12s %10s %9s %8s\n' server watchers pods events elapsed cpu_s ms_cpu/pod rss_before rss_after hwm

@@ -262,7 +262,9 @@ func (s *Server) watch(w http.ResponseWriter, r *http.Request, res *Resource, in
 			return nil
 		case <-ticker.C:
 			if bookmarks {
-				if err := stream.bookmark(last); err != nil {
+				// Past the events this watch was not handed (other nodes'
+				// pods) once it has sent all it was.
+				if err := stream.bookmark(max(last, wt.Progress())); err != nil {
 					return nil
 				}
 			}

@@ -179,3 +179,39 @@ func TestWatchResumeFromRingAndExpired(t *testing.T) {
 		t.Errorf("client-go does not read %v as expired", st)
 	}
 }
+
+// A node's watch is not handed other nodes' pods, and its bookmarks still
+// move past them, so a client resuming from its last bookmark starts from
+// a recent revision (kube's cacher bookmarks its own revision alike).
+func TestWatchBookmarkPastOtherNodes(t *testing.T) {
+	t.Parallel()
+	_, c := startWatchCacheServer(t, Config{})
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	list, err := c.CoreV1().Pods("").List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := c.CoreV1().Pods("").Watch(ctx, metav1.ListOptions{
+		ResourceVersion: list.ResourceVersion, AllowWatchBookmarks: true, FieldSelector: "spec.nodeName=node-a",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
+	p, err := c.CoreV1().Pods("default").Create(ctx, labelledPod("elsewhere", "x", "node-b"), metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	created, _ := strconv.ParseInt(p.ResourceVersion, 10, 64)
+	for {
+		ev := nextEvent(t, ctx, w)
+		if ev.Type != watch.Bookmark {
+			t.Fatalf("node-a watch got %s %v, want only bookmarks", ev.Type, ev.Object)
+		}
+		rv, _ := strconv.ParseInt(ev.Object.(*corev1.Pod).ResourceVersion, 10, 64)
+		if rv >= created {
+			return
+		}
+	}
+}

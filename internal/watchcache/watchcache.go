@@ -11,8 +11,10 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/dnsplane/dnsplane/internal/storage"
@@ -112,6 +114,11 @@ type Cache struct {
 	done    chan struct{} // closed when the current run goroutine returns
 
 	budget budget // used by the dispatching goroutine only
+
+	// dispatched is the revision of the last event handed to every watcher
+	// it concerns (stored after the sends): what a watcher's bookmark may
+	// claim once its buffer is empty.
+	dispatched atomic.Int64
 }
 
 // New returns a Cache; it opens its storage watch on the first Watch and
@@ -190,9 +197,10 @@ func (c *Cache) Watch(ctx context.Context, fromRevision int64, opts Options) (*W
 	if fromRevision < c.window {
 		return nil, &TooOldError{Requested: fromRevision, Oldest: c.window}
 	}
-	for i := 0; i < c.n; i++ {
-		ev := c.ring[(c.head+i)%len(c.ring)]
-		if ev.Revision > fromRevision && w.wants(ev) {
+	at := func(i int) *Event { return c.ring[(c.head+i)%len(c.ring)] }
+	// The ring is in revision order: skip what the watcher has seen.
+	for i := sort.Search(c.n, func(i int) bool { return at(i).Revision > fromRevision }); i < c.n; i++ {
+		if ev := at(i); w.wants(ev) {
 			w.backlog = append(w.backlog, ev)
 		}
 	}
@@ -327,6 +335,7 @@ func (c *Cache) dispatch(gen int, se storage.Event) bool {
 	targets := c.targetsLocked(ev)
 	c.mu.Unlock()
 
+	defer c.dispatched.Store(ev.Revision)
 	var blocked []*Watcher
 	for _, w := range targets {
 		if !w.tryAdd(ev) {

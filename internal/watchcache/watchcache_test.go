@@ -417,3 +417,23 @@ func TestWatchRefusesForeignPrefix(t *testing.T) {
 		t.Error("Watch outside the cache's prefix succeeded")
 	}
 }
+
+// An indexed watcher's progress moves past the events it is not handed,
+// but never past one still in its buffer.
+func TestProgressPastOtherIndexValues(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, 0, 0)
+	a := e.watch(t, 0, Options{Indexed: true, IndexValue: "a"})
+	ra := e.src.put("/pods/ns/pa", "a|1", "")
+	rb := e.src.put("/pods/ns/pb", "b|1", "")
+	waitFor(t, "both events to be dispatched", func() bool { return e.cache.dispatched.Load() == rb })
+	if got := a.Progress(); got != 0 {
+		t.Errorf("progress with an event waiting = %d, want 0", got)
+	}
+	if ev := next(t, a); ev.Revision != ra {
+		t.Fatalf("got %d, want %d", ev.Revision, ra)
+	}
+	if got := a.Progress(); got != rb {
+		t.Errorf("progress = %d, want %d (past node b's pod)", got, rb)
+	}
+}

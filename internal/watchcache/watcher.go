@@ -123,6 +123,21 @@ func (w *Watcher) Err() error {
 	return w.err
 }
 
+// Progress returns a revision such that every event up to it that concerns
+// the watcher has been taken from Events, or 0 while some are waiting
+// there. A bookmark may carry it: with an index, a watcher is not handed the
+// events of other nodes' pods, and its bookmarks still move past them, as
+// kube's cacher's do.
+func (w *Watcher) Progress() int64 {
+	// Read the revision first: every send for it happened before it was
+	// stored, so an empty buffer after the read means they were all taken.
+	rev := w.cache.dispatched.Load()
+	if len(w.events) > 0 || rev < w.from {
+		return 0
+	}
+	return rev
+}
+
 // Stop unregisters the watcher; the last one to go stops the storage watch.
 func (w *Watcher) Stop() {
 	w.stopOnce.Do(func() {
