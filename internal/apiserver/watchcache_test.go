@@ -1,17 +1,26 @@
 package apiserver
 
 import (
+	"bufio"
+	"bytes"
 	"context"
+	"crypto/tls"
 	"fmt"
+	"io"
+	"net"
+	"net/http"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 )
 
@@ -213,5 +222,103 @@ func TestWatchBookmarkPastOtherNodes(t *testing.T) {
 		if rv >= created {
 			return
 		}
+	}
+}
+
+// A client that stops reading its watch is closed once its buffer is full,
+// without an error event, and never holds up the other watches of the kind.
+func TestWatchSlowClientClosedOthersServed(t *testing.T) {
+	t.Parallel()
+	run, c := startWatchCacheServer(t, Config{})
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cms := c.CoreV1().ConfigMaps("default")
+	list, err := cms.List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fast, err := cms.Watch(ctx, metav1.ListOptions{ResourceVersion: list.ResourceVersion})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fast.Stop()
+
+	// The slow client: HTTP/1.1 with a 4 KiB receive buffer it never
+	// reads, so the server's writes block once its send buffer is full.
+	rc, err := clientcmd.BuildConfigFromFlags("", run.Kubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tlsConfig, err := rest.TLSConfigFor(rest.AnonymousClientConfig(rc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tlsConfig.NextProtos = []string{"http/1.1"}
+	addr := strings.TrimPrefix(run.URL, "https://")
+	raw, err := (&net.Dialer{}).DialContext(ctx, "tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := raw.(*net.TCPConn).SetReadBuffer(4096); err != nil {
+		t.Fatal(err)
+	}
+	tlsConfig.ServerName = "127.0.0.1"
+	slow := tls.Client(raw, tlsConfig)
+	defer slow.Close()
+	fmt.Fprintf(slow, "GET /api/v1/namespaces/default/configmaps?watch=true&resourceVersion=%s HTTP/1.1\r\nHost: %s\r\nAuthorization: Bearer %s\r\n\r\n",
+		list.ResourceVersion, addr, rc.BearerToken)
+	br := bufio.NewReader(slow)
+	resp, err := http.ReadResponse(br, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("slow watch: %s", resp.Status)
+	}
+
+	// 200 events of 100 KiB: far more than the socket buffers (the
+	// server's send buffer grows to 4 MiB on Linux) and the watcher's 100
+	// events hold.
+	const n = 200
+	payload := strings.Repeat("x", 100<<10)
+	done := make(chan error, 1)
+	go func() {
+		for i := range n {
+			if _, err := cms.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("big%d", i)}, Data: map[string]string{"x": payload}}, metav1.CreateOptions{}); err != nil {
+				done <- err
+				return
+			}
+		}
+		done <- nil
+	}()
+	for i := range n {
+		if ev := nextEvent(t, ctx, fast); ev.Type != watch.Added {
+			t.Fatalf("fast watch event %d: %s %v", i, ev.Type, ev.Object)
+		}
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	labels := map[string]string{"group": "", "resource": "configmaps"}
+	if err := wait.PollUntilContextTimeout(ctx, 20*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
+		return counterValue(t, run.Server, "apiserver_terminated_watchers_total", labels) == 1, nil
+	}); err != nil {
+		t.Fatalf("the slow watch was not closed: %v", err)
+	}
+	// What it was sent ends cleanly, with no ERROR event: kube closes such
+	// a watch and the client resumes from its last resourceVersion.
+	// Through the 4 KiB window that would take minutes: open it.
+	if err := raw.(*net.TCPConn).SetReadBuffer(8 << 20); err != nil {
+		t.Fatal(err)
+	}
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatalf("reading the slow watch to its end: %v", err)
+	}
+	if bytes.Contains(body, []byte(`"type":"ERROR"`)) {
+		t.Errorf("the slow watch ended with an ERROR event")
+	}
+	if got := bytes.Count(body, []byte(`"type":"ADDED"`)); got == 0 || got >= n {
+		t.Errorf("the slow watch got %d events before it was closed, want some and fewer than %d", got, n)
 	}
 }
