@@ -46,7 +46,7 @@ type IndexFunc func(obj any) string
 const (
 	DefaultCapacity      = 1024
 	DefaultWatcherBuffer = 100
-	budgetRefillPerSec   = 50 * time.Millisecond
+	budgetRefill         = 50 * time.Millisecond // per second
 	budgetMax            = 100 * time.Millisecond
 )
 
@@ -473,7 +473,7 @@ type budget struct {
 func (b *budget) take() time.Duration {
 	now := b.now()
 	if !b.last.IsZero() {
-		b.left += time.Duration(now.Sub(b.last).Seconds() * float64(budgetRefillPerSec))
+		b.left += time.Duration(now.Sub(b.last).Seconds() * float64(budgetRefill))
 	}
 	b.last = now
 	b.handed = min(b.left, budgetMax)

@@ -117,13 +117,12 @@ func (f *fakeSource) failAll(err error) {
 type obj struct{ node, val string }
 
 type env struct {
-	src      *fakeSource
-	cache    *Cache
-	watches  atomic.Int64
-	closed   atomic.Int64
-	decodes  atomic.Int64
-	ctx      context.Context
-	capacity int
+	src     *fakeSource
+	cache   *Cache
+	watches atomic.Int64
+	closed  atomic.Int64
+	decodes atomic.Int64
+	ctx     context.Context
 }
 
 func newEnv(t *testing.T, capacity, buffer int) *env {
