@@ -105,7 +105,10 @@ type Cache struct {
 	valid          bool
 	window, latest int64
 	watchers       map[*Watcher]struct{}
-	byIndex        map[string]map[*Watcher]struct{}
+	// Every watcher is in unindexed or under its value in byIndex, so an
+	// event costs nothing per watcher of another node.
+	unindexed map[*Watcher]struct{}
+	byIndex   map[string]map[*Watcher]struct{}
 	// gen numbers storage watches so that one being stopped never
 	// dispatches after its successor started.
 	gen     int
@@ -140,11 +143,12 @@ func New(cfg Config) (*Cache, error) {
 		cfg.Now = time.Now
 	}
 	return &Cache{
-		cfg:      cfg,
-		ring:     make([]*Event, cfg.Capacity),
-		watchers: map[*Watcher]struct{}{},
-		byIndex:  map[string]map[*Watcher]struct{}{},
-		budget:   budget{now: cfg.Now, left: budgetMax},
+		cfg:       cfg,
+		ring:      make([]*Event, cfg.Capacity),
+		watchers:  map[*Watcher]struct{}{},
+		unindexed: map[*Watcher]struct{}{},
+		byIndex:   map[string]map[*Watcher]struct{}{},
+		budget:    budget{now: cfg.Now, left: budgetMax},
 	}, nil
 }
 
@@ -205,13 +209,15 @@ func (c *Cache) Watch(ctx context.Context, fromRevision int64, opts Options) (*W
 		}
 	}
 	c.watchers[w] = struct{}{}
-	if opts.Indexed {
+	if w.indexed() {
 		set := c.byIndex[opts.IndexValue]
 		if set == nil {
 			set = map[*Watcher]struct{}{}
 			c.byIndex[opts.IndexValue] = set
 		}
 		set[w] = struct{}{}
+	} else {
+		c.unindexed[w] = struct{}{}
 	}
 	if !c.running {
 		c.startLocked()
@@ -393,16 +399,11 @@ func (c *Cache) targetsLocked(ev *Event) []*Watcher {
 			out = append(out, w)
 		}
 	}
-	if c.cfg.Index == nil || len(c.byIndex) == 0 {
-		for w := range c.watchers {
-			add(w)
-		}
-		return out
+	for w := range c.unindexed {
+		add(w)
 	}
-	for w := range c.watchers {
-		if !w.opts.Indexed {
-			add(w)
-		}
+	if len(c.byIndex) == 0 {
+		return out
 	}
 	cur, prev, ok := ev.indexValues(c.cfg.Index)
 	if !ok {
@@ -444,7 +445,8 @@ func (c *Cache) removeLocked(w *Watcher) {
 		return
 	}
 	delete(c.watchers, w)
-	if w.opts.Indexed {
+	delete(c.unindexed, w)
+	if w.indexed() {
 		set := c.byIndex[w.opts.IndexValue]
 		delete(set, w)
 		if len(set) == 0 {

@@ -148,11 +148,15 @@ func (w *Watcher) Stop() {
 	})
 }
 
+// indexed: the watcher gets only its index value's events (a cache
+// without an index hands every watcher everything).
+func (w *Watcher) indexed() bool { return w.opts.Indexed && w.cache.cfg.Index != nil }
+
 func (w *Watcher) wants(ev *Event) bool {
 	if !strings.HasPrefix(ev.Key, w.opts.KeyPrefix) {
 		return false
 	}
-	if !w.opts.Indexed || w.cache.cfg.Index == nil {
+	if !w.indexed() {
 		return true
 	}
 	cur, prev, ok := ev.indexValues(w.cache.cfg.Index)
