@@ -16,6 +16,7 @@ import (
 
 	"github.com/dnsplane/dnsplane/internal/printers"
 	"github.com/dnsplane/dnsplane/internal/storage"
+	"github.com/dnsplane/dnsplane/internal/watchcache"
 )
 
 func (s *Server) get(w http.ResponseWriter, r *http.Request, res *Resource, info requestInfo) error {
@@ -206,10 +207,19 @@ func (s *Server) watch(w http.ResponseWriter, r *http.Request, res *Resource, in
 		}
 		from = rev
 	}
-	wt, err := s.store.Watch(ctx, prefix, from)
+	cache, err := s.watchCaches.forResource(res)
+	if err != nil {
+		return err
+	}
+	wt, err := cache.Watch(ctx, from, watchOptions(res, prefix, f))
 	stream := newWatchStream(w, r, res, s.now)
 	if err != nil {
-		if errors.Is(err, storage.ErrCompacted) {
+		var tooOld *watchcache.TooOldError
+		switch {
+		case errors.As(err, &tooOld):
+			stream.expiredWith(tooOld.Error())
+			return nil
+		case errors.Is(err, storage.ErrCompacted):
 			stream.expired(rv)
 			return nil
 		}
@@ -228,6 +238,21 @@ func (s *Server) watch(w http.ResponseWriter, r *http.Request, res *Resource, in
 		}
 	}
 	last := from
+	// send writes what this watcher sees of ev; false ends the stream.
+	send := func(ev *watchcache.Event) bool {
+		last = ev.Revision
+		typ, obj, err := watchEventFor(res, f, ev)
+		if err != nil {
+			s.log.Error("watch: skipping undecodable object", "key", ev.Key, "err", err)
+			return true
+		}
+		return obj == nil || stream.send(typ, obj) == nil
+	}
+	for _, ev := range wt.Backlog() {
+		if !send(ev) {
+			return nil
+		}
+	}
 	bookmarks := isTrue(q.Get("allowWatchBookmarks"))
 	ticker := time.NewTicker(s.cfg.BookmarkInterval)
 	defer ticker.Stop()
@@ -237,27 +262,23 @@ func (s *Server) watch(w http.ResponseWriter, r *http.Request, res *Resource, in
 			return nil
 		case <-ticker.C:
 			if bookmarks {
-				if err := stream.bookmark(last); err != nil {
+				// Past the events this watch was not handed (other nodes'
+				// pods) once it has sent all it was.
+				if err := stream.bookmark(max(last, wt.Progress())); err != nil {
 					return nil
 				}
 			}
 		case ev, ok := <-wt.Events():
 			if !ok {
+				// A watcher closed for falling behind ends without an
+				// error, as kube's: the client resumes from the last
+				// revision it got, which the ring most likely still holds.
 				if err := wt.Err(); errors.Is(err, storage.ErrCompacted) {
 					stream.expired(last)
 				}
 				return nil
 			}
-			last = ev.KV.ModRevision
-			typ, obj, err := watchEventFor(res, f, ev)
-			if err != nil {
-				s.log.Error("watch: skipping undecodable object", "key", ev.KV.Key, "err", err)
-				continue
-			}
-			if obj == nil {
-				continue
-			}
-			if err := stream.send(typ, obj); err != nil {
+			if !send(ev) {
 				return nil
 			}
 		}
@@ -271,29 +292,20 @@ func (s *Server) watch(w http.ResponseWriter, r *http.Request, res *Resource, in
 // that stays is MODIFIED, one that leaves it — or is deleted while in it —
 // is DELETED, and one outside it before and after is not sent (nil). A
 // DELETED carries the object as it was before the event, with the event's
-// resourceVersion, as upstream's do (docs/apiserver.md, "Watch").
-func watchEventFor(res *Resource, f filter, ev storage.Event) (string, any, error) {
-	var cur, prev any
-	if ev.Type != storage.Deleted {
-		obj, err := decodeStored(res, ev.KV)
-		if err != nil {
-			return "", nil, err
-		}
-		cur = obj
+// resourceVersion, as upstream's do (docs/apiserver.md, "Watch"). The
+// objects are the watch cache's, shared by every watcher: read only.
+func watchEventFor(res *Resource, f filter, ev *watchcache.Event) (string, any, error) {
+	cur, err := ev.Object()
+	if err != nil {
+		return "", nil, err
 	}
 	// An unfiltered watch passes every object, so the previous one is only
-	// needed for a delete, whose KV already is it.
-	if ev.Type == storage.Deleted || (ev.PrevValue != nil && !f.empty()) {
-		kv := ev.KV
-		kv.Value = ev.PrevValue
-		if ev.Type == storage.Deleted {
-			kv.Value = ev.KV.Value
-		}
-		obj, err := decodeStored(res, kv)
-		if err != nil {
+	// needed for a delete, whose object it is.
+	var prev any
+	if ev.Type == storage.Deleted || !f.empty() {
+		if prev, err = ev.PrevObject(); err != nil {
 			return "", nil, err
 		}
-		prev = obj
 	}
 	if f.empty() {
 		switch ev.Type {
@@ -459,7 +471,13 @@ func (ws *watchStream) initialEventsEnd(rev int64) error {
 // revision is compacted: 200, then one ERROR event with a 410 Expired Status.
 // The storage error is not passed on: it names storage keys.
 func (ws *watchStream) expired(rv int64) {
+	ws.expiredWith(fmt.Sprintf("too old resource version: %d", rv))
+}
+
+// expiredWith is expired with kube's message for the case, e.g. the watch
+// cache's "too old resource version: <asked> (<oldest>)".
+func (ws *watchStream) expiredWith(msg string) {
 	ws.start()
-	st := statusFor(apierrors.NewResourceExpired(fmt.Sprintf("too old resource version: %d", rv)))
+	st := statusFor(apierrors.NewResourceExpired(msg))
 	_ = ws.send("ERROR", &st)
 }

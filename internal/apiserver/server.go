@@ -62,6 +62,10 @@ type Config struct {
 	MetricsGatherer prometheus.Gatherer
 	// BookmarkInterval is how often idle watches get a BOOKMARK; 0 = 1m.
 	BookmarkInterval time.Duration
+	// WatchCacheCapacity is how many recent events of each resource the
+	// watch cache keeps for watches resuming from a resourceVersion; 0 =
+	// watchcache.DefaultCapacity.
+	WatchCacheCapacity int
 	// ResourceVersionWait is how long a get, list or watch at a
 	// resourceVersion etcd has not reached yet waits for it before the 504
 	// "Too large resource version"; 0 = 3s, kube-apiserver's.
@@ -117,6 +121,8 @@ type Server struct {
 	// tokens authenticates service account tokens (serviceaccounts.go);
 	// nil without a signing key.
 	tokens authn.Authenticator
+
+	watchCaches *watchCaches
 }
 
 // New returns a Server over cfg.Store.
@@ -194,14 +200,19 @@ func New(cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
+	wcm, err := newWatchCacheMetrics(registerer)
+	if err != nil {
+		return nil, err
+	}
 	*s = Server{
 		cfg: cfg, log: cfg.Logger, reg: reg, store: cfg.Store,
 		gates: cfg.Gates, now: cfg.Now,
 		discovery: discovery.New(discoveryResources(reg)), openapi: oa, fields: fields, metrics: m, gatherer: gatherer,
 		registerer: registerer, limits: limits,
-		readOnly: newInflightPool(limits.MaxRequestsInflight, im, readOnlyKind),
-		mutating: newInflightPool(limits.MaxMutatingRequestsInflight, im, mutatingKind),
-		tokens:   tokenAuth,
+		readOnly:    newInflightPool(limits.MaxRequestsInflight, im, readOnlyKind),
+		mutating:    newInflightPool(limits.MaxMutatingRequestsInflight, im, mutatingKind),
+		tokens:      tokenAuth,
+		watchCaches: newWatchCaches(cfg.Store, cfg.Logger, wcm, cfg.WatchCacheCapacity),
 	}
 	return s, nil
 }

@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/dnsplane/dnsplane/internal/storage"
+	"github.com/dnsplane/dnsplane/internal/watchcache"
 )
 
 // TestWatchEventFor checks the enter/leave decision of a filtered watch
@@ -75,7 +76,7 @@ func TestWatchEventFor(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			typ, obj, err := watchEventFor(res, f, tc.ev)
+			typ, obj, err := watchEventFor(res, f, watchcache.NewEvent(tc.ev, func(kv storage.KV) (any, error) { return decodeStored(res, kv) }))
 			if err != nil {
 				t.Fatal(err)
 			}

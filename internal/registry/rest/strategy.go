@@ -99,6 +99,16 @@ type FieldSelectable interface {
 	FieldSet(obj any) fields.Set
 }
 
+// WatchIndexed is a Strategy whose kind has a field watches ask for one
+// value of at scale (a pod's spec.nodeName: one watch per node agent and
+// kubelet), so the watch cache routes each event to those watches only, as
+// kube's pod storage does with its NodeNameTriggerFunc. The field must be one
+// of SelectableFields.
+type WatchIndexed interface {
+	FieldSelectable
+	WatchIndexField() string
+}
+
 // Reserver is a Strategy whose objects hold something outside their own key
 // (a Service's cluster IP). The generic code reserves before each write and
 // gives back on a failed write and after a delete. Objects of such a kind

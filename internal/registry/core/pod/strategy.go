@@ -39,6 +39,7 @@ var (
 	_ rest.Strategy        = Strategy{}
 	_ rest.StatusStrategy  = Strategy{}
 	_ rest.FieldSelectable = Strategy{}
+	_ rest.WatchIndexed    = Strategy{}
 )
 
 // New returns the Pod strategy with the pod DNS rules dns.
@@ -122,6 +123,10 @@ func (s Strategy) ValidateUpdate(ctx context.Context, obj, old any) field.ErrorL
 func (Strategy) SelectableFields() []string {
 	return []string{"spec.nodeName", "spec.restartPolicy", "spec.schedulerName", "spec.serviceAccountName", "spec.hostNetwork", "status.phase", "status.podIP", "status.nominatedNodeName"}
 }
+
+// WatchIndexField is the field kube's watch cache indexes pods by: every
+// kubelet (and here every node agent) watches spec.nodeName=<its node>.
+func (Strategy) WatchIndexField() string { return "spec.nodeName" }
 
 // FieldSet returns the selectable fields of a pod.
 func (Strategy) FieldSet(obj any) fields.Set {
