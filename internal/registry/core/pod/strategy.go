@@ -19,6 +19,7 @@ import (
 	"k8s.io/kubernetes/pkg/apis/core"
 	"k8s.io/kubernetes/pkg/apis/core/v1/helper/qos"
 	corevalidation "k8s.io/kubernetes/pkg/apis/core/validation"
+	"k8s.io/kubernetes/plugin/pkg/admission/defaulttolerationseconds"
 
 	dpcorev1 "github.com/dnsplane/dnsplane/api/core/v1"
 	"github.com/dnsplane/dnsplane/internal/registry/rest"
@@ -28,7 +29,12 @@ import (
 )
 
 // Strategy is the Pod strategy.
-type Strategy struct{ workload.Strategy[core.Pod] }
+type Strategy struct {
+	workload.Strategy[core.Pod]
+	// tolerations is upstream's DefaultTolerationSeconds admission plugin
+	// (admission.go); nil admits no tolerations (dnsplane validate).
+	tolerations *defaulttolerationseconds.Plugin
+}
 
 var (
 	_ rest.Strategy        = Strategy{}
@@ -55,7 +61,7 @@ func New(dns validation.Options) Strategy {
 			View: view,
 		},
 		DNS: dns,
-	}}
+	}, newTolerationSeconds()}
 }
 
 // options are the PodValidationOptions upstream's podStrategy computes.
