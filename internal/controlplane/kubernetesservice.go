@@ -9,12 +9,11 @@ import (
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 	utilnet "k8s.io/apimachinery/pkg/util/net"
-	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
-	"k8s.io/kubernetes/pkg/controlplane/controller/kubernetesservice"
-	"k8s.io/kubernetes/pkg/controlplane/reconcilers"
+
+	"github.com/dnsplane/dnsplane/internal/controlplane/kubernetesservice"
 )
 
 // kube-apiserver's defaults: --endpoint-reconciler-type=lease reconciles
@@ -25,13 +24,11 @@ const (
 	endpointLeaseTTL = 15 * time.Second
 )
 
-// kubernetesEndpoints keeps the kubernetes Service's Endpoints and
-// EndpointSlice (default/kubernetes) at the addresses of the API servers
-// that share this etcd, with kube-apiserver's own kubernetesservice
-// controller and lease endpoint reconciler (pkg/controlplane/reconcilers)
-// as libraries: each API server renews a lease on its address and writes
-// the addresses whose lease holds; a clean stop removes its own at once,
-// a crashed one drops out when its lease expires.
+// kubernetesEndpoints runs the kubernetesservice controller: the
+// kubernetes Service's Endpoints and EndpointSlice (default/kubernetes)
+// at the addresses of the API servers that share this etcd, each holding
+// a lease on its address; a clean stop removes its own at once, a crashed
+// one drops out when its lease expires.
 type kubernetesEndpoints struct {
 	kubeconfig string
 	etcd       *clientv3.Client
@@ -58,31 +55,23 @@ func (k *kubernetesEndpoints) Run(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("loopback client: %w", err)
 	}
-	reconciler := reconcilers.NewLeaseEndpointReconciler(
-		reconcilers.NewEndpointsAdapter(client.CoreV1(), client.DiscoveryV1()),
-		newMasterLeases(k.etcd, k.etcdPrefix, endpointLeaseTTL))
-	if err := reconciler.ValidateIP(k.advertise); err != nil {
-		// An address etcd would not hold a lease for (a single-stack
-		// v6 cluster's v4 address): kube-apiserver refuses to start.
-		return fmt.Errorf("--advertise-address %s: %w", k.advertise, err)
+	c, err := kubernetesservice.New(kubernetesservice.Config{
+		Client:            client,
+		Leases:            kubernetesservice.NewEtcdLeases(k.etcd, k.etcdPrefix, endpointLeaseTTL),
+		PublicIP:          k.advertise,
+		PublicServicePort: k.port,
+		ServiceIP:         k.serviceIP,
+		ServicePort:       443,
+		Interval:          endpointInterval,
+		Log:               k.log,
+	})
+	if err != nil {
+		// An address no endpoint may name: kube-apiserver refuses to
+		// start.
+		return fmt.Errorf("--advertise-address: %w", err)
 	}
-	factory := informers.NewSharedInformerFactory(client, 0)
-	c := kubernetesservice.New(kubernetesservice.Config{
-		PublicIP:           k.advertise,
-		EndpointReconciler: reconciler,
-		EndpointInterval:   endpointInterval,
-		ServiceIP:          k.serviceIP,
-		ServicePort:        443,
-		PublicServicePort:  k.port,
-	}, client, factory.Core().V1().Services())
-	factory.Start(ctx.Done())
-	defer factory.Shutdown()
 	k.log.Info("keeping the kubernetes Service's endpoints", "address", k.advertise.String(), "port", k.port)
-	c.Start(ctx.Done())
-	<-ctx.Done()
-	// Stop removes this address within two intervals, then gives up.
-	c.Stop()
-	return nil
+	return c.Run(ctx)
 }
 
 // advertiseAddress is the address the kubernetes Service's endpoints name

@@ -1,23 +1,22 @@
-package controlplane
+package kubernetesservice
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"testing"
 	"time"
 
 	"k8s.io/apimachinery/pkg/util/wait"
-	apistorage "k8s.io/apiserver/pkg/storage"
 
 	"github.com/dnsplane/dnsplane/internal/storage"
 )
 
-// TestMasterLeases: an address is listed while its lease is renewed, is
+// TestEtcdLeases: an address is listed while its lease is renewed, is
 // gone at once when removed, and drops out by itself when its API server
-// stops renewing (a crash); removing a missing one is upstream's
-// not-found, which the kubernetesservice controller reads as a clean
-// last stop.
-func TestMasterLeases(t *testing.T) {
+// stops renewing (a crash); removing a missing one is ErrNoLease, which
+// the controller reads as a clean last stop.
+func TestEtcdLeases(t *testing.T) {
 	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -31,20 +30,20 @@ func TestMasterLeases(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = client.Close() })
-	long := newMasterLeases(client, "/registry", time.Minute)
-	short := newMasterLeases(client, "/registry", 2*time.Second)
+	long := NewEtcdLeases(client, "/registry", time.Minute)
+	short := NewEtcdLeases(client, "/registry", 2*time.Second)
 
 	for _, ip := range []string{"192.0.2.10", "192.0.2.11"} {
-		if err := long.UpdateLease(ip); err != nil {
+		if err := long.Update(ctx, ip); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if err := short.UpdateLease("192.0.2.12"); err != nil {
+	if err := short.Update(ctx, "192.0.2.12"); err != nil {
 		t.Fatal(err)
 	}
 	list := func() []string {
 		t.Helper()
-		ips, err := long.ListLeases()
+		ips, err := long.List(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -54,10 +53,10 @@ func TestMasterLeases(t *testing.T) {
 	if got, want := list(), []string{"192.0.2.10", "192.0.2.11", "192.0.2.12"}; !slices.Equal(got, want) {
 		t.Fatalf("leases %v, want %v", got, want)
 	}
-	if err := long.RemoveLease("192.0.2.11"); err != nil {
+	if err := long.Remove(ctx, "192.0.2.11"); err != nil {
 		t.Fatal(err)
 	}
-	if err := long.RemoveLease("192.0.2.11"); !apistorage.IsNotFound(err) {
+	if err := long.Remove(ctx, "192.0.2.11"); !errors.Is(err, ErrNoLease) {
 		t.Errorf("removing a missing lease: %v, want not found", err)
 	}
 	var got []string
