@@ -2,17 +2,11 @@ package pod
 
 import (
 	"context"
-	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apiserver/pkg/admission"
-	"k8s.io/kubernetes/pkg/apis/core"
-	"k8s.io/kubernetes/plugin/pkg/admission/defaulttolerationseconds"
 
 	dpcorev1 "github.com/dnsplane/dnsplane/api/core/v1"
 	"github.com/dnsplane/dnsplane/internal/registry/rest"
-	"github.com/dnsplane/dnsplane/internal/registry/upstream"
 )
 
 var _ rest.Admitter = Strategy{}
@@ -21,25 +15,19 @@ var _ rest.Admitter = Strategy{}
 // (upstream's serviceaccount.DefaultServiceAccountName).
 const defaultServiceAccountName = "default"
 
-// newTolerationSeconds is upstream's DefaultTolerationSeconds plugin with
-// its defaults (300 s for not-ready and unreachable): kube-apiserver
-// enables it by default, and kube-controller-manager's taint eviction
-// counts on it, evicting a pod without those tolerations the moment its
-// node turns NotReady.
-func newTolerationSeconds() *defaulttolerationseconds.Plugin {
-	p := defaulttolerationseconds.NewDefaultTolerationSeconds()
-	// It reads no gate; this is what sets its tolerations from the
-	// default flag values.
-	p.InspectFeatureGates(nil)
-	return p
-}
+// defaultTolerationSeconds is kube-apiserver's default for
+// --default-not-ready-toleration-seconds and
+// --default-unreachable-toleration-seconds.
+const defaultTolerationSeconds int64 = 300
 
 // Admit is the pod part of kube-apiserver's default mutating admission:
 //
-//   - DefaultTolerationSeconds, upstream's plugin itself, on create and
-//     update: NoExecute tolerations of node.kubernetes.io/not-ready and
+//   - DefaultTolerationSeconds, on create and update: NoExecute
+//     tolerations of node.kubernetes.io/not-ready and
 //     node.kubernetes.io/unreachable for 300 s unless the pod tolerates
-//     those taints already;
+//     those taints already. kube-apiserver enables it by default, and
+//     kube-controller-manager's taint eviction counts on it, evicting a
+//     pod without those tolerations the moment its node turns NotReady;
 //   - ServiceAccount, on create: spec.serviceAccountName (and its
 //     deprecated alias spec.serviceAccount) defaults to "default", except on
 //     mirror pods, which upstream leaves alone. The rest of upstream's plugin
@@ -49,42 +37,46 @@ func newTolerationSeconds() *defaulttolerationseconds.Plugin {
 //     does) nor issues tokens (docs/apiserver.md, "Admission").
 //
 // Priority admission waits for PriorityClass to be served.
-func (s Strategy) Admit(ctx context.Context, obj, old any) error {
+func (s Strategy) Admit(_ context.Context, obj, old any) error {
 	p := obj.(*dpcorev1.Pod)
-	op := admission.Update
 	if old == nil {
-		op = admission.Create
 		_, mirror := p.Annotations[corev1.MirrorPodAnnotationKey]
 		if p.Spec.ServiceAccountName == "" && !mirror {
 			p.Spec.ServiceAccountName = defaultServiceAccountName
 			p.Spec.DeprecatedServiceAccount = defaultServiceAccountName //nolint:staticcheck // kept in step with serviceAccountName, as upstream's plugin does
 		}
 	}
-	return s.defaultTolerations(ctx, p, op)
+	if s.tolerations {
+		p.Spec.Tolerations = defaultTolerations(p.Spec.Tolerations)
+	}
+	return nil
 }
 
-// defaultTolerations runs upstream's plugin on an internal pod holding only
-// p's tolerations, the one field it reads or writes, and copies its result
-// back.
-func (s Strategy) defaultTolerations(ctx context.Context, p *dpcorev1.Pod, op admission.Operation) error {
-	plugin := s.tolerations
-	if plugin == nil || !plugin.Handles(op) {
-		return nil
+// defaultTolerations is what upstream's DefaultTolerationSeconds plugin
+// (k8s.io/kubernetes/plugin/pkg/admission/defaulttolerationseconds) does to
+// a pod's tolerations: a toleration of any key, or of any effect, counts
+// as tolerating the taint. It is not that plugin because its package links
+// the generic admission initializer, and with it client-go's dynamic
+// client, the CEL OpenAPI resolver and the quota packages, into every
+// dnsplane process, the node's cluster DNS and node cache included
+// (docs/operations.md, "Memory of the data plane"); admission_test.go
+// checks this against the plugin.
+func defaultTolerations(ts []corev1.Toleration) []corev1.Toleration {
+	notReady, unreachable := false, false
+	for _, t := range ts {
+		anyEffect := t.Effect == "" || t.Effect == corev1.TaintEffectNoExecute
+		notReady = notReady || anyEffect && (t.Key == "" || t.Key == corev1.TaintNodeNotReady)
+		unreachable = unreachable || anyEffect && (t.Key == "" || t.Key == corev1.TaintNodeUnreachable)
 	}
-	in := &core.Pod{}
-	if err := upstream.Convert(&corev1.Pod{Spec: corev1.PodSpec{Tolerations: p.Spec.Tolerations}}, in); err != nil {
-		return apierrors.NewInternalError(fmt.Errorf("DefaultTolerationSeconds: %w", err))
+	add := func(key string) {
+		seconds := defaultTolerationSeconds
+		ts = append(ts, corev1.Toleration{Key: key, Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoExecute, TolerationSeconds: &seconds})
 	}
-	in.Name, in.Namespace = p.Name, p.Namespace
-	attrs := admission.NewAttributesRecord(in, nil, core.SchemeGroupVersion.WithKind("Pod"), p.Namespace, p.Name,
-		core.SchemeGroupVersion.WithResource("pods"), "", op, nil, false, nil)
-	if err := plugin.Admit(ctx, attrs, nil); err != nil {
-		return err
+	if !notReady {
+		add(corev1.TaintNodeNotReady)
 	}
-	out := &corev1.Pod{}
-	if err := upstream.Convert(in, out); err != nil {
-		return apierrors.NewInternalError(fmt.Errorf("DefaultTolerationSeconds: %w", err))
+	if !unreachable {
+		add(corev1.TaintNodeUnreachable)
 	}
-	p.Spec.Tolerations = out.Spec.Tolerations
-	return nil
+	return ts
 }

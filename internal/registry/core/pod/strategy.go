@@ -19,7 +19,6 @@ import (
 	"k8s.io/kubernetes/pkg/apis/core"
 	"k8s.io/kubernetes/pkg/apis/core/v1/helper/qos"
 	corevalidation "k8s.io/kubernetes/pkg/apis/core/validation"
-	"k8s.io/kubernetes/plugin/pkg/admission/defaulttolerationseconds"
 
 	dpcorev1 "github.com/dnsplane/dnsplane/api/core/v1"
 	"github.com/dnsplane/dnsplane/internal/registry/rest"
@@ -31,9 +30,9 @@ import (
 // Strategy is the Pod strategy.
 type Strategy struct {
 	workload.Strategy[core.Pod]
-	// tolerations is upstream's DefaultTolerationSeconds admission plugin
-	// (admission.go); nil admits no tolerations (dnsplane validate).
-	tolerations *defaulttolerationseconds.Plugin
+	// tolerations runs DefaultTolerationSeconds admission (admission.go);
+	// false adds no tolerations.
+	tolerations bool
 }
 
 var (
@@ -61,7 +60,7 @@ func New(dns validation.Options) Strategy {
 			View: view,
 		},
 		DNS: dns,
-	}, newTolerationSeconds()}
+	}, true}
 }
 
 // options are the PodValidationOptions upstream's podStrategy computes.
