@@ -68,7 +68,7 @@ func (k *kubernetesEndpoints) Run(ctx context.Context) error {
 	if err != nil {
 		// An address no endpoint may name: kube-apiserver refuses to
 		// start.
-		return fmt.Errorf("--advertise-address: %w", err)
+		return fmt.Errorf("--advertise-address %w", err)
 	}
 	k.log.Info("keeping the kubernetes Service's endpoints", "address", k.advertise.String(), "port", k.port)
 	return c.Run(ctx)

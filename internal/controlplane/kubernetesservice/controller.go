@@ -49,7 +49,7 @@ type Controller struct {
 // lease reconciler applies at start) and returns the controller.
 func New(cfg Config) (*Controller, error) {
 	if err := corevalidation.ValidateEndpointIP(cfg.PublicIP.String(), nil).ToAggregate(); err != nil {
-		return nil, fmt.Errorf("advertise address %s: %w", cfg.PublicIP, err)
+		return nil, fmt.Errorf("%s: %w", cfg.PublicIP, err)
 	}
 	return &Controller{cfg: cfg, endpoints: &endpoints{
 		client: cfg.Client,
