@@ -32,6 +32,7 @@ func (a *apiServerFlags) register(f *pflag.FlagSet) {
 	f.StringVar(&c.DataDir, "data-dir", defaultDataDir(), "directory for certificates, credentials, the kubeconfig and embedded etcd data")
 	f.StringVar(&c.BindAddress, "bind-address", "127.0.0.1", "address to serve HTTPS on")
 	f.IntVar(&c.SecurePort, "secure-port", 6443, "port to serve HTTPS on (0 picks a free one)")
+	f.StringVar(&c.AdvertiseAddress, "advertise-address", "", "IP address the kubernetes Service's endpoints name for this API server (default: --bind-address, or the host's default-route address when that is a wildcard or loopback)")
 	f.StringSliceVar(&c.EtcdServers, "etcd-servers", nil, "external etcd client URLs (default: embedded etcd in --data-dir)")
 	f.StringVar(&c.EtcdCAFile, "etcd-cafile", "", "CA bundle to verify the etcd servers")
 	f.StringVar(&c.EtcdCertFile, "etcd-certfile", "", "client certificate for etcd")

@@ -311,8 +311,9 @@ func (a *Agent) checkHostLimits(_ context.Context) {
 	}
 }
 
-// ensureLeaseNamespace creates kube-node-lease, which kube-apiserver's
-// bootstrap creates in Kubernetes and dnsplane's does not.
+// ensureLeaseNamespace creates kube-node-lease when it is missing. The API
+// server creates it on start, as kube-apiserver does; this covers API
+// servers that predate that (docs/agent.md).
 func (a *Agent) ensureLeaseNamespace(ctx context.Context) error {
 	_, err := a.kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: leaseNamespace}}, metav1.CreateOptions{})
 	if err != nil && !apierrors.IsAlreadyExists(err) {

@@ -2,7 +2,6 @@ package apiserver
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"reflect"
 
@@ -33,16 +32,26 @@ func validate(ctx context.Context, res *Resource, info requestInfo, obj, old any
 	return nil
 }
 
-// prepareUpdate carries over what no update may change (server metadata),
-// lets the strategy carry over and default the rest, and bumps the
-// generation when the spec changed.
+// prepareUpdate carries over what no update may change (server metadata)
+// and lets the strategy carry over and default the rest.
 func prepareUpdate(ctx context.Context, res *Resource, obj, old any) {
 	keepServerMetadata(obj, old)
 	res.Strategy.PrepareForUpdate(ctx, obj, old)
-	if specChanged(obj, old) {
-		m := accessor(obj)
-		m.SetGeneration(accessor(old).GetGeneration() + 1)
+}
+
+// admitUpdate runs the kind's admission on an update of the main resource
+// and then moves the generation by the kind's rule, what admission changed
+// included: kube-apiserver's handler records managed fields, then admits,
+// then its strategy's PrepareForUpdate compares (so fields admission adds
+// are owned by no manager).
+func admitUpdate(ctx context.Context, res *Resource, subresource string, obj, old any) error {
+	if subresource == "" {
+		if err := rest.Admit(ctx, res.Strategy, obj, old); err != nil {
+			return err
+		}
 	}
+	nextGeneration(res, obj, old)
+	return nil
 }
 
 // prepareStatusUpdate builds the object a /status update stores: the old
@@ -57,19 +66,6 @@ func prepareStatusUpdate(obj, old any) any {
 // statusValue is obj's Status field; invalid when the kind has none.
 func statusValue(obj any) reflect.Value {
 	return reflect.ValueOf(obj).Elem().FieldByName("Status")
-}
-
-// specChanged compares the specs as JSON: defaulted nils and empty values
-// encode alike, so only real changes bump the generation.
-func specChanged(obj, old any) bool {
-	a := reflect.ValueOf(obj).Elem().FieldByName("Spec")
-	b := reflect.ValueOf(old).Elem().FieldByName("Spec")
-	if !a.IsValid() || !b.IsValid() {
-		return false
-	}
-	ja, errA := json.Marshal(a.Interface())
-	jb, errB := json.Marshal(b.Interface())
-	return errA != nil || errB != nil || string(ja) != string(jb)
 }
 
 // cloneObject deep-copies one of our objects. Every kind in api.Resources

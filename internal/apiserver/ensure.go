@@ -25,6 +25,7 @@ func (s *Server) EnsureObject(ctx context.Context, obj runtime.Object) error {
 	}
 	setTypeMeta(res, obj)
 	initMetadata(obj, s.now())
+	initGeneration(res, obj)
 	res.Strategy.PrepareForCreate(ctx, obj)
 	if _, err := s.persist(ctx, res, obj, nil, false); err != nil {
 		// Another API server may have created it (and taken its cluster

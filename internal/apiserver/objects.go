@@ -146,7 +146,8 @@ func initMetadata(obj any, now time.Time) {
 	m.SetResourceVersion("")
 	m.SetDeletionTimestamp(nil)
 	m.SetDeletionGracePeriodSeconds(nil)
-	m.SetGeneration(1)
+	// initGeneration sets it for the kinds that keep one.
+	m.SetGeneration(0)
 }
 
 // keepServerMetadata copies what a client may not change on update.

@@ -107,6 +107,11 @@ func errMethodNotAllowed(verb string, gr schema.GroupResource) *apierrors.Status
 }
 
 // invalid is the 422 for field errors, "<Kind> \"<name>\" is invalid: …".
+// The kind is the one the objects are stored as: kube-apiserver names the
+// kind its strategy's scheme reports first for the internal type, so an
+// events.k8s.io/v1 Event, which shares core's internal Event and storage,
+// is refused as `Event "x" is invalid` (group ""), while not-found and
+// conflict errors name the request's events.events.k8s.io.
 func invalid(res *Resource, name string, errs field.ErrorList) error {
-	return apierrors.NewInvalid(res.GVK.GroupKind(), name, errs)
+	return apierrors.NewInvalid(res.StoredAs().GroupKind(), name, errs)
 }

@@ -37,6 +37,10 @@ func (s *Server) serveResource(w http.ResponseWriter, r *http.Request, info requ
 		writeErrorNegotiated(w, r, s.log, errNotFoundPath())
 		return
 	}
+	if info.Subresource == "" || info.Subresource == "status" {
+		// Other subresources serve kinds of their own (Scale, Binding).
+		addDeprecationWarning(w, res)
+	}
 	var err error
 	if info.Subresource != "" && info.Subresource != "status" && !rest.IsObjectSubresource(res.Strategy, info.Subresource) {
 		if err = s.serveSubresource(w, r, res, info); err != nil {

@@ -80,8 +80,9 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request, res *Resource, i
 	return s.writeObjects(w, r, res, http.StatusCreated, created, nil, metav1.ListMeta{})
 }
 
-// createObject stores a new object: server metadata, admission, managed
-// fields (unless an apply computed them), validation, then persist.
+// createObject stores a new object: server metadata and defaults, managed
+// fields (unless an apply computed them), admission, validation, then
+// persist.
 func (s *Server) createObject(ctx context.Context, res *Resource, info requestInfo, obj any, dryRun bool) (any, error) {
 	// Upstream's NamespaceLifecycle admission runs before the name is
 	// generated and before validation.
@@ -92,9 +93,15 @@ func (s *Server) createObject(ctx context.Context, res *Resource, info requestIn
 		m.SetName(generateName(m.GetGenerateName()))
 	}
 	initMetadata(obj, s.now())
+	initGeneration(res, obj)
 	res.Strategy.PrepareForCreate(ctx, obj)
 	if !info.applied {
 		s.trackUpdate(res, info, obj, nil)
+	}
+	// After the managed fields, as kube-apiserver admits: what admission
+	// adds is owned by no manager.
+	if err := rest.Admit(ctx, res.Strategy, obj, nil); err != nil {
+		return nil, err
 	}
 	if err := validate(ctx, res, info, obj, nil); err != nil {
 		return nil, err
@@ -238,6 +245,11 @@ func (s *Server) updateFrom(ctx context.Context, res *Resource, info requestInfo
 	}
 	if !info.applied {
 		s.trackUpdate(res, info, obj, old)
+	}
+	if info.Subresource != "status" {
+		if err := admitUpdate(ctx, res, info.Subresource, obj, old); err != nil {
+			return nil, err
+		}
 	}
 	accessor(obj).SetResourceVersion(accessor(old).GetResourceVersion())
 	if err := validate(ctx, res, info, obj, old); err != nil {

@@ -15,9 +15,13 @@ import (
 )
 
 // SystemNamespaces are the namespaces that exist from the first start, as
-// in a new cluster.
+// in a new cluster: the ones kube-apiserver creates itself (its
+// kubernetesservice controller makes default; its systemnamespaces
+// controller kube-system, kube-public and kube-node-lease, where the
+// kubelets' and node agents' heartbeat Leases live,
+// pkg/controlplane/controller/systemnamespaces) and dnsplane's own.
 func SystemNamespaces() []string {
-	return []string{"default", "kube-system", "kube-public", "dnsplane-system"}
+	return []string{metav1.NamespaceDefault, metav1.NamespaceSystem, metav1.NamespacePublic, corev1.NamespaceNodeLease, "dnsplane-system"}
 }
 
 // bootstrap creates what a new cluster has: the system namespaces, the

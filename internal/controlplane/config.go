@@ -13,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"strings"
 	"time"
 
@@ -27,7 +28,11 @@ import (
 type Config struct {
 	DataDir     string // --data-dir: CA, certificates, tokens, kubeconfig and (embedded) etcd data
 	BindAddress string // --bind-address; default 127.0.0.1
-	SecurePort  int    // --secure-port; 0 picks a free port
+	// AdvertiseAddress (--advertise-address) is the address the kubernetes
+	// Service's endpoints name for this API server; "" chooses as
+	// kube-apiserver does (advertiseAddress).
+	AdvertiseAddress string
+	SecurePort       int // --secure-port; 0 picks a free port
 	// EtcdServers (--etcd-servers) selects an external etcd cluster; empty
 	// runs an embedded single-member etcd under DataDir/etcd.
 	EtcdServers                           []string
@@ -117,6 +122,9 @@ func (c Config) Validate() error {
 	if err := ipalloc.CheckRange(c.ServiceClusterIPRange); err != nil {
 		errs = append(errs, ConfigErrorf("--service-cluster-ip-range %q: %s", c.ServiceClusterIPRange,
 			strings.TrimPrefix(err.Error(), "service IP range: ")))
+	}
+	if a := c.AdvertiseAddress; a != "" && net.ParseIP(a) == nil {
+		errs = append(errs, ConfigErrorf("--advertise-address %q: want an IP address", a))
 	}
 	if !strings.HasPrefix(c.EtcdPrefix, "/") {
 		errs = append(errs, ConfigErrorf("--etcd-prefix %q: want a key prefix starting with /", c.EtcdPrefix))

@@ -228,6 +228,15 @@ func Start(ctx context.Context, c Config) (*ControlPlane, error) {
 	// Terminating namespace, collecting an owner's dependents
 	// (internal/controllers).
 	cp.launch(&controllers.Component{Kubeconfig: kubeconfig, Logger: log.With("component", "controllers")})
+	cp.launch(&apiServerControllers{kubeconfig: kubeconfig, clientCA: bundle.CACertPEM, namespaces: SystemNamespaces()})
+	if advertise, err := advertiseAddress(c.AdvertiseAddress, c.BindAddress); err != nil {
+		return nil, errors.Join(err, cp.Stop())
+	} else if advertise == nil {
+		log.Warn("no address to advertise: the kubernetes Service gets no endpoints; set --advertise-address")
+	} else {
+		cp.launch(&kubernetesEndpoints{kubeconfig: kubeconfig, etcd: client, etcdPrefix: c.EtcdPrefix,
+			advertise: advertise, serviceIP: firstAddress(ips.Range()), port: port, log: log})
+	}
 
 	var comps []Component
 	for _, r := range c.Roles {

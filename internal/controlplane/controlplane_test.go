@@ -72,7 +72,11 @@ func TestBootstrapAndOrder(t *testing.T) {
 	rec := &recorder{}
 	ts := controlplanetest.StartTestServer(t, controlplane.Config{Roles: []controlplane.Role{fakeRole{rec: rec, names: []string{"a", "b", "c"}}}})
 	ctx := context.Background()
-	for _, ns := range controlplane.SystemNamespaces() {
+	// Listed here rather than taken from SystemNamespaces, so that a
+	// namespace dropped from the bootstrap fails the test: kube-apiserver
+	// creates the first four itself (kube-node-lease by its
+	// systemnamespaces controller), dnsplane-system is ours.
+	for _, ns := range []string{"default", "kube-system", "kube-public", "kube-node-lease", "dnsplane-system"} {
 		got, err := ts.Client.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{})
 		if err != nil {
 			t.Fatalf("namespace %s: %v", ns, err)

@@ -19,8 +19,6 @@ import (
 	coordinationvalidation "k8s.io/kubernetes/pkg/apis/coordination/validation"
 	"k8s.io/kubernetes/pkg/apis/core"
 	corevalidation "k8s.io/kubernetes/pkg/apis/core/validation"
-	"k8s.io/kubernetes/pkg/apis/discovery"
-	discoveryvalidation "k8s.io/kubernetes/pkg/apis/discovery/validation"
 	"k8s.io/kubernetes/pkg/apis/networking"
 	networkingvalidation "k8s.io/kubernetes/pkg/apis/networking/validation"
 	"k8s.io/kubernetes/pkg/apis/rbac"
@@ -51,6 +49,7 @@ import (
 	"github.com/dnsplane/dnsplane/internal/registry/core/secret"
 	"github.com/dnsplane/dnsplane/internal/registry/core/service"
 	"github.com/dnsplane/dnsplane/internal/registry/core/serviceaccount"
+	"github.com/dnsplane/dnsplane/internal/registry/discovery/endpointslice"
 	"github.com/dnsplane/dnsplane/internal/registry/operator/dns"
 	"github.com/dnsplane/dnsplane/internal/registry/policy/poddisruptionbudget"
 	"github.com/dnsplane/dnsplane/internal/registry/rbac/clusterrole"
@@ -150,7 +149,7 @@ func Strategies(cfg Config) map[schema.GroupKind]rest.Strategy {
 		gk(certificates, "CertificateSigningRequest"):      certificatesigningrequest.New(),
 		gk(certificates, "PodCertificateRequest"):          podcertificaterequest.New(clock.RealClock{}),
 		gk(certificates, "ClusterTrustBundle"):             clustertrustbundle.New(),
-		{Group: "discovery.k8s.io", Kind: "EndpointSlice"}: simple(discovery.EndpointSlice{}, discoveryvalidation.ValidateEndpointSliceCreate, discoveryvalidation.ValidateEndpointSliceUpdate),
+		{Group: "discovery.k8s.io", Kind: "EndpointSlice"}: endpointslice.New(),
 		{Group: "coordination.k8s.io", Kind: "Lease"}:      simple(coordination.Lease{}, coordinationvalidation.ValidateLease, coordinationvalidation.ValidateLeaseUpdate),
 		storageKind("StorageClass"):                        storageclass.New(),
 		storageKind("CSINode"):                             csinode.New(),

@@ -247,7 +247,11 @@ func TestKubectl(t *testing.T) {
 	t.Run("replace", func(t *testing.T) {
 		ns := newNamespace(t, kc)
 		mustKubectl(t, kc, podYAML("r", "1"), "-n", ns, "create", "-f", "-")
-		path := writeFile(t, "pod.yaml", podYAML("r", "2"))
+		// ServiceAccount admission named the default account on create and
+		// a pod update may not change it, so a replacing manifest names it,
+		// as against kube-apiserver (the tolerations admission added come
+		// back on the update by themselves).
+		path := writeFile(t, "pod.yaml", podYAML("r", "2")+"  serviceAccountName: default\n")
 		wantKubectl(t, kc, "", ok("pod/r replaced"), "-n", ns, "replace", "-f", path)
 		wantLabels(t, kc, ns, "pod", "r", map[string]string{"app": "e2e", "version": "2"})
 

@@ -28,9 +28,25 @@ type Strategy[I any] struct {
 	upstream.Strategy[I]
 	// DNS are the pod DNS rules the feature gates enable.
 	DNS validation.Options
+	// Generation is the kind's rule for a new generation (upstream's
+	// PrepareForUpdate); nil is rest.SpecChanged, the rule of most of
+	// them.
+	Generation func(obj, old any) bool
 }
 
-var _ rest.Strategy = Strategy[struct{}]{}
+var (
+	_ rest.Strategy     = Strategy[struct{}]{}
+	_ rest.Generational = Strategy[struct{}]{}
+)
+
+// GenerationChanged applies the kind's generation rule: every pod template
+// carrier keeps a generation in kube-apiserver.
+func (s Strategy[I]) GenerationChanged(obj, old any) bool {
+	if s.Generation != nil {
+		return s.Generation(obj, old)
+	}
+	return rest.SpecChanged(obj, old)
+}
 
 // Validate runs upstream's validation with dnsplane's pod DNS rules in
 // place of upstream's.

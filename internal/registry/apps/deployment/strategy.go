@@ -6,6 +6,7 @@ package deployment
 import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	genericrest "k8s.io/apiserver/pkg/registry/rest"
@@ -36,8 +37,17 @@ func New(dns validation.Options) workload.Strategy[apps.Deployment] {
 			},
 			View: view,
 		},
-		DNS: dns,
+		DNS:        dns,
+		Generation: generationChanged,
 	}
+}
+
+// generationChanged is upstream's rule for Deployments: a spec change, or
+// an annotation change, since the controller copies the annotations to the
+// ReplicaSets (pkg/registry/apps/deployment/strategy.go).
+func generationChanged(obj, old any) bool {
+	return rest.SpecChanged(obj, old) ||
+		!apiequality.Semantic.DeepEqual(obj.(*dpappsv1.Deployment).Annotations, old.(*dpappsv1.Deployment).Annotations)
 }
 
 // view is the k8s.io/api Deployment sharing d's metadata, spec (the

@@ -34,6 +34,9 @@ func New(dns validation.Options) workload.Strategy[core.PodTemplate] {
 			View: view,
 		},
 		DNS: dns,
+		// A PodTemplate has no spec: its template is what counts
+		// (pkg/registry/core/podtemplate/strategy.go).
+		Generation: func(obj, old any) bool { return rest.FieldChanged("Template", obj, old) },
 	}
 }
 

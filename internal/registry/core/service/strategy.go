@@ -101,13 +101,19 @@ func (s Strategy) PrepareForUpdate(ctx context.Context, obj, old any) {
 	}
 }
 
-// Reserve gives the Service its cluster IP.
+// Reserve defaults the Service's IP families and gives it its cluster IP,
+// in kube-apiserver's order (allocateCreate and allocateUpdate in
+// pkg/registry/core/service/storage/alloc.go).
 func (s Strategy) Reserve(ctx context.Context, obj, old any, dryRun bool) (func(), error) {
+	svc := obj.(*corev1.Service)
 	var oldSvc *corev1.Service
 	if old != nil {
 		oldSvc = old.(*corev1.Service)
 	}
-	return s.allocateClusterIP(ctx, obj.(*corev1.Service), oldSvc, dryRun)
+	if errs := initIPFamilies(svc, oldSvc, s.clusterFamily()); len(errs) > 0 {
+		return func() {}, invalid(svc, errs)
+	}
+	return s.allocateClusterIP(ctx, svc, oldSvc, dryRun)
 }
 
 // Release gives back the cluster IPs of a deleted Service.

@@ -31,7 +31,16 @@ type Strategy struct {
 	OwnAddresses func() []netip.AddrPort
 }
 
-var _ rest.Strategy = Strategy{}
+var (
+	_ rest.Strategy     = Strategy{}
+	_ rest.Generational = Strategy{}
+)
+
+// GenerationChanged is the rule kube-apiserver applies to custom resources
+// with a status subresource, which DNS is served as: a new generation when
+// the spec changes. The operator reports the generation it acted on in
+// status.observedGeneration.
+func (Strategy) GenerationChanged(obj, old any) bool { return rest.SpecChanged(obj, old) }
 
 // New returns the DNS strategy for a cluster whose cluster domain is
 // clusterDomain ("" for cluster.local).

@@ -1,0 +1,99 @@
+package controlplane_test
+
+import (
+	"context"
+	"slices"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/dnsplane/dnsplane/internal/controlplane"
+	"github.com/dnsplane/dnsplane/internal/controlplane/controlplanetest"
+	"github.com/dnsplane/dnsplane/internal/storage"
+)
+
+// TestKubernetesServiceEndpoints: two API servers on one etcd both appear
+// in the kubernetes Service's Endpoints and EndpointSlice, by their
+// advertise addresses, as kube-apiserver's lease reconciler keeps them; one
+// that stops leaves at once.
+func TestKubernetesServiceEndpoints(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	emb, err := storage.StartEmbedded(ctx, t.TempDir(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = emb.Close() })
+	// TEST-NET-1 addresses: endpoints may not name loopback ones.
+	a := controlplanetest.StartTestServer(t, controlplane.Config{EtcdServers: emb.Endpoints(), AdvertiseAddress: "192.0.2.10"})
+	b := controlplanetest.StartTestServer(t, controlplane.Config{EtcdServers: emb.Endpoints(), AdvertiseAddress: "192.0.2.11"})
+
+	waitFor(ctx, t, a.Client, []string{"192.0.2.10", "192.0.2.11"})
+	if err := b.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(ctx, t, a.Client, []string{"192.0.2.10"})
+}
+
+// waitFor polls until default/kubernetes's Endpoints and EndpointSlice
+// both name exactly want, on the https port.
+func waitFor(ctx context.Context, t *testing.T, c kubernetes.Interface, want []string) {
+	t.Helper()
+	var eps, slice []string
+	err := wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+		ep, err := c.CoreV1().Endpoints(metav1.NamespaceDefault).Get(ctx, "kubernetes", metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			return false, nil
+		}
+		if err != nil {
+			return false, err
+		}
+		eps = endpointsIPs(ep)
+		es, err := c.DiscoveryV1().EndpointSlices(metav1.NamespaceDefault).Get(ctx, "kubernetes", metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			return false, nil
+		}
+		if err != nil {
+			return false, err
+		}
+		slice = sliceIPs(es)
+		return slices.Equal(eps, want) && slices.Equal(slice, want), nil
+	})
+	if err != nil {
+		t.Fatalf("kubernetes endpoints %v, endpoint slice %v, want %v: %v", eps, slice, want, err)
+	}
+}
+
+func endpointsIPs(ep *corev1.Endpoints) []string { //nolint:staticcheck // SA1019: kube-apiserver still keeps the kubernetes Service's Endpoints, and so does dnsplane
+	var out []string
+	for _, s := range ep.Subsets {
+		if len(s.Ports) != 1 || s.Ports[0].Name != "https" || s.Ports[0].Protocol != corev1.ProtocolTCP {
+			return nil
+		}
+		for _, a := range s.Addresses {
+			out = append(out, a.IP)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+func sliceIPs(es *discoveryv1.EndpointSlice) []string {
+	if es.AddressType != discoveryv1.AddressTypeIPv4 || len(es.Ports) != 1 || es.Ports[0].Name == nil || *es.Ports[0].Name != "https" ||
+		es.Labels[discoveryv1.LabelServiceName] != "kubernetes" {
+		return nil
+	}
+	var out []string
+	for _, e := range es.Endpoints {
+		out = append(out, e.Addresses...)
+	}
+	slices.Sort(out)
+	return out
+}

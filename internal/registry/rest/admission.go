@@ -1,0 +1,24 @@
+package rest
+
+import "context"
+
+// Admitter is a Strategy whose kind kube-apiserver's default mutating
+// admission plugins change (DefaultTolerationSeconds and ServiceAccount
+// for pods). The generic code runs it on every create and update of the
+// main resource, dry runs included, after the kind's defaults and before
+// validation, as kube-apiserver runs mutating admission between decoding
+// and its registry's validation; never on subresources, which these
+// plugins skip.
+type Admitter interface {
+	// Admit changes obj (old is nil on create) as the kind's admission
+	// plugins do, or refuses the request with an API status error.
+	Admit(ctx context.Context, obj, old any) error
+}
+
+// Admit runs s's admission when it has one.
+func Admit(ctx context.Context, s Strategy, obj, old any) error {
+	if a, ok := s.(Admitter); ok {
+		return a.Admit(ctx, obj, old)
+	}
+	return nil
+}
