@@ -8,6 +8,7 @@ import (
 	"k8s.io/kubernetes/pkg/apis/networking"
 	networkingvalidation "k8s.io/kubernetes/pkg/apis/networking/validation"
 
+	"github.com/dnsplane/dnsplane/internal/registry/rest"
 	"github.com/dnsplane/dnsplane/internal/registry/upstream"
 )
 
@@ -61,3 +62,17 @@ func notGarbageCollected[I any](s upstream.Strategy[I]) upstream.Strategy[I] {
 	s.GarbageCollection = genericrest.Unsupported
 	return s
 }
+
+// specGeneration is a kind whose upstream strategy keeps
+// metadata.generation: 1 on create, one more on each update that changes
+// the spec (rest.Generational).
+type specGeneration[I any] struct{ upstream.Strategy[I] }
+
+// GenerationChanged implements rest.Generational.
+func (specGeneration[I]) GenerationChanged(obj, old any) bool { return rest.SpecChanged(obj, old) }
+
+// keepsGeneration gives s's kind upstream's generation rule (Ingress,
+// IngressClass, NetworkPolicy, DeviceClass, ResourceSlice and the
+// admission policies set Generation in PrepareForCreate and bump it on a
+// spec change in PrepareForUpdate).
+func keepsGeneration[I any](s upstream.Strategy[I]) specGeneration[I] { return specGeneration[I]{s} }

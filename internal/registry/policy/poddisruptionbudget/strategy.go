@@ -89,3 +89,8 @@ func invalidSelectorLabelValue(pdb *policy.PodDisruptionBudget) bool {
 	opts := metav1validation.LabelSelectorValidationOptions{AllowInvalidLabelValueInSelector: false}
 	return len(metav1validation.ValidateLabelSelector(pdb.Spec.Selector, opts, nil)) > 0
 }
+
+// GenerationChanged is upstream's rule: a budget keeps metadata.generation,
+// bumped when its spec changes, which the disruption controller reports
+// back as status.observedGeneration (and eviction waits for).
+func (Strategy) GenerationChanged(obj, old any) bool { return rest.SpecChanged(obj, old) }
