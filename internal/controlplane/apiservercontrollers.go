@@ -44,17 +44,9 @@ func (c *apiServerControllers) Name() string { return "apiserver-controllers" }
 
 // Run runs the controllers until ctx ends.
 func (c *apiServerControllers) Run(ctx context.Context) error {
-	cfg, err := clientcmd.BuildConfigFromFlags("", c.kubeconfig)
+	client, err := loopbackClient(c.kubeconfig)
 	if err != nil {
-		return fmt.Errorf("loopback client: %w", err)
-	}
-	cfg.UserAgent = "dnsplane-apiserver-controllers"
-	// The v1 Endpoints deprecation Warning would be logged on every
-	// reconcile: these clients are the server talking to itself.
-	cfg.WarningHandler = rest.NoWarnings{}
-	client, err := kubernetes.NewForConfig(cfg)
-	if err != nil {
-		return fmt.Errorf("loopback client: %w", err)
+		return err
 	}
 	ca, err := dynamiccertificates.NewStaticCAContent("client-ca", c.clientCA)
 	if err != nil {
@@ -77,4 +69,22 @@ func (c *apiServerControllers) Run(ctx context.Context) error {
 		<-done
 	}
 	return nil
+}
+
+// loopbackClient is the API server's client of itself, for the
+// controllers kube-apiserver runs in its own process.
+func loopbackClient(kubeconfig string) (*kubernetes.Clientset, error) {
+	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	if err != nil {
+		return nil, fmt.Errorf("loopback client: %w", err)
+	}
+	cfg.UserAgent = "dnsplane-apiserver-controllers"
+	// The v1 Endpoints deprecation Warning would be logged on every
+	// reconcile: these clients are the server talking to itself.
+	cfg.WarningHandler = rest.NoWarnings{}
+	client, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("loopback client: %w", err)
+	}
+	return client, nil
 }

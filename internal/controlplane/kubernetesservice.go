@@ -9,9 +9,6 @@ import (
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 	utilnet "k8s.io/apimachinery/pkg/util/net"
-	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/dnsplane/dnsplane/internal/controlplane/kubernetesservice"
 )
@@ -43,17 +40,9 @@ func (k *kubernetesEndpoints) Name() string { return "kubernetes-service-endpoin
 
 // Run reconciles until ctx ends, then removes this API server's address.
 func (k *kubernetesEndpoints) Run(ctx context.Context) error {
-	cfg, err := clientcmd.BuildConfigFromFlags("", k.kubeconfig)
+	client, err := loopbackClient(k.kubeconfig)
 	if err != nil {
-		return fmt.Errorf("loopback client: %w", err)
-	}
-	cfg.UserAgent = "dnsplane-apiserver-controllers"
-	// The v1 Endpoints deprecation Warning would be logged on every
-	// reconcile: these clients are the server talking to itself.
-	cfg.WarningHandler = rest.NoWarnings{}
-	client, err := kubernetes.NewForConfig(cfg)
-	if err != nil {
-		return fmt.Errorf("loopback client: %w", err)
+		return err
 	}
 	c, err := kubernetesservice.New(kubernetesservice.Config{
 		Client:            client,
