@@ -29,11 +29,6 @@ repo=$(cd "$(dirname "$0")/.." && pwd)
 work=$(mktemp -d)
 pids=()
 
-cleanup() {
-	local pid
-	for pid in "${pids[@]}"; do stop "$pid"; done
-	rm -rf "$work"
-}
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 

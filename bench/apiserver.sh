@@ -16,15 +16,12 @@ repo=$(cd "$(dirname "$0")/.." && pwd)
 work=$(mktemp -d)
 server_pid=
 
-cleanup() {
-	if [[ -n $server_pid ]] && kill -0 "$server_pid" 2>/dev/null; then
-		kill "$server_pid" 2>/dev/null || true
-		wait "$server_pid" 2>/dev/null || true
-	fi
-	rm -rf "$work"
-}
 trap cleanup EXIT
 trap 'exit 130' INT TERM
+
+script=apiserver.sh
+# shellcheck source=bench/lib.sh
+source "$repo/bench/lib.sh"
 
 echo "building dnsplane and apiload..." >&2
 (cd "$repo" && go build -o "$work/dnsplane" ./cmd/dnsplane && go build -o "$work/apiload" ./bench/apiload)

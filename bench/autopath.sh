@@ -60,13 +60,6 @@ pids=()      # long-running helpers: the API server, the upstream
 server_pid=  # the DNS server under test, when one runs
 cache_pid=   # the node cache, when one runs
 
-cleanup() {
-	local pid
-	if [[ -n $cache_pid ]]; then stop "$cache_pid"; fi
-	if [[ -n $server_pid ]]; then stop "$server_pid"; fi
-	for pid in "${pids[@]}"; do stop "$pid"; done
-	rm -rf "$work"
-}
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 

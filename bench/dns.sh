@@ -51,12 +51,6 @@ work=$(mktemp -d)
 pids=()     # long-running helpers: the API server, the upstream
 server_pid= # the DNS server under test, when one runs
 
-cleanup() {
-	local pid
-	if [[ -n $server_pid ]]; then stop "$server_pid"; fi
-	for pid in "${pids[@]}"; do stop "$pid"; done
-	rm -rf "$work"
-}
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 

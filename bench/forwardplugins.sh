@@ -31,12 +31,6 @@ work=$(mktemp -d)
 pids=()
 server_pid=
 
-cleanup() {
-	local pid
-	if [[ -n $server_pid ]]; then stop "$server_pid"; fi
-	for pid in "${pids[@]}"; do stop "$pid"; done
-	rm -rf "$work"
-}
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 

@@ -1,11 +1,22 @@
-# Shared by the benchmark scripts (dns.sh, autopath.sh, operator.sh, agent.sh);
-# sourced, not run. The sourcing script sets $script (its name, for messages) and
-# $work, and defines cleanup before it sources this file.
+# Shared by the benchmark scripts (dns.sh, autopath.sh, operator.sh, agent.sh,
+# rss.sh, forwardplugins.sh, apiserver.sh, watchfan.sh); sourced, not run. The
+# sourcing script sets $script (its name, for messages) and $work, keeps the
+# processes it starts in pids (and server_pid, cache_pid for the one under test),
+# and traps cleanup on EXIT.
 
 # stop PID: ends a process the script started and waits for it.
 stop() {
 	kill "$1" 2>/dev/null || true
 	wait "$1" 2>/dev/null || true
+}
+
+# cleanup stops every process the script started and removes $work.
+cleanup() {
+	local pid
+	for pid in "${cache_pid:-}" "${server_pid:-}" ${pids[@]+"${pids[@]}"}; do
+		if [[ -n $pid ]]; then stop "$pid"; fi
+	done
+	rm -rf "$work"
 }
 
 log() { echo "$*" >&2; }

@@ -30,13 +30,6 @@ repo=$(cd "$(dirname "$0")/.." && pwd)
 work=$(mktemp -d)
 pids=()
 
-cleanup() {
-	for p in "${pids[@]}"; do
-		kill "$p" 2>/dev/null || true
-		wait "$p" 2>/dev/null || true
-	done
-	rm -rf "$work"
-}
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 # shellcheck source=bench/lib.sh
