@@ -104,7 +104,7 @@ func TestCluster(t *testing.T) {
 		t.Parallel()
 		ns := inNS(t).Namespace
 		wantKubectl(t, kc, "", ok("pod/solo created"), "-n", ns, "run", "solo", "--image=nginx")
-		mustKubectl(t, kc, "", "-n", ns, "wait", "pod/solo", "--for=condition=Ready", "--timeout=120s")
+		mustKubectl(t, kc, "", "-n", ns, "wait", "pod/solo", "--for=condition=Ready", "--timeout=50s")
 		if got := jsonpath(t, kc, ns, "pod", "solo", "{.spec.nodeName} {.status.phase}"); got != upNode+" Running" {
 			t.Errorf("pod solo: nodeName and phase %q, want %s Running", got, upNode)
 		}

@@ -114,7 +114,10 @@ func waitUntil(t *testing.T, timeout time.Duration, what string, cond func(ctx c
 	var last string
 	err := wait.PollUntilContextTimeout(t.Context(), 250*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
 		done, msg := cond(ctx)
-		last = msg
+		if ctx.Err() == nil {
+			// Not what the poll's own deadline did to the last call.
+			last = msg
+		}
 		return done, nil
 	})
 	if err != nil {
