@@ -72,6 +72,21 @@ spec:
         image: nginx
 ---
 apiVersion: v1
+kind: Pod
+metadata:
+  name: impatient
+  labels:
+    app: impatient
+spec:
+  nodeSelector:
+    kubernetes.io/hostname: `+node2+`
+  tolerations:
+  - {key: node.kubernetes.io/unreachable, operator: Exists, effect: NoExecute, tolerationSeconds: 2}
+  containers:
+  - name: c
+    image: nginx
+---
+apiVersion: v1
 kind: Service
 metadata:
   name: app
@@ -106,6 +121,9 @@ spec:
 		t.Errorf("DaemonSet pods on nodes %v, want one on each of %v", nodes, want)
 	}
 
+	if impatient := waitRunning(t, cs, ns, "app=impatient", 1); impatient[0].Spec.NodeName != node2 {
+		t.Fatalf("pod impatient on node %q, want %s", impatient[0].Spec.NodeName, node2)
+	}
 	pods := waitRunning(t, cs, ns, "app=app", 1)
 	pod := pods[0]
 	if pod.Spec.NodeName != node2 {
@@ -153,6 +171,18 @@ spec:
 		return err == nil && len(got) == 0, fmt.Sprintf("%v (%s), %v", got, dns.RcodeToString[rcode], err)
 	})
 	waitAnswers(t, u.NodeCache, "app-all."+ns+".svc.cluster.local", dns.TypeA, ip)
+
+	// The taint eviction controller evicts a pod that tolerates the taint
+	// for 2 s; the agent that would finish its delete is gone, so it
+	// stays, marked.
+	waitUntil(t, time.Minute, "pod impatient evicted", func(ctx context.Context) (bool, string) {
+		p, err := cs.CoreV1().Pods(ns).Get(ctx, "impatient", metav1.GetOptions{})
+		if err != nil {
+			return false, err.Error()
+		}
+		c := podCondition(p, corev1.DisruptionTarget)
+		return p.DeletionTimestamp != nil && c != nil && c.Reason == "DeletionByTaintManager", fmt.Sprintf("deletionTimestamp %v, DisruptionTarget %+v", p.DeletionTimestamp, c)
+	})
 
 	// Not evicted at once: kube's DefaultTolerationSeconds gave the pod
 	// 300 s for the NoExecute taint that is there now.
