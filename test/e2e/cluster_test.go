@@ -404,6 +404,39 @@ spec:
 		}
 	})
 
+	// A CronJob makes a Job at its next minute, whose pod runs (and, like
+	// any Job's, never completes).
+	t.Run("cronjob", func(t *testing.T) {
+		t.Parallel()
+		ns := inNS(t).Namespace
+		wantKubectl(t, kc, "", ok("cronjob.batch/tick created"), "-n", ns, "create", "cronjob", "tick", "--image=busybox", "--schedule=* * * * *", "--", "true")
+		var job string
+		waitUntil(t, 2*time.Minute, "a Job of CronJob tick", func(ctx context.Context) (bool, string) {
+			jobs, err := cs.BatchV1().Jobs(ns).List(ctx, metav1.ListOptions{})
+			if err != nil {
+				return false, err.Error()
+			}
+			for _, j := range jobs.Items {
+				if ref := metav1.GetControllerOf(&j); ref != nil && ref.Kind == "CronJob" && ref.Name == "tick" {
+					job = j.Name
+					return true, ""
+				}
+			}
+			return false, fmt.Sprintf("%d Jobs", len(jobs.Items))
+		})
+		waitRunning(t, cs, ns, "job-name="+job, 1)
+		waitUntil(t, time.Minute, "CronJob tick's status", func(ctx context.Context) (bool, string) {
+			cj, err := cs.BatchV1().CronJobs(ns).Get(ctx, "tick", metav1.GetOptions{})
+			if err != nil {
+				return false, err.Error()
+			}
+			s := cj.Status
+			return len(s.Active) >= 1 && s.Active[0].Name == job && s.LastScheduleTime != nil, fmt.Sprintf("%+v", s)
+		})
+		// Suspended, it makes no more Jobs while the subtests around it run.
+		mustKubectl(t, kc, "", "-n", ns, "patch", "cronjob", "tick", "--type=merge", "-p", `{"spec":{"suspend":true}}`)
+	})
+
 	// A Deployment of dnsPolicy Custom: its pods get the substituted
 	// search list; a change of dnsParams alone rolls out and the new pods
 	// get the new file (docs/pod-dns.md, "dnsParams and controllers").
