@@ -10,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/apiserver/pkg/quota/v1/generic"
 	"k8s.io/client-go/metadata"
 	"k8s.io/klog/v2"
 	pkgcontroller "k8s.io/kubernetes/pkg/controller"
@@ -19,7 +20,6 @@ import (
 	"k8s.io/kubernetes/pkg/controller/volume/pvcprotection"
 	"k8s.io/kubernetes/pkg/controller/volume/pvprotection"
 	quotainstall "k8s.io/kubernetes/pkg/quota/v1/install"
-	"k8s.io/apiserver/pkg/quota/v1/generic"
 )
 
 // lifecycleDescriptors are the controllers that finish what a delete
