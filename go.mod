@@ -55,6 +55,7 @@ require (
 	github.com/google/cel-go v0.29.2 // indirect
 	github.com/kylelemons/godebug v1.1.0 // indirect
 	golang.org/x/exp v0.0.0-20260529124908-c761662dc8c9 // indirect
+	k8s.io/endpointslice v0.0.0 // indirect
 )
 
 require (
