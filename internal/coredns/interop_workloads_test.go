@@ -3,90 +3,24 @@ package coredns
 import (
 	"context"
 	"fmt"
-	"log/slog"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
-	"github.com/go-logr/logr"
 	"github.com/miekg/dns"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/wait"
-	"k8s.io/client-go/informers"
-	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/rest"
-	"k8s.io/klog/v2"
-	"k8s.io/kubernetes/cmd/kube-controller-manager/names"
-	endpointcontroller "k8s.io/kubernetes/pkg/controller/endpoint"
-	endpointslicecontroller "k8s.io/kubernetes/pkg/controller/endpointslice"
-	"k8s.io/kubernetes/pkg/controller/statefulset"
 	"k8s.io/utils/ptr"
 
-	"github.com/dnsplane/dnsplane/internal/controllers"
 	"github.com/dnsplane/dnsplane/internal/controlplane"
 	"github.com/dnsplane/dnsplane/internal/controlplane/controlplanetest"
 	"github.com/dnsplane/dnsplane/internal/corefile"
 )
-
-// startWorkloadControllers runs, against the API server of cfg, the
-// upstream controllers that turn Pods and Services into what the cluster
-// DNS serves: the EndpointSlice controller (what the kubernetes plugin
-// reads), the Endpoints controller, and the StatefulSet controller (pod
-// names, hostname and subdomain), each built as kube-controller-manager's
-// new<Name>Controller builds it, with its default worker count and no
-// update batching. A controller the control plane already runs
-// (controllers.Descriptors, issue 20) is not started twice: two
-// EndpointSlice controllers would each write slices for the same Service.
-// They stop, and are waited for, when the test ends.
-func startWorkloadControllers(t testing.TB, cfg *rest.Config) {
-	t.Helper()
-	running := map[string]bool{}
-	for _, d := range controllers.Descriptors() {
-		running[d.Name] = true
-	}
-	// Their klog output (events, "Starting ...") is not the test's.
-	ctx, cancel := context.WithCancel(klog.NewContext(context.Background(), logr.FromSlogHandler(slog.DiscardHandler)))
-	cfg = rest.CopyConfig(cfg)
-	cfg.QPS, cfg.Burst = 200, 300
-	client, err := kubernetes.NewForConfig(cfg)
-	if err != nil {
-		t.Fatalf("controllers' client: %v", err)
-	}
-	factory := informers.NewSharedInformerFactory(client, 0)
-	var runs []func(context.Context)
-	if !running[names.EndpointSliceController] {
-		esc := endpointslicecontroller.NewController(ctx, factory.Core().V1().Pods(), factory.Core().V1().Services(),
-			factory.Core().V1().Nodes(), factory.Discovery().V1().EndpointSlices(), 100, client, 0)
-		runs = append(runs, func(ctx context.Context) { esc.Run(ctx, 5) })
-	}
-	if !running[names.EndpointsController] {
-		ec := endpointcontroller.NewEndpointController(ctx, factory.Core().V1().Pods(), factory.Core().V1().Services(),
-			factory.Core().V1().Endpoints(), client, 0)
-		runs = append(runs, func(ctx context.Context) { ec.Run(ctx, 5) })
-	}
-	if !running[names.StatefulSetController] {
-		ssc := statefulset.NewStatefulSetController(ctx, factory.Core().V1().Pods(), factory.Apps().V1().StatefulSets(),
-			factory.Core().V1().PersistentVolumeClaims(), factory.Apps().V1().ControllerRevisions(), client)
-		runs = append(runs, func(ctx context.Context) { ssc.Run(ctx, 5) })
-	}
-	factory.Start(ctx.Done())
-	var wg sync.WaitGroup
-	for _, run := range runs {
-		wg.Go(func() { run(ctx) })
-	}
-	t.Cleanup(func() {
-		cancel()
-		wg.Wait()
-		factory.Shutdown()
-	})
-}
 
 // expect is the reply a query must get from both servers.
 type expect struct {
@@ -148,15 +82,13 @@ func withoutTTLs(m *dns.Msg) *dns.Msg {
 	return m
 }
 
-// pod is one Pod the test creates on its node and makes Running.
-type pod struct {
-	name, ip            string
-	labels              map[string]string
-	hostname, subdomain string
-	ready               bool
+// query is a question and the reply every server must give it.
+type query struct {
+	name  string
+	qtype uint16
+	want  expect
 }
 
-// TestStockCoreDNSInteropWorkloads: with EndpointSlices written by
 // upstream's EndpointSlice controller from real Pods (and a StatefulSet's
 // pods made by upstream's StatefulSet controller), the stock CoreDNS
 // binary and `dnsplane dns` give the same, expected answers for Services
@@ -249,32 +181,8 @@ func TestStockCoreDNSInteropWorkloads(t *testing.T) {
 		}
 		setRunning(t, ctx, cs, created, p.ip, p.ready)
 	}
-	statefulIPs := map[string]string{"web-0": "10.244.1.21", "web-1": "10.244.1.22"}
-	for name, ip := range statefulIPs {
-		var p *corev1.Pod
-		if err := wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, 15*time.Second, true, func(ctx context.Context) (bool, error) {
-			var err error
-			p, err = cs.CoreV1().Pods(ns).Get(ctx, name, metav1.GetOptions{})
-			return err == nil, nil
-		}); err != nil {
-			t.Fatalf("the StatefulSet controller did not create pod %s: %v", name, err)
-		}
-		if p.Spec.Hostname != name || p.Spec.Subdomain != "web" {
-			t.Errorf("pod %s: hostname %q, subdomain %q; the StatefulSet controller sets %q and %q", name, p.Spec.Hostname, p.Spec.Subdomain, name, "web")
-		}
-		// No scheduler: bind it as one would.
-		if err := cs.CoreV1().Pods(ns).Bind(ctx, &corev1.Binding{
-			ObjectMeta: metav1.ObjectMeta{Name: name},
-			Target:     corev1.ObjectReference{Kind: "Node", Name: node},
-		}, metav1.CreateOptions{}); err != nil {
-			t.Fatalf("binding %s to %s: %v", name, node, err)
-		}
-		p, err := cs.CoreV1().Pods(ns).Get(ctx, name, metav1.GetOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		setRunning(t, ctx, cs, p, ip, true)
-	}
+	runStatefulPod(t, ctx, cs, ns, node, "web-0", "10.244.1.21")
+	runStatefulPod(t, ctx, cs, ns, node, "web-1", "10.244.1.22")
 
 	// The controllers' output, through the API: each Service's
 	// EndpointSlices hold its pods' addresses, ready or not as the pods
@@ -361,11 +269,54 @@ verified.test:%[1]d {
 		}
 		return name
 	}
-	cases := []struct {
-		name  string
-		qtype uint16
-		want  expect
-	}{
+	// problems are the differences of the three servers' replies to q
+	// from each other and from what q wants.
+	problems := func(q query) []string {
+		var out []string
+		reply := func(who, addr string) *dns.Msg {
+			m, err := exchangeOnce("udp", addr, q.name, q.qtype)
+			if err != nil {
+				out = append(out, fmt.Sprintf("%s: %v", who, err))
+				return nil
+			}
+			// Checked on each, so that servers that agree on a wrong
+			// answer cannot pass.
+			if d := checkExpect(m, q.want); d != "" {
+				out = append(out, who+": "+d)
+			}
+			return m
+		}
+		stock := reply("stock CoreDNS", servers.stock.addr)
+		ours := reply("dnsplane dns", servers.ours)
+		if stock != nil && ours != nil {
+			for _, d := range compareReplies(stock, ours) {
+				out = append(out, "stock CoreDNS and dnsplane dns differ: "+d)
+			}
+		}
+		if strings.HasSuffix(q.name, ".verified.test.") {
+			return out // not a zone of the cluster DNS
+		}
+		full := reply("dnsplane's cluster DNS Corefile", cluster.UDPAddr())
+		if stock != nil && full != nil {
+			// Its cache counts TTLs down.
+			for _, d := range compareReplies(withoutTTLs(stock), withoutTTLs(full)) {
+				out = append(out, "stock CoreDNS and dnsplane's cluster DNS Corefile differ: "+d)
+			}
+		}
+		return out
+	}
+	check := func(t *testing.T, cases []query) {
+		t.Helper()
+		for _, q := range cases {
+			t.Run(dns.TypeToString[q.qtype]+" "+q.name, func(t *testing.T) {
+				for _, p := range problems(q) {
+					t.Error(p)
+				}
+			})
+		}
+	}
+
+	check(t, []query{
 		// A Service with a selector: its cluster IP; SRV names the Service.
 		{svc("front"), dns.TypeA, wantRRs(clusterIP["front"])},
 		{"_http._tcp." + svc("front"), dns.TypeSRV, wantRRs("80 " + svc("front"))},
@@ -413,134 +364,54 @@ verified.test:%[1]d {
 		{"10-9-9-9." + ns + ".pod.verified.test.", dns.TypeA, wantNXDOMAIN},
 		{"10-244-1-11.default.pod.verified.test.", dns.TypeA, wantNXDOMAIN},
 		{"front." + ns + ".svc.verified.test.", dns.TypeA, wantRRs(clusterIP["front"])},
+	})
+
+	// Then changes, as the servers' watches see them: front-3 turns
+	// Ready; front-1 is deleted, and stays Terminating (no agent confirms
+	// it), which takes it out of front-hl but not of front-all; the
+	// StatefulSet grows to web-2.
+	front3, err := cs.CoreV1().Pods(ns).Get(ctx, "front-3", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
 	}
-	for _, c := range cases {
-		t.Run(dns.TypeToString[c.qtype]+" "+c.name, func(t *testing.T) {
-			stock, ours := servers.exchangeBoth(t, "udp", c.name, c.qtype)
-			if stock == nil {
-				return
-			}
-			// Checked on both, so that two servers that agree on a wrong
-			// answer cannot pass.
-			if d := checkExpect(stock, c.want); d != "" {
-				t.Errorf("stock CoreDNS: %s", d)
-			}
-			if d := checkExpect(ours, c.want); d != "" {
-				t.Errorf("dnsplane dns: %s", d)
-			}
-			if strings.HasSuffix(c.name, ".verified.test.") {
-				return // not a zone of the cluster DNS
-			}
-			full, err := exchangeOnce("udp", cluster.UDPAddr(), c.name, c.qtype)
-			if err != nil {
-				t.Fatalf("the cluster DNS: %v", err)
-			}
-			// Its cache may count a TTL down by the time of the query.
-			for _, d := range compareReplies(withoutTTLs(stock), withoutTTLs(full)) {
-				t.Errorf("stock CoreDNS and dnsplane's cluster DNS Corefile differ: %s", d)
-			}
-			if d := checkExpect(full, c.want); d != "" {
-				t.Errorf("dnsplane's cluster DNS Corefile: %s", d)
-			}
-		})
+	setRunning(t, ctx, cs, front3, "10.244.1.13", true)
+	if err := cs.CoreV1().Pods(ns).Delete(ctx, "front-1", metav1.DeleteOptions{}); err != nil {
+		t.Fatalf("deleting front-1: %v", err)
 	}
+	if _, err := cs.AppsV1().StatefulSets(ns).Patch(ctx, "web", types.MergePatchType, []byte(`{"spec":{"replicas":3}}`), metav1.PatchOptions{}); err != nil {
+		t.Fatalf("scaling web to 3: %v", err)
+	}
+	runStatefulPod(t, ctx, cs, ns, node, "web-2", "10.244.1.23")
+	changed := []query{
+		{svc("front-hl"), dns.TypeA, wantRRs("10.244.1.12", "10.244.1.13")},
+		{svc("front-all"), dns.TypeA, wantRRs("10.244.1.11", "10.244.1.12", "10.244.1.13")},
+		{"web-2." + svc("web"), dns.TypeA, wantRRs("10.244.1.23")},
+	}
+	for _, q := range changed {
+		// The cluster DNS's cache holds an answer for up to the plugin's
+		// TTL (5 s).
+		var last []string
+		if err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 15*time.Second, true, func(context.Context) (bool, error) {
+			last = problems(q)
+			return len(last) == 0, nil
+		}); err != nil {
+			t.Errorf("%s %s: the servers did not all answer %q within 15s: %q", dns.TypeToString[q.qtype], q.name, q.want.rdata, last)
+		}
+	}
+	t.Logf("the servers saw the changes at %v", time.Since(start).Round(time.Millisecond))
+	t.Run("after changes", func(t *testing.T) {
+		check(t, append(changed,
+			query{"10-244-1-11." + svc("front-hl"), dns.TypeA, wantNXDOMAIN},
+			query{"10-244-1-13." + svc("front-hl"), dns.TypeA, wantRRs("10.244.1.13")},
+			query{"_http._tcp." + svc("web"), dns.TypeSRV, wantRRs("8080 web-0."+svc("web"), "8080 web-1."+svc("web"), "8080 web-2."+svc("web"))},
+			query{"10-244-1-23." + ns + ".pod.verified.test.", dns.TypeA, wantRRs("10.244.1.23")},
+			// Still there: the plugin ignores the update that marks a pod
+			// terminating (plugin/kubernetes/object/informer.go skips
+			// errPodTerminating), so only a server started after the
+			// delete leaves it out.
+			query{"10-244-1-11." + ns + ".pod.verified.test.", dns.TypeA, wantRRs("10.244.1.11")},
+		))
+	})
 	servers.stock.checkRunning(t)
 	t.Logf("done at %v", time.Since(start).Round(time.Millisecond))
-}
-
-// setRunning writes p's status as a kubelet does once its containers run:
-// phase Running, the pod's IP, and the Ready condition ready says.
-func setRunning(t testing.TB, ctx context.Context, cs kubernetes.Interface, p *corev1.Pod, ip string, ready bool) {
-	t.Helper()
-	status := corev1.ConditionFalse
-	if ready {
-		status = corev1.ConditionTrue
-	}
-	now := metav1.Now()
-	p = p.DeepCopy()
-	p.Status = corev1.PodStatus{
-		Phase:     corev1.PodRunning,
-		PodIP:     ip,
-		PodIPs:    []corev1.PodIP{{IP: ip}},
-		HostIP:    "192.0.2.10",
-		HostIPs:   []corev1.HostIP{{IP: "192.0.2.10"}},
-		StartTime: &now,
-		Conditions: []corev1.PodCondition{
-			{Type: corev1.PodScheduled, Status: corev1.ConditionTrue, LastTransitionTime: now},
-			{Type: corev1.PodInitialized, Status: corev1.ConditionTrue, LastTransitionTime: now},
-			{Type: corev1.ContainersReady, Status: status, LastTransitionTime: now},
-			{Type: corev1.PodReady, Status: status, LastTransitionTime: now},
-		},
-	}
-	if _, err := cs.CoreV1().Pods(p.Namespace).UpdateStatus(ctx, p, metav1.UpdateOptions{}); err != nil {
-		t.Fatalf("writing the status of pod %s: %v", p.Name, err)
-	}
-}
-
-// endpointDesc describes an endpoint as "IP ready|not-ready [hostname]".
-func endpointDesc(ip string, ready bool, hostname string) string {
-	s := ip + " not-ready"
-	if ready {
-		s = ip + " ready"
-	}
-	if hostname != "" {
-		s += " " + hostname
-	}
-	return s
-}
-
-// waitForSlices polls until the EndpointSlices of Service svc hold
-// exactly the endpoints want describes (endpointDesc).
-func waitForSlices(t testing.TB, ctx context.Context, cs kubernetes.Interface, ns, svc string, want []string) {
-	t.Helper()
-	want = slices.Sorted(slices.Values(want))
-	var got []string
-	sel := labels.Set{discoveryv1.LabelServiceName: svc}.String()
-	err := wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, 15*time.Second, true, func(ctx context.Context) (bool, error) {
-		list, err := cs.DiscoveryV1().EndpointSlices(ns).List(ctx, metav1.ListOptions{LabelSelector: sel})
-		if err != nil {
-			return false, nil
-		}
-		got = got[:0]
-		for _, s := range list.Items {
-			for _, e := range s.Endpoints {
-				for _, a := range e.Addresses {
-					got = append(got, endpointDesc(a, ptr.Deref(e.Conditions.Ready, false), ptr.Deref(e.Hostname, "")))
-				}
-			}
-		}
-		slices.Sort(got)
-		return slices.Equal(got, want), nil
-	})
-	if err != nil {
-		t.Fatalf("EndpointSlices of %s/%s: got %q, want %q (%v)", ns, svc, got, want, err)
-	}
-}
-
-// waitForEndpoints polls until the Endpoints of Service svc hold exactly
-// the addresses want describes.
-func waitForEndpoints(t testing.TB, ctx context.Context, cs kubernetes.Interface, ns, svc string, want []string) {
-	t.Helper()
-	want = slices.Sorted(slices.Values(want))
-	var got []string
-	err := wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, 15*time.Second, true, func(ctx context.Context) (bool, error) {
-		ep, err := cs.CoreV1().Endpoints(ns).Get(ctx, svc, metav1.GetOptions{}) //nolint:staticcheck // the Endpoints controller's output, deprecated in v1.33 but still written
-		if err != nil {
-			return false, nil
-		}
-		got = got[:0]
-		for _, s := range ep.Subsets {
-			for _, a := range s.Addresses {
-				got = append(got, endpointDesc(a.IP, true, a.Hostname))
-			}
-			for _, a := range s.NotReadyAddresses {
-				got = append(got, endpointDesc(a.IP, false, a.Hostname))
-			}
-		}
-		slices.Sort(got)
-		return slices.Equal(got, want), nil
-	})
-	if err != nil {
-		t.Fatalf("Endpoints of %s/%s: got %q, want %q (%v)", ns, svc, got, want, err)
-	}
 }
