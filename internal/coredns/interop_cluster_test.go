@@ -16,12 +16,14 @@ import (
 	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/util/retry"
 	"k8s.io/klog/v2"
 	"k8s.io/kubernetes/cmd/kube-controller-manager/names"
 	endpointcontroller "k8s.io/kubernetes/pkg/controller/endpoint"
@@ -96,7 +98,7 @@ type pod struct {
 // TestStockCoreDNSInteropWorkloads: with EndpointSlices written by
 // runStatefulPod waits for the StatefulSet controller to create pod name
 // of StatefulSet web, checks the DNS names it gave it, binds it to node
-// (there is no scheduler) and makes it Running and Ready at ip.
+// and makes it Running and Ready at ip.
 func runStatefulPod(t testing.TB, ctx context.Context, cs kubernetes.Interface, ns, node, name, ip string) {
 	t.Helper()
 	var p *corev1.Pod
@@ -110,45 +112,54 @@ func runStatefulPod(t testing.TB, ctx context.Context, cs kubernetes.Interface, 
 	if p.Spec.Hostname != name || p.Spec.Subdomain != "web" {
 		t.Errorf("pod %s: hostname %q, subdomain %q; the StatefulSet controller sets %q and %q", name, p.Spec.Hostname, p.Spec.Subdomain, name, "web")
 	}
-	if err := cs.CoreV1().Pods(ns).Bind(ctx, &corev1.Binding{
-		ObjectMeta: metav1.ObjectMeta{Name: name},
-		Target:     corev1.ObjectReference{Kind: "Node", Name: node},
-	}, metav1.CreateOptions{}); err != nil {
-		t.Fatalf("binding %s to %s: %v", name, node, err)
+	// Bound as a scheduler would; one in the control plane may have been
+	// first (the node it chose makes no difference to DNS).
+	if p.Spec.NodeName == "" {
+		if err := cs.CoreV1().Pods(ns).Bind(ctx, &corev1.Binding{
+			ObjectMeta: metav1.ObjectMeta{Name: name},
+			Target:     corev1.ObjectReference{Kind: "Node", Name: node},
+		}, metav1.CreateOptions{}); err != nil && !apierrors.IsConflict(err) {
+			t.Fatalf("binding %s to %s: %v", name, node, err)
+		}
 	}
-	p, err := cs.CoreV1().Pods(ns).Get(ctx, name, metav1.GetOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	setRunning(t, ctx, cs, p, ip, true)
+	setRunning(t, ctx, cs, ns, name, ip, true)
 }
 
-// setRunning writes p's status as a kubelet does once its containers run:
-// phase Running, the pod's IP, and the Ready condition ready says.
-func setRunning(t testing.TB, ctx context.Context, cs kubernetes.Interface, p *corev1.Pod, ip string, ready bool) {
+// setRunning writes pod ns/name's status as a kubelet does once its
+// containers run: phase Running, the pod's IP, and the Ready condition
+// ready says. It re-reads the pod when a controller's write came between
+// (the StatefulSet controller owns some of them).
+func setRunning(t testing.TB, ctx context.Context, cs kubernetes.Interface, ns, name, ip string, ready bool) {
 	t.Helper()
 	status := corev1.ConditionFalse
 	if ready {
 		status = corev1.ConditionTrue
 	}
-	now := metav1.Now()
-	p = p.DeepCopy()
-	p.Status = corev1.PodStatus{
-		Phase:     corev1.PodRunning,
-		PodIP:     ip,
-		PodIPs:    []corev1.PodIP{{IP: ip}},
-		HostIP:    "192.0.2.10",
-		HostIPs:   []corev1.HostIP{{IP: "192.0.2.10"}},
-		StartTime: &now,
-		Conditions: []corev1.PodCondition{
-			{Type: corev1.PodScheduled, Status: corev1.ConditionTrue, LastTransitionTime: now},
-			{Type: corev1.PodInitialized, Status: corev1.ConditionTrue, LastTransitionTime: now},
-			{Type: corev1.ContainersReady, Status: status, LastTransitionTime: now},
-			{Type: corev1.PodReady, Status: status, LastTransitionTime: now},
-		},
-	}
-	if _, err := cs.CoreV1().Pods(p.Namespace).UpdateStatus(ctx, p, metav1.UpdateOptions{}); err != nil {
-		t.Fatalf("writing the status of pod %s: %v", p.Name, err)
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		p, err := cs.CoreV1().Pods(ns).Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		now := metav1.Now()
+		p.Status = corev1.PodStatus{
+			Phase:     corev1.PodRunning,
+			PodIP:     ip,
+			PodIPs:    []corev1.PodIP{{IP: ip}},
+			HostIP:    "192.0.2.10",
+			HostIPs:   []corev1.HostIP{{IP: "192.0.2.10"}},
+			StartTime: &now,
+			Conditions: []corev1.PodCondition{
+				{Type: corev1.PodScheduled, Status: corev1.ConditionTrue, LastTransitionTime: now},
+				{Type: corev1.PodInitialized, Status: corev1.ConditionTrue, LastTransitionTime: now},
+				{Type: corev1.ContainersReady, Status: status, LastTransitionTime: now},
+				{Type: corev1.PodReady, Status: status, LastTransitionTime: now},
+			},
+		}
+		_, err = cs.CoreV1().Pods(ns).UpdateStatus(ctx, p, metav1.UpdateOptions{})
+		return err
+	})
+	if err != nil {
+		t.Fatalf("writing the status of pod %s/%s: %v", ns, name, err)
 	}
 }
 

@@ -171,7 +171,7 @@ func TestStockCoreDNSInteropWorkloads(t *testing.T) {
 		{name: "db-c", ip: "10.244.1.33", labels: map[string]string{"app": "db"}, hostname: "gamma", subdomain: "db"},
 	}
 	for _, p := range pods {
-		created, err := cs.CoreV1().Pods(ns).Create(ctx, &corev1.Pod{
+		_, err := cs.CoreV1().Pods(ns).Create(ctx, &corev1.Pod{
 			ObjectMeta: metav1.ObjectMeta{Name: p.name, Labels: p.labels},
 			Spec: corev1.PodSpec{NodeName: node, Hostname: p.hostname, Subdomain: p.subdomain,
 				Containers: []corev1.Container{{Name: "c", Image: "c"}}},
@@ -179,7 +179,7 @@ func TestStockCoreDNSInteropWorkloads(t *testing.T) {
 		if err != nil {
 			t.Fatalf("creating pod %s: %v", p.name, err)
 		}
-		setRunning(t, ctx, cs, created, p.ip, p.ready)
+		setRunning(t, ctx, cs, ns, p.name, p.ip, p.ready)
 	}
 	runStatefulPod(t, ctx, cs, ns, node, "web-0", "10.244.1.21")
 	runStatefulPod(t, ctx, cs, ns, node, "web-1", "10.244.1.22")
@@ -370,11 +370,7 @@ verified.test:%[1]d {
 	// Ready; front-1 is deleted, and stays Terminating (no agent confirms
 	// it), which takes it out of front-hl but not of front-all; the
 	// StatefulSet grows to web-2.
-	front3, err := cs.CoreV1().Pods(ns).Get(ctx, "front-3", metav1.GetOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	setRunning(t, ctx, cs, front3, "10.244.1.13", true)
+	setRunning(t, ctx, cs, ns, "front-3", "10.244.1.13", true)
 	if err := cs.CoreV1().Pods(ns).Delete(ctx, "front-1", metav1.DeleteOptions{}); err != nil {
 		t.Fatalf("deleting front-1: %v", err)
 	}
