@@ -87,8 +87,8 @@ func startWorkloadControllers(t testing.TB, cfg *rest.Config) {
 	})
 }
 
-// pod is one Pod the test creates on its node and makes Running.
-type pod struct {
+// interopPod is one Pod the test creates on its node and makes Running.
+type interopPod struct {
 	name, ip            string
 	labels              map[string]string
 	hostname, subdomain string

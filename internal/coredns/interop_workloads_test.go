@@ -22,17 +22,17 @@ import (
 	"github.com/dnsplane/dnsplane/internal/corefile"
 )
 
-// expect is the reply a query must get from both servers.
-type expect struct {
+// wantReply is the reply a query must get from every server.
+type wantReply struct {
 	rcode int // dns.RcodeSuccess or dns.RcodeNameError
 	// rdata is the answer section by rdataOf, in any order; none with
 	// RcodeSuccess is NODATA.
 	rdata []string
 }
 
-func wantRRs(rdata ...string) expect { return expect{rcode: dns.RcodeSuccess, rdata: rdata} }
+func wantRRs(rdata ...string) wantReply { return wantReply{rcode: dns.RcodeSuccess, rdata: rdata} }
 
-var wantNXDOMAIN = expect{rcode: dns.RcodeNameError}
+var wantNXDOMAIN = wantReply{rcode: dns.RcodeNameError}
 
 // rdataOf is what an answer says, without owner, class and TTL: an
 // address, "port target" for SRV, the target of a PTR or CNAME.
@@ -53,7 +53,7 @@ func rdataOf(rr dns.RR) string {
 }
 
 // checkExpect returns how reply m differs from e.
-func checkExpect(m *dns.Msg, e expect) string {
+func checkExpect(m *dns.Msg, e wantReply) string {
 	got := make([]string, 0, len(m.Answer))
 	for _, rr := range m.Answer {
 		got = append(got, rdataOf(rr))
@@ -82,11 +82,11 @@ func withoutTTLs(m *dns.Msg) *dns.Msg {
 	return m
 }
 
-// query is a question and the reply every server must give it.
-type query struct {
+// interopQuery is a question and the reply every server must give it.
+type interopQuery struct {
 	name  string
 	qtype uint16
-	want  expect
+	want  wantReply
 }
 
 // upstream's EndpointSlice controller from real Pods (and a StatefulSet's
@@ -162,7 +162,7 @@ func TestStockCoreDNSInteropWorkloads(t *testing.T) {
 		t.Fatalf("creating StatefulSet web: %v", err)
 	}
 
-	pods := []pod{
+	pods := []interopPod{
 		{name: "front-1", ip: "10.244.1.11", labels: map[string]string{"app": "front"}, ready: true},
 		{name: "front-2", ip: "10.244.1.12", labels: map[string]string{"app": "front"}, ready: true},
 		{name: "front-3", ip: "10.244.1.13", labels: map[string]string{"app": "front"}},
@@ -271,7 +271,7 @@ verified.test:%[1]d {
 	}
 	// problems are the differences of the three servers' replies to q
 	// from each other and from what q wants.
-	problems := func(q query) []string {
+	problems := func(q interopQuery) []string {
 		var out []string
 		reply := func(who, addr string) *dns.Msg {
 			m, err := exchangeOnce("udp", addr, q.name, q.qtype)
@@ -305,7 +305,7 @@ verified.test:%[1]d {
 		}
 		return out
 	}
-	check := func(t *testing.T, cases []query) {
+	check := func(t *testing.T, cases []interopQuery) {
 		t.Helper()
 		for _, q := range cases {
 			t.Run(dns.TypeToString[q.qtype]+" "+q.name, func(t *testing.T) {
@@ -316,7 +316,7 @@ verified.test:%[1]d {
 		}
 	}
 
-	check(t, []query{
+	check(t, []interopQuery{
 		// A Service with a selector: its cluster IP; SRV names the Service.
 		{svc("front"), dns.TypeA, wantRRs(clusterIP["front"])},
 		{"_http._tcp." + svc("front"), dns.TypeSRV, wantRRs("80 " + svc("front"))},
@@ -378,7 +378,7 @@ verified.test:%[1]d {
 		t.Fatalf("scaling web to 3: %v", err)
 	}
 	runStatefulPod(t, ctx, cs, ns, node, "web-2", "10.244.1.23")
-	changed := []query{
+	changed := []interopQuery{
 		{svc("front-hl"), dns.TypeA, wantRRs("10.244.1.12", "10.244.1.13")},
 		{svc("front-all"), dns.TypeA, wantRRs("10.244.1.11", "10.244.1.12", "10.244.1.13")},
 		{"web-2." + svc("web"), dns.TypeA, wantRRs("10.244.1.23")},
@@ -397,15 +397,15 @@ verified.test:%[1]d {
 	t.Logf("the servers saw the changes at %v", time.Since(start).Round(time.Millisecond))
 	t.Run("after changes", func(t *testing.T) {
 		check(t, append(changed,
-			query{"10-244-1-11." + svc("front-hl"), dns.TypeA, wantNXDOMAIN},
-			query{"10-244-1-13." + svc("front-hl"), dns.TypeA, wantRRs("10.244.1.13")},
-			query{"_http._tcp." + svc("web"), dns.TypeSRV, wantRRs("8080 web-0."+svc("web"), "8080 web-1."+svc("web"), "8080 web-2."+svc("web"))},
-			query{"10-244-1-23." + ns + ".pod.verified.test.", dns.TypeA, wantRRs("10.244.1.23")},
+			interopQuery{"10-244-1-11." + svc("front-hl"), dns.TypeA, wantNXDOMAIN},
+			interopQuery{"10-244-1-13." + svc("front-hl"), dns.TypeA, wantRRs("10.244.1.13")},
+			interopQuery{"_http._tcp." + svc("web"), dns.TypeSRV, wantRRs("8080 web-0."+svc("web"), "8080 web-1."+svc("web"), "8080 web-2."+svc("web"))},
+			interopQuery{"10-244-1-23." + ns + ".pod.verified.test.", dns.TypeA, wantRRs("10.244.1.23")},
 			// Still there: the plugin ignores the update that marks a pod
 			// terminating (plugin/kubernetes/object/informer.go skips
 			// errPodTerminating), so only a server started after the
 			// delete leaves it out.
-			query{"10-244-1-11." + ns + ".pod.verified.test.", dns.TypeA, wantRRs("10.244.1.11")},
+			interopQuery{"10-244-1-11." + ns + ".pod.verified.test.", dns.TypeA, wantRRs("10.244.1.11")},
 		))
 	})
 	servers.stock.checkRunning(t)
