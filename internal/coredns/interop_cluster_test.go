@@ -54,6 +54,9 @@ func startWorkloadControllers(t testing.TB, cfg *rest.Config) {
 	ctx, cancel := context.WithCancel(klog.NewContext(context.Background(), logr.FromSlogHandler(slog.DiscardHandler)))
 	cfg = rest.CopyConfig(cfg)
 	cfg.QPS, cfg.Burst = 200, 300
+	// The Endpoints controller's every write draws kube's deprecation
+	// warning for v1 Endpoints.
+	cfg.WarningHandler = rest.NoWarnings{}
 	client, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		t.Fatalf("controllers' client: %v", err)

@@ -15,6 +15,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 
 	"github.com/dnsplane/dnsplane/internal/controlplane"
@@ -108,7 +110,14 @@ func TestStockCoreDNSInteropWorkloads(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	ts := controlplanetest.StartTestServer(t, controlplane.Config{})
-	cs := ts.Client
+	// A client without the deprecation warning each read of v1 Endpoints
+	// draws (waitForEndpoints).
+	quiet := rest.CopyConfig(ts.ClientConfig)
+	quiet.WarningHandler = rest.NoWarnings{}
+	cs, err := kubernetes.NewForConfig(quiet)
+	if err != nil {
+		t.Fatal(err)
+	}
 	startWorkloadControllers(t, ts.ClientConfig)
 	t.Logf("API server and controllers started at %v", time.Since(start).Round(time.Millisecond))
 
