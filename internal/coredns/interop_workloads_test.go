@@ -209,65 +209,11 @@ func TestStockCoreDNSInteropWorkloads(t *testing.T) {
 	}
 	t.Logf("the controllers' EndpointSlices and Endpoints complete at %v", time.Since(start).Round(time.Millisecond))
 
-	// The kubernetes block of the cluster DNS Corefile (internal/corefile
-	// renders `pods insecure`), and a second zone with `pods verified`,
-	// where only a pod's own IP in its own namespace resolves.
-	sameCorefile := func(port int) string {
-		return fmt.Sprintf(`.:%[1]d {
-    bind 127.0.0.1
-    errors
-    kubernetes cluster.local in-addr.arpa ip6.arpa {
-        kubeconfig %[2]s dnsplane
-        pods insecure
-        fallthrough in-addr.arpa ip6.arpa
-    }
-}
-verified.test:%[1]d {
-    bind 127.0.0.1
-    errors
-    kubernetes verified.test {
-        kubeconfig %[2]s dnsplane
-        pods verified
-    }
-}
-`, port, ts.Kubeconfig)
-	}
-	servers := startInteropPair(t, ctx, coredns, sameCorefile)
-
-	// And the whole Corefile `dnsplane dns` runs in `up`, with
-	// searchexpand, loopguard, warmstack and cache around the kubernetes
-	// plugin: it must give the same records. Its upstream is a port
-	// nothing serves; no case leaves the cluster domain.
-	clusterText, err := corefile.ClusterDNS(corefile.ClusterDNSOptions{
-		Listen:     fmt.Sprintf("127.0.0.1:%d", freePort(t)),
-		Kubeconfig: ts.Kubeconfig,
-		Upstreams:  []string{fmt.Sprintf("127.0.0.1:%d", freePort(t))},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	cluster, err := Start(ctx, clusterText, nil)
-	if err != nil {
-		t.Fatalf("starting the cluster DNS: %v\n%s", err, clusterText)
-	}
-	t.Cleanup(func() {
-		if err := cluster.Stop(); err != nil {
-			t.Errorf("stopping the cluster DNS: %v", err)
-		}
-	})
-
-	// Everything was written before the servers started: once they serve
-	// web's two pods (and a verified pod record), they have synced. The
-	// cluster DNS is asked a name no case asks, so that no case's answer
-	// comes from its cache.
-	servers.waitForAnswers(t, ctx, "web."+ns+".svc.cluster.local.", dns.TypeA, 2)
-	servers.waitForAnswers(t, ctx, "10-244-1-21."+ns+".pod.verified.test.", dns.TypeA, 1)
-	if err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
-		r, err := exchangeOnce("udp", cluster.UDPAddr(), "web-1.web."+ns+".svc.cluster.local.", dns.TypeAAAA)
-		return err == nil && r.Rcode == dns.RcodeSuccess && len(r.Ns) > 0, nil
-	}); err != nil {
-		t.Fatalf("the cluster DNS did not serve web-1.web: %v", err)
-	}
+	servers := startWorkloadServers(t, ctx, coredns, ts.Kubeconfig)
+	// Everything was written before the servers started: once they all
+	// serve web's two pods and a verified pod record, they have synced.
+	servers.waitFor(t, ctx, interopQuery{"web." + ns + ".svc.cluster.local.", dns.TypeA, wantRRs("10.244.1.21", "10.244.1.22")})
+	servers.waitFor(t, ctx, interopQuery{"10-244-1-21." + ns + ".pod.verified.test.", dns.TypeA, wantRRs("10.244.1.21")})
 	t.Logf("the servers synced at %v", time.Since(start).Round(time.Millisecond))
 
 	svc := func(name string) string { return name + "." + ns + ".svc.cluster.local." }
@@ -278,54 +224,7 @@ verified.test:%[1]d {
 		}
 		return name
 	}
-	// problems are the differences of the three servers' replies to q
-	// from each other and from what q wants.
-	problems := func(q interopQuery) []string {
-		var out []string
-		reply := func(who, addr string) *dns.Msg {
-			m, err := exchangeOnce("udp", addr, q.name, q.qtype)
-			if err != nil {
-				out = append(out, fmt.Sprintf("%s: %v", who, err))
-				return nil
-			}
-			// Checked on each, so that servers that agree on a wrong
-			// answer cannot pass.
-			if d := checkExpect(m, q.want); d != "" {
-				out = append(out, who+": "+d)
-			}
-			return m
-		}
-		stock := reply("stock CoreDNS", servers.stock.addr)
-		ours := reply("dnsplane dns", servers.ours)
-		if stock != nil && ours != nil {
-			for _, d := range compareReplies(stock, ours) {
-				out = append(out, "stock CoreDNS and dnsplane dns differ: "+d)
-			}
-		}
-		if strings.HasSuffix(q.name, ".verified.test.") {
-			return out // not a zone of the cluster DNS
-		}
-		full := reply("dnsplane's cluster DNS Corefile", cluster.UDPAddr())
-		if stock != nil && full != nil {
-			// Its cache counts TTLs down.
-			for _, d := range compareReplies(withoutTTLs(stock), withoutTTLs(full)) {
-				out = append(out, "stock CoreDNS and dnsplane's cluster DNS Corefile differ: "+d)
-			}
-		}
-		return out
-	}
-	check := func(t *testing.T, cases []interopQuery) {
-		t.Helper()
-		for _, q := range cases {
-			t.Run(dns.TypeToString[q.qtype]+" "+q.name, func(t *testing.T) {
-				for _, p := range problems(q) {
-					t.Error(p)
-				}
-			})
-		}
-	}
-
-	check(t, []interopQuery{
+	servers.check(t, []interopQuery{
 		// A Service with a selector: its cluster IP; SRV names the Service.
 		{svc("front"), dns.TypeA, wantRRs(clusterIP["front"])},
 		{"_http._tcp." + svc("front"), dns.TypeSRV, wantRRs("80 " + svc("front"))},
@@ -393,19 +292,11 @@ verified.test:%[1]d {
 		{"web-2." + svc("web"), dns.TypeA, wantRRs("10.244.1.23")},
 	}
 	for _, q := range changed {
-		// The cluster DNS's cache holds an answer for up to the plugin's
-		// TTL (5 s).
-		var last []string
-		if err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 15*time.Second, true, func(context.Context) (bool, error) {
-			last = problems(q)
-			return len(last) == 0, nil
-		}); err != nil {
-			t.Errorf("%s %s: the servers did not all answer %q within 15s: %q", dns.TypeToString[q.qtype], q.name, q.want.rdata, last)
-		}
+		servers.waitFor(t, ctx, q)
 	}
 	t.Logf("the servers saw the changes at %v", time.Since(start).Round(time.Millisecond))
 	t.Run("after changes", func(t *testing.T) {
-		check(t, append(changed,
+		servers.check(t, append(changed,
 			interopQuery{"10-244-1-11." + svc("front-hl"), dns.TypeA, wantNXDOMAIN},
 			interopQuery{"10-244-1-13." + svc("front-hl"), dns.TypeA, wantRRs("10.244.1.13")},
 			interopQuery{"_http._tcp." + svc("web"), dns.TypeSRV, wantRRs("8080 web-0."+svc("web"), "8080 web-1."+svc("web"), "8080 web-2."+svc("web"))},
@@ -417,6 +308,127 @@ verified.test:%[1]d {
 			interopQuery{"10-244-1-11." + ns + ".pod.verified.test.", dns.TypeA, wantRRs("10.244.1.11")},
 		))
 	})
-	servers.stock.checkRunning(t)
+	servers.pair.stock.checkRunning(t)
 	t.Logf("done at %v", time.Since(start).Round(time.Millisecond))
+}
+
+// workloadServers are the servers the workload interop tests compare:
+// stock CoreDNS and ours on one Corefile with the cluster DNS's kubernetes
+// block (internal/corefile renders `pods insecure`) and a second zone,
+// verified.test, with `pods verified`; and ours on the whole cluster DNS
+// Corefile `dnsplane dns` runs in `up`, with searchexpand, loopguard,
+// warmstack and cache around the kubernetes plugin.
+type workloadServers struct {
+	pair    interopPair
+	cluster string // UDP address of the cluster DNS
+}
+
+// startWorkloadServers starts the three against the API server of
+// kubeconfig; they stop when the test ends.
+func startWorkloadServers(t testing.TB, ctx context.Context, coredns, kubeconfig string) workloadServers {
+	t.Helper()
+	pair := startInteropPair(t, ctx, coredns, func(port int) string {
+		return fmt.Sprintf(`.:%[1]d {
+    bind 127.0.0.1
+    errors
+    kubernetes cluster.local in-addr.arpa ip6.arpa {
+        kubeconfig %[2]s dnsplane
+        pods insecure
+        fallthrough in-addr.arpa ip6.arpa
+    }
+}
+verified.test:%[1]d {
+    bind 127.0.0.1
+    errors
+    kubernetes verified.test {
+        kubeconfig %[2]s dnsplane
+        pods verified
+    }
+}
+`, port, kubeconfig)
+	})
+	// The cluster DNS's upstream is a port nothing serves: no case leaves
+	// the cluster domain.
+	text, err := corefile.ClusterDNS(corefile.ClusterDNSOptions{
+		Listen:     fmt.Sprintf("127.0.0.1:%d", freePort(t)),
+		Kubeconfig: kubeconfig,
+		Upstreams:  []string{fmt.Sprintf("127.0.0.1:%d", freePort(t))},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cluster, err := Start(ctx, text, nil)
+	if err != nil {
+		t.Fatalf("starting the cluster DNS: %v\n%s", err, text)
+	}
+	t.Cleanup(func() {
+		if err := cluster.Stop(); err != nil {
+			t.Errorf("stopping the cluster DNS: %v", err)
+		}
+	})
+	return workloadServers{pair: pair, cluster: cluster.UDPAddr()}
+}
+
+// problems are the differences of the servers' replies to q from each
+// other and from what q wants.
+func (s workloadServers) problems(q interopQuery) []string {
+	var out []string
+	reply := func(who, addr string) *dns.Msg {
+		m, err := exchangeOnce("udp", addr, q.name, q.qtype)
+		if err != nil {
+			out = append(out, fmt.Sprintf("%s: %v", who, err))
+			return nil
+		}
+		// Checked on each, so that servers that agree on a wrong answer
+		// cannot pass.
+		if d := checkExpect(m, q.want); d != "" {
+			out = append(out, who+": "+d)
+		}
+		return m
+	}
+	stock := reply("stock CoreDNS", s.pair.stock.addr)
+	ours := reply("dnsplane dns", s.pair.ours)
+	if stock != nil && ours != nil {
+		for _, d := range compareReplies(stock, ours) {
+			out = append(out, "stock CoreDNS and dnsplane dns differ: "+d)
+		}
+	}
+	if strings.HasSuffix(q.name, ".verified.test.") {
+		return out // not a zone of the cluster DNS
+	}
+	full := reply("dnsplane's cluster DNS Corefile", s.cluster)
+	if stock != nil && full != nil {
+		// Its cache counts TTLs down.
+		for _, d := range compareReplies(withoutTTLs(stock), withoutTTLs(full)) {
+			out = append(out, "stock CoreDNS and dnsplane's cluster DNS Corefile differ: "+d)
+		}
+	}
+	return out
+}
+
+// check runs each case as a subtest of t that fails with its problems.
+func (s workloadServers) check(t *testing.T, cases []interopQuery) {
+	t.Helper()
+	for _, q := range cases {
+		t.Run(dns.TypeToString[q.qtype]+" "+q.name, func(t *testing.T) {
+			for _, p := range s.problems(q) {
+				t.Error(p)
+			}
+		})
+	}
+}
+
+// waitFor polls until every server answers q as it wants: the informers
+// have seen what the test wrote, and the cluster DNS's cache no longer
+// holds an older answer (for at most the plugin's TTL, 5 s).
+func (s workloadServers) waitFor(t testing.TB, ctx context.Context, q interopQuery) {
+	t.Helper()
+	var last []string
+	if err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
+		last = s.problems(q)
+		return len(last) == 0, nil
+	}); err != nil {
+		s.pair.stock.checkRunning(t)
+		t.Fatalf("%s %s: the servers did not all answer %q within 30s: %q", dns.TypeToString[q.qtype], q.name, q.want.rdata, last)
+	}
 }
