@@ -432,3 +432,83 @@ func (s workloadServers) waitFor(t testing.TB, ctx context.Context, q interopQue
 		t.Fatalf("%s %s: the servers did not all answer %q within 30s: %q", dns.TypeToString[q.qtype], q.name, q.want.rdata, last)
 	}
 }
+
+// TestStockCoreDNSInteropIPv6 is the workload test's headless Service on
+// a single-stack IPv6 cluster: the EndpointSlice controller writes IPv6
+// slices (the Service's family, spec.ipFamilies), and the servers answer
+// AAAA with the pods' addresses, SRV with IP-dashed IPv6 targets
+// (fd00-10-244--12, the plugin's form), ip6.arpa PTR and IPv6 pod records.
+func TestStockCoreDNSInteropIPv6(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts an API server, upstream controllers, the stock CoreDNS binary and CoreDNS in-process")
+	}
+	coredns, _ := stockCoreDNS(t)
+	start := time.Now()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	ts := controlplanetest.StartTestServer(t, controlplane.Config{ServiceClusterIPRange: "fd00:10:96::/112"})
+	cs := ts.Client
+	startWorkloadControllers(t, ts.ClientConfig)
+
+	const ns, node = "six", "node-a"
+	if _, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
+		t.Fatalf("creating namespace %s: %v", ns, err)
+	}
+	if _, err := cs.CoreV1().Nodes().Create(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: node}}, metav1.CreateOptions{}); err != nil {
+		t.Fatalf("creating node %s: %v", node, err)
+	}
+	pg := corev1.ServicePort{Name: "pg", Port: 5432, Protocol: corev1.ProtocolTCP}
+	api, err := cs.CoreV1().Services(ns).Create(ctx, &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "api"},
+		Spec: corev1.ServiceSpec{Selector: map[string]string{"app": "db"}, Ports: []corev1.ServicePort{pg}}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatalf("creating service api: %v", err)
+	}
+	if _, err := cs.CoreV1().Services(ns).Create(ctx, &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "db"},
+		Spec: corev1.ServiceSpec{ClusterIP: corev1.ClusterIPNone, Selector: map[string]string{"app": "db"}, Ports: []corev1.ServicePort{pg}}}, metav1.CreateOptions{}); err != nil {
+		t.Fatalf("creating service db: %v", err)
+	}
+	for _, p := range []interopPod{
+		{name: "db-a", ip: "fd00:10:244::11", hostname: "alpha", subdomain: "db", ready: true},
+		{name: "db-b", ip: "fd00:10:244::12", ready: true},
+		{name: "db-c", ip: "fd00:10:244::13"},
+	} {
+		if _, err := cs.CoreV1().Pods(ns).Create(ctx, &corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Name: p.name, Labels: map[string]string{"app": "db"}},
+			Spec: corev1.PodSpec{NodeName: node, Hostname: p.hostname, Subdomain: p.subdomain,
+				Containers: []corev1.Container{{Name: "c", Image: "c"}}},
+		}, metav1.CreateOptions{}); err != nil {
+			t.Fatalf("creating pod %s: %v", p.name, err)
+		}
+		setRunning(t, ctx, cs, ns, p.name, p.ip, p.ready)
+	}
+	waitForSlices(t, ctx, cs, ns, "db", []string{"fd00:10:244::11 ready alpha", "fd00:10:244::12 ready", "fd00:10:244::13 not-ready"})
+
+	servers := startWorkloadServers(t, ctx, coredns, ts.Kubeconfig)
+	svc := func(name string) string { return name + "." + ns + ".svc.cluster.local." }
+	servers.waitFor(t, ctx, interopQuery{svc("db"), dns.TypeAAAA, wantRRs("fd00:10:244::11", "fd00:10:244::12")})
+	rev := func(ip string) string {
+		name, err := dns.ReverseAddr(ip)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return name
+	}
+	servers.check(t, []interopQuery{
+		{svc("api"), dns.TypeAAAA, wantRRs(api.Spec.ClusterIP)},
+		{svc("api"), dns.TypeA, wantRRs()},
+		{rev(api.Spec.ClusterIP), dns.TypePTR, wantRRs(svc("api"))},
+		{svc("db"), dns.TypeA, wantRRs()},
+		{"_pg._tcp." + svc("db"), dns.TypeSRV, wantRRs("5432 alpha."+svc("db"), "5432 fd00-10-244--12."+svc("db"))},
+		{"alpha." + svc("db"), dns.TypeAAAA, wantRRs("fd00:10:244::11")},
+		{"fd00-10-244--12." + svc("db"), dns.TypeAAAA, wantRRs("fd00:10:244::12")},
+		{"fd00-10-244--13." + svc("db"), dns.TypeAAAA, wantNXDOMAIN},
+		// The EndpointSlice controller gives the endpoint its hostname
+		// only in the Service its subdomain names.
+		{rev("fd00:10:244::11"), dns.TypePTR, wantRRs("alpha."+svc("db"), "fd00-10-244--11."+svc("api"))},
+		{"fd00-10-244--11." + ns + ".pod.cluster.local.", dns.TypeAAAA, wantRRs("fd00:10:244::11")},
+		{"fd00-10-244--13." + ns + ".pod.verified.test.", dns.TypeAAAA, wantRRs("fd00:10:244::13")},
+		{"fd00-10-244--99." + ns + ".pod.verified.test.", dns.TypeAAAA, wantNXDOMAIN},
+	})
+	servers.pair.stock.checkRunning(t)
+	t.Logf("done at %v", time.Since(start).Round(time.Millisecond))
+}
