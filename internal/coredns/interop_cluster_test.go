@@ -1,6 +1,6 @@
 package coredns
 
-// The cluster side of TestStockCoreDNSInteropWorkloads: upstream's
+// The cluster side of the workload interop tests: upstream's
 // controllers run against the test API server, and pods made Running as a
 // kubelet would make them, so that the EndpointSlices the DNS servers read
 // are written the way a cluster writes them.
@@ -98,7 +98,6 @@ type interopPod struct {
 	ready               bool
 }
 
-// TestStockCoreDNSInteropWorkloads: with EndpointSlices written by
 // runStatefulPod waits for the StatefulSet controller to create pod name
 // of StatefulSet web, checks the DNS names it gave it, binds it to node
 // and makes it Running and Ready at ip.

@@ -91,14 +91,17 @@ type interopQuery struct {
 	want  wantReply
 }
 
+// TestStockCoreDNSInteropWorkloads: with EndpointSlices written by
 // upstream's EndpointSlice controller from real Pods (and a StatefulSet's
 // pods made by upstream's StatefulSet controller), the stock CoreDNS
-// binary and `dnsplane dns` give the same, expected answers for Services
-// with selectors, headless Services (ready pods' addresses, SRV per named
+// binary and `dnsplane dns` (on the same Corefile, and on the cluster DNS
+// Corefile it renders) give the same, expected answers for Services with
+// selectors, headless Services (ready pods' addresses, SRV per named
 // port, hostname.subdomain names, publishNotReadyAddresses), StatefulSet
-// pod names and pod records (pods insecure and pods verified): issue 20,
-// item 4, at the cluster DNS. No agent runs: the test writes the pods'
-// status as a kubelet would.
+// pod names and pod records (pods insecure and pods verified), first from
+// their informers' initial list, then after changes their watches bring:
+// issue 20, item 4, at the cluster DNS. No agent runs: the test writes
+// the pods' status as a kubelet would.
 func TestStockCoreDNSInteropWorkloads(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts an API server, upstream controllers, the stock CoreDNS binary and CoreDNS in-process")
