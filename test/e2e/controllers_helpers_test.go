@@ -22,12 +22,12 @@ import (
 // The cluster tests (cluster_test.go) need what kube-controller-manager
 // and kube-scheduler do: Deployments, StatefulSets, DaemonSets and Jobs
 // get pods, pods get nodes, Services get EndpointSlices, nodes that stop
-// renewing their Lease get tainted (issue 20). startClusterControllers is
-// the one place that says where those run.
+// renewing their Lease get tainted (issue 20). `dnsplane up` runs the
+// controllers in its process (docs/controllers.md); startClusterControllers
+// is the one place that says where the rest runs.
 
-// envUpstreamBin names a directory holding the real kube-controller-manager
-// and kube-scheduler (test/upstream/run.sh builds them; the same variable
-// as test/upstream's).
+// envUpstreamBin names a directory holding the real kube-scheduler
+// (test/upstream/run.sh builds it; the same variable as test/upstream's).
 const envUpstreamBin = "DNSPLANE_UPSTREAM_BIN"
 
 // controllerConfig is what a cluster test needs of its controllers.
@@ -38,43 +38,30 @@ type controllerConfig struct {
 	nodeMonitorGracePeriod time.Duration
 }
 
-// requireControllers skips a test when nothing would run the controllers
-// and scheduler it needs; call it before anything is started.
+// requireControllers skips a test when nothing would run the scheduler
+// it needs; call it before anything is started.
 func requireControllers(t *testing.T) {
 	t.Helper()
 	if dir := os.Getenv(envUpstreamBin); dir == "" {
-		t.Skipf("set %s to a directory with kube-controller-manager and kube-scheduler (bash test/upstream/run.sh BUILD_ONLY=1 builds them): `dnsplane up` runs no workload controllers or scheduler yet (issue 20)", envUpstreamBin)
+		t.Skipf("set %s to a directory with kube-scheduler (bash test/upstream/run.sh BUILD_ONLY=1 builds it): `dnsplane up` runs no scheduler yet (issue 20)", envUpstreamBin)
 	}
 }
 
 // upControllerFlags are the flags of `dnsplane up` that configure its
-// controllers as cfg says (none while up runs none of them).
-func upControllerFlags(controllerConfig) []string { return nil }
+// controllers as cfg says.
+func upControllerFlags(cfg controllerConfig) []string {
+	if cfg.nodeMonitorGracePeriod == 0 {
+		return nil
+	}
+	return []string{"--node-monitor-grace-period", cfg.nodeMonitorGracePeriod.String()}
+}
 
-// startClusterControllers starts the controllers and scheduler `dnsplane
-// up` does not run itself, as children of the test against kubeconfig;
-// they are stopped at cleanup. The garbage collector and the namespace
-// controller run inside up already (internal/controllers) and are left
-// out here, so no two instances race.
-func startClusterControllers(t *testing.T, kubeconfig string, cfg controllerConfig) {
+// startClusterControllers starts what `dnsplane up` does not run itself,
+// as children of the test against kubeconfig, stopped at cleanup: the real
+// kube-scheduler with its default profile.
+func startClusterControllers(t *testing.T, kubeconfig string, _ controllerConfig) {
 	t.Helper()
-	dir := os.Getenv(envUpstreamBin)
 	tmp := t.TempDir()
-	kcmArgs := []string{
-		"--kubeconfig=" + kubeconfig,
-		"--controllers=*,-namespace-controller,-garbage-collector-controller",
-		"--leader-elect=false",
-		"--secure-port=0",
-		"--use-service-account-credentials=false",
-		// Its default is a system directory it creates.
-		"--flex-volume-plugin-dir=" + filepath.Join(tmp, "flexvolume"),
-		// The default 20/s caps pod creation at 20 a second
-		// (../shared/reference/controllers.md).
-		"--kube-api-qps=200", "--kube-api-burst=300",
-	}
-	if cfg.nodeMonitorGracePeriod > 0 {
-		kcmArgs = append(kcmArgs, "--node-monitor-grace-period="+cfg.nodeMonitorGracePeriod.String(), "--node-monitor-period=1s")
-	}
 	schedConfig := filepath.Join(tmp, "scheduler.yaml")
 	if err := os.WriteFile(schedConfig, fmt.Appendf(nil, `apiVersion: kubescheduler.config.k8s.io/v1
 kind: KubeSchedulerConfiguration
@@ -87,24 +74,17 @@ leaderElection:
 `, kubeconfig), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	for _, c := range []struct {
-		name string
-		args []string
-	}{
-		{"kube-controller-manager", kcmArgs},
-		{"kube-scheduler", []string{"--config=" + schedConfig, "--secure-port=0"}},
-	} {
-		p, err := startProcess(c.name, filepath.Join(dir, c.name), c.args...)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() {
-			_ = p.stop()
-			if t.Failed() {
-				t.Logf("log of %s:\n%s", c.name, p.stderr.tail())
-			}
-		})
+	const name = "kube-scheduler"
+	p, err := startProcess(name, filepath.Join(os.Getenv(envUpstreamBin), name), "--config="+schedConfig, "--secure-port=0")
+	if err != nil {
+		t.Fatal(err)
 	}
+	t.Cleanup(func() {
+		_ = p.stop()
+		if t.Failed() {
+			t.Logf("log of %s:\n%s", name, p.stderr.tail())
+		}
+	})
 }
 
 // waitUntil polls cond until it holds; after timeout the test fails with
