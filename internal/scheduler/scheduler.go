@@ -21,11 +21,13 @@ import (
 	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/uuid"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/dynamic/dynamicinformer"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
+	clientscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/client-go/tools/events"
@@ -142,7 +144,7 @@ func (c *Component) runElected(ctx context.Context, cfg *rest.Config, s *schedul
 		id = host + "_" + string(uuid.NewUUID())
 	}
 	lock, err := resourcelock.NewFromKubeconfig(resourcelock.LeasesResourceLock, leaseNamespace, leaseName,
-		resourcelock.ResourceLockConfig{Identity: id, EventRecorder: s.broadcaster.DeprecatedNewLegacyRecorder(corev1.DefaultSchedulerName)},
+		resourcelock.ResourceLockConfig{Identity: id, EventRecorder: leaseEvents{s.broadcaster.NewRecorder(clientscheme.Scheme, corev1.DefaultSchedulerName)}},
 		cfg, renewDeadline)
 	if err != nil {
 		return fmt.Errorf("scheduler: lease lock: %w", err)
@@ -199,21 +201,28 @@ func (c *Component) runElected(ctx context.Context, cfg *rest.Config, s *schedul
 	return ErrLeaseLost
 }
 
+// leaseEvents records the lease's LeaderElection events ("became leader",
+// "stopped leading") through events.k8s.io, whose events also name an
+// action; kube-scheduler records them as core events.
+type leaseEvents struct{ r events.EventRecorder }
+
+func (l leaseEvents) Eventf(obj runtime.Object, eventType, reason, message string, args ...any) {
+	l.r.Eventf(obj, nil, eventType, reason, "LeaderElection", message, args...)
+}
+
 // scheduler is upstream's scheduler with what feeds it.
 type scheduler struct {
 	sched       *kubescheduler.Scheduler
 	informers   informers.SharedInformerFactory
 	dynamic     dynamicinformer.DynamicSharedInformerFactory
-	broadcaster events.EventBroadcasterAdapter
-	stopEvents  chan struct{}
+	broadcaster events.EventBroadcaster
 }
 
 // newScheduler builds the scheduler as kube-scheduler's Setup does with no
 // --config: the versioned KubeSchedulerConfiguration's defaults (New's
 // default profile), an informer factory without resync, a dynamic one for
-// the kinds plugins name by resource, and events through events.k8s.io
-// (core events where the API server has no events.k8s.io). Events start
-// flowing here; informers start in sync.
+// the kinds plugins name by resource, and events through events.k8s.io.
+// Events start flowing here; informers start in sync.
 func (c *Component) newScheduler(ctx context.Context, cfg *rest.Config) (*scheduler, error) {
 	client, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
@@ -223,24 +232,29 @@ func (c *Component) newScheduler(ctx context.Context, cfg *rest.Config) (*schedu
 	if err != nil {
 		return nil, fmt.Errorf("scheduler: %w", err)
 	}
-	// The broadcaster outlives ctx until stop, so that the lease's
-	// "stopped leading" event, recorded as ctx ends, is still sent.
-	broadcaster := events.NewEventBroadcasterAdapterWithContext(context.WithoutCancel(ctx), client)
+	// Events go through events.k8s.io/v1, as kube-scheduler's. They stop
+	// with ctx: the lease's "stopped leading" event is lost, as it is
+	// when kube-scheduler exits.
+	broadcaster := events.NewBroadcaster(&events.EventSinkImpl{Interface: client.EventsV1()})
 	// The informer name only labels informer metrics, which dnsplane does
 	// not serve; a name is unique per process and tests run two.
 	factory := kubescheduler.NewInformerFactory(client, 0, nil)
 	dynFactory := dynamicinformer.NewFilteredDynamicSharedInformerFactory(dyn, 0, corev1.NamespaceAll, nil)
 	sched, err := kubescheduler.New(ctx, client, factory, dynFactory,
-		func(name string) events.EventRecorderLogger { return broadcaster.NewRecorder(name) },
+		func(name string) events.EventRecorderLogger {
+			return broadcaster.NewRecorder(clientscheme.Scheme, name)
+		},
 		kubescheduler.WithComponentConfigVersion(configv1.SchemeGroupVersion.String()),
 		kubescheduler.WithKubeConfig(cfg))
 	if err != nil {
 		broadcaster.Shutdown()
 		return nil, fmt.Errorf("scheduler: %w", err)
 	}
-	stopEvents := make(chan struct{})
-	broadcaster.StartRecordingToSink(stopEvents)
-	return &scheduler{sched: sched, informers: factory, dynamic: dynFactory, broadcaster: broadcaster, stopEvents: stopEvents}, nil
+	if err := broadcaster.StartRecordingToSinkWithContext(ctx); err != nil {
+		broadcaster.Shutdown()
+		return nil, fmt.Errorf("scheduler: events: %w", err)
+	}
+	return &scheduler{sched: sched, informers: factory, dynamic: dynFactory, broadcaster: broadcaster}, nil
 }
 
 // sync starts the informers and waits for their caches and the
@@ -252,11 +266,12 @@ func (s *scheduler) sync(ctx context.Context, log *slog.Logger) error {
 	s.informers.Start(ctx.Done())
 	s.dynamic.Start(ctx.Done())
 	for {
-		missing, err := s.unsynced(ctx)
+		kinds, missing, err := s.waitForCaches(ctx)
 		if err != nil {
 			return err
 		}
 		if len(missing) == 0 {
+			log.Debug("scheduler informers synced", "kinds", kinds)
 			break
 		}
 		log.Warn("scheduler informers have not synced; is the kind served?", "kinds", missing, "after", syncReport)
@@ -270,35 +285,36 @@ func (s *scheduler) sync(ctx context.Context, log *slog.Logger) error {
 // syncReport is how often sync names the informers it still waits for.
 const syncReport = 30 * time.Second
 
-// unsynced waits up to syncReport for the informers' caches and names
-// those not synced by then.
-func (s *scheduler) unsynced(ctx context.Context) ([]string, error) {
+// waitForCaches waits up to syncReport for the informers' caches and
+// names the informers and those not synced by then.
+func (s *scheduler) waitForCaches(ctx context.Context) (kinds, missing []string, err error) {
 	wait, cancel := context.WithTimeout(ctx, syncReport)
 	defer cancel()
 	synced := s.informers.WaitForCacheSync(wait.Done())
 	dynSynced := s.dynamic.WaitForCacheSync(wait.Done())
 	if err := ctx.Err(); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	var missing []string
-	for t, ok := range synced {
+	note := func(name string, ok bool) {
+		kinds = append(kinds, name)
 		if !ok {
-			missing = append(missing, t.String())
+			missing = append(missing, name)
 		}
+	}
+	for t, ok := range synced {
+		note(t.String(), ok)
 	}
 	for gvr, ok := range dynSynced {
-		if !ok {
-			missing = append(missing, gvr.String())
-		}
+		note(gvr.String(), ok)
 	}
+	slices.Sort(kinds)
 	slices.Sort(missing)
-	return missing, nil
+	return kinds, missing, nil
 }
 
-// stop waits for the informers' goroutines and flushes the events.
+// stop waits for the informers' goroutines and drops unsent events.
 func (s *scheduler) stop() {
 	s.informers.Shutdown()
 	s.dynamic.Shutdown()
-	close(s.stopEvents)
 	s.broadcaster.Shutdown()
 }

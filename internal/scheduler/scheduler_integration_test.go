@@ -15,6 +15,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 
 	"github.com/dnsplane/dnsplane/internal/controlplane"
@@ -69,7 +70,8 @@ func (r *running) wait() error {
 }
 
 func testLogger(t *testing.T) *slog.Logger {
-	return slog.New(slog.NewTextHandler(tWriter{t}, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	t.Helper()
+	return slog.New(slog.NewTextHandler(tWriter{t}, &slog.HandlerOptions{Level: slog.LevelDebug}))
 }
 
 type tWriter struct{ t *testing.T }
@@ -179,7 +181,7 @@ func TestSchedules(t *testing.T) {
 	poll(t, "Scheduled event", func(ctx context.Context) (bool, error) {
 		note, ok, err := event(ctx, c, ns, "fits", "Scheduled")
 		if ok && !strings.Contains(note, "Successfully assigned "+ns+"/fits to node-a") {
-			return false, fmt.Errorf("Scheduled event says %q", note)
+			return false, fmt.Errorf("the Scheduled event says %q", note)
 		}
 		return ok, err
 	})
@@ -193,7 +195,7 @@ func TestSchedules(t *testing.T) {
 		for _, cond := range p.Status.Conditions {
 			if cond.Type == corev1.PodScheduled && cond.Status == corev1.ConditionFalse {
 				if cond.Reason != corev1.PodReasonUnschedulable || !strings.HasPrefix(cond.Message, wantMsg) {
-					return false, fmt.Errorf("PodScheduled=False %s: %q; want %s: %q...", cond.Reason, cond.Message, corev1.PodReasonUnschedulable, wantMsg)
+					return false, fmt.Errorf("condition PodScheduled=False %s: %q; want %s: %q", cond.Reason, cond.Message, corev1.PodReasonUnschedulable, wantMsg)
 				}
 				return true, nil
 			}
@@ -203,7 +205,10 @@ func TestSchedules(t *testing.T) {
 	poll(t, "FailedScheduling event", func(ctx context.Context) (bool, error) {
 		note, ok, err := event(ctx, c, ns, "too-big", "FailedScheduling")
 		if ok && !strings.HasPrefix(note, wantMsg) {
-			return false, fmt.Errorf("FailedScheduling event says %q; want %q...", note, wantMsg)
+			return false, fmt.Errorf("the FailedScheduling event says %q; want %q", note, wantMsg)
+		}
+		if ok {
+			t.Logf("FailedScheduling: %s", note)
 		}
 		return ok, err
 	})
@@ -214,9 +219,16 @@ func TestSchedules(t *testing.T) {
 	// Pod create to bound for a burst (docs/controllers.md): a log line,
 	// not an assertion, on a shared machine.
 	const burst = 100
+	// client-go's default 5 requests a second would be what is measured.
+	cfg := rest.CopyConfig(srv.ClientConfig)
+	cfg.QPS, cfg.Burst = 1000, 1000
+	fast, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
 	start := time.Now()
 	for i := range burst {
-		if _, err := c.CoreV1().Pods(ns).Create(ctx, pod(fmt.Sprintf("burst-%d", i), ""), metav1.CreateOptions{}); err != nil {
+		if _, err := fast.CoreV1().Pods(ns).Create(ctx, pod(fmt.Sprintf("burst-%d", i), ""), metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -271,6 +283,18 @@ func TestLeaderElection(t *testing.T) {
 		t.Fatal(err)
 	}
 	poll(t, "pod bound by the leader", bound(c, ns, "first"))
+	poll(t, "LeaderElection event", func(ctx context.Context) (bool, error) {
+		list, err := c.EventsV1().Events("kube-system").List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return false, err
+		}
+		for _, e := range list.Items {
+			if e.Reason == "LeaderElection" && e.Regarding.Kind == "Lease" && e.Note == leader+" became leader" {
+				return true, nil
+			}
+		}
+		return false, nil
+	})
 
 	other := map[string]string{"a": "b", "b": "a"}[leader]
 	if err := runs[leader].stop(); err != nil {
