@@ -73,6 +73,12 @@ type Component struct {
 	// Identity is the lease holder's name; "" is kube-scheduler's
 	// hostname_uuid.
 	Identity string
+	// RestartOnLeaseLoss makes Run stand by for the lease again when it
+	// loses it, instead of returning ErrLeaseLost: for a process whose
+	// other components must not stop with the scheduler (`dnsplane up`,
+	// where a component's error ends the process, DNS servers included,
+	// and a renewal can miss its deadline under load).
+	RestartOnLeaseLoss bool
 }
 
 // Name is the component's name in the control plane's logs.
@@ -83,8 +89,9 @@ func (*Component) Name() string { return "scheduler" }
 // leader; the caller decides whether to start again.
 var ErrLeaseLost = errors.New("scheduler: lost the lease " + leaseNamespace + "/" + leaseName)
 
-// Run schedules until ctx ends (nil) or the lease is lost (ErrLeaseLost);
-// it returns once the scheduler and its informers have stopped. Upstream's
+// Run schedules until ctx ends (nil) or the lease is lost (ErrLeaseLost,
+// unless RestartOnLeaseLoss); it returns once the scheduler and its
+// informers have stopped. Upstream's
 // scheduler logs through klog's contextual logger, which is the
 // component's slog logger here.
 func (c *Component) Run(ctx context.Context) error {
@@ -102,6 +109,19 @@ func (c *Component) Run(ctx context.Context) error {
 	// both ends for the lists of pods and nodes it reads.
 	cfg.DisableCompression = true
 	rest.AddUserAgent(cfg, "scheduler")
+	for {
+		err := c.run(ctx, cfg, log)
+		if !errors.Is(err, ErrLeaseLost) || !c.RestartOnLeaseLoss || ctx.Err() != nil {
+			return err
+		}
+		// A scheduler whose queue has closed cannot run again: a new one
+		// is built, with fresh caches, and stands by for the lease.
+		log.Warn("lost the lease; starting again as a standby", "lease", leaseNamespace+"/"+leaseName)
+	}
+}
+
+// run is one life of the scheduler: built, synced, elected, stopped.
+func (c *Component) run(ctx context.Context, cfg *rest.Config, log *slog.Logger) error {
 	// The informers run until this ends, not ctx: Run also returns when
 	// the lease is lost, and stop waits for them.
 	ctx, cancel := context.WithCancel(ctx)
