@@ -17,8 +17,10 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/util/flowcontrol"
 	"k8s.io/client-go/util/retry"
 	"k8s.io/kubernetes/cmd/kube-controller-manager/names"
+	"k8s.io/kubernetes/pkg/controller/daemon"
 	"k8s.io/kubernetes/pkg/controller/deployment"
 	"k8s.io/kubernetes/pkg/controller/replicaset"
 	"k8s.io/kubernetes/pkg/controller/statefulset"
@@ -33,10 +35,10 @@ import (
 	"github.com/dnsplane/dnsplane/internal/dnsparams"
 )
 
-// cluster is a control plane with upstream's deployment, ReplicaSet and
-// StatefulSet controllers running against it, built here as
-// kube-controller-manager builds them (its defaults: 5 workers each, burst
-// replicas 500). Their clients are k8s.io/api's: they know no dnsParams.
+// cluster is a control plane with upstream's deployment, ReplicaSet,
+// StatefulSet and DaemonSet controllers running against it, built here as
+// kube-controller-manager builds them (its defaults: 5 workers, 2 for
+// DaemonSets, burst replicas 500, failed pods backoff 1 s to 15 min). Their clients are k8s.io/api's: they know no dnsParams.
 type cluster struct {
 	kube kubernetes.Interface // what the controllers use
 	dns  versioned.Interface  // dnsplane's types, with dnsParams
@@ -61,6 +63,11 @@ func startCluster(t *testing.T) *cluster {
 	rsc := replicaset.NewReplicaSetController(ctx, f.Apps().V1().ReplicaSets(), f.Core().V1().Pods(), ts.Client, replicaset.BurstReplicas)
 	ssc := statefulset.NewStatefulSetController(ctx, f.Core().V1().Pods(), f.Apps().V1().StatefulSets(),
 		f.Core().V1().PersistentVolumeClaims(), f.Apps().V1().ControllerRevisions(), ts.Client)
+	dsc, err := daemon.NewDaemonSetsController(ctx, f.Apps().V1().DaemonSets(), f.Apps().V1().ControllerRevisions(), f.Core().V1().Pods(),
+		f.Core().V1().Nodes(), ts.Client, flowcontrol.NewBackOff(time.Second, 15*time.Minute))
+	if err != nil {
+		t.Fatal(err)
+	}
 	f.Start(ctx.Done())
 	// The control plane runs some controllers itself (internal/controllers);
 	// those are not run twice.
@@ -69,6 +76,7 @@ func startCluster(t *testing.T) *cluster {
 		names.DeploymentController:  func() { dc.Run(ctx, 5) },
 		names.ReplicaSetController:  func() { rsc.Run(ctx, 5) },
 		names.StatefulSetController: func() { ssc.Run(ctx, 5) },
+		names.DaemonSetController:   func() { dsc.Run(ctx, 2) },
 	} {
 		if !slices.ContainsFunc(controllers.Descriptors(), func(d controllers.Descriptor) bool { return d.Name == name }) {
 			runs = append(runs, run)
@@ -108,10 +116,10 @@ func poll(t *testing.T, what string, cond func(context.Context) (bool, error)) {
 	t.Helper()
 	var last error
 	err := wait.PollUntilContextTimeout(context.Background(), 100*time.Millisecond, 60*time.Second, true, func(ctx context.Context) (bool, error) {
-		ok, err := cond(ctx)
-		if ctx.Err() == nil {
-			last = err
-		}
+		// Without the poll's deadline, so that the last error is the
+		// condition's, not a client's refusal to start a request near it.
+		ok, err := cond(context.WithoutCancel(ctx))
+		last = err
 		return ok, nil
 	})
 	if err != nil {
@@ -346,5 +354,51 @@ func TestStatefulSetKeepsDNSParams(t *testing.T) {
 	}
 	if !reflect.DeepEqual(got.Spec.Template.Spec.DNSParams, b) {
 		t.Fatalf("the StatefulSet has dnsParams %s, want %s", enc(got.Spec.Template.Spec.DNSParams), enc(b))
+	}
+}
+
+// TestDaemonSetKeepsDNSParams: upstream's DaemonSet controller makes the
+// node's pod with the set's dnsParams, and a dnsParams-only change rolls
+// out: a new ControllerRevision, and the pod replaced by one with the new
+// ones (no scheduler runs, so the pods stay unbound and go at once).
+func TestDaemonSetKeepsDNSParams(t *testing.T) {
+	t.Parallel()
+	c := startCluster(t)
+	ctx := context.Background()
+	if _, err := c.kube.CoreV1().Nodes().Create(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n1"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	a, b := custom("a.example.com"), custom("$(NAMESPACE).svc.$(CLUSTER)", "$(HOST)")
+	sel := labels.SelectorFromSet(labels.Set{"app": "agent"})
+	ds := &dpappsv1.DaemonSet{ObjectMeta: metav1.ObjectMeta{Name: "agent"}}
+	ds.Spec.Selector = &metav1.LabelSelector{MatchLabels: map[string]string{"app": "agent"}}
+	ds.Spec.Template = podTemplate("agent", a)
+	if _, err := c.dns.AppsV1().DaemonSets(c.ns).Create(ctx, ds, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	poll(t, "the node's pod with the set's dnsParams", func(ctx context.Context) (bool, error) {
+		return c.podsWith(ctx, sel, 1, a)
+	})
+	if err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		s, err := c.dns.AppsV1().DaemonSets(c.ns).Get(ctx, "agent", metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		s.Spec.Template.Spec.DNSParams = b
+		_, err = c.dns.AppsV1().DaemonSets(c.ns).Update(ctx, s, metav1.UpdateOptions{})
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	poll(t, "the pod replaced by one with the new dnsParams", func(ctx context.Context) (bool, error) {
+		ok, err := c.podsWith(ctx, sel, 1, b)
+		if err != nil {
+			return false, nil // the old pod, until it goes
+		}
+		return ok, nil
+	})
+	revs, err := c.kube.AppsV1().ControllerRevisions(c.ns).List(ctx, metav1.ListOptions{LabelSelector: "app=agent"})
+	if err != nil || len(revs.Items) != 2 {
+		t.Fatalf("want 2 ControllerRevisions, got %v, %v", revs, err)
 	}
 }
