@@ -186,6 +186,24 @@ func TestDNSParamsSurviveUpstreamClients(t *testing.T) {
 		}
 	})
 
+	t.Run("a controller's PUT of an unchanged Deployment is no new generation", func(t *testing.T) {
+		t.Parallel()
+		s := strategy(allGates, "apps", "Deployment")
+		old := decode[dpappsv1.Deployment](t, deploymentYAML(paramsA, ""))
+		if errs := create(t, s, old); len(errs) != 0 {
+			t.Fatal(errs)
+		}
+		d := throughUpstream[dpappsv1.Deployment, appsv1.Deployment](t, old)
+		if errs := update(t, s, d, old); len(errs) != 0 {
+			t.Fatal(errs)
+		}
+		// A new generation would have the deployment controller sync,
+		// and write, again and again.
+		if s.(rest.Generational).GenerationChanged(d, old) {
+			t.Errorf("new generation for a PUT that changes nothing:\n%+v\nwas\n%+v", d.Spec, old.Spec)
+		}
+	})
+
 	t.Run("a dnsParams-only change changes the template upstream sees", func(t *testing.T) {
 		t.Parallel()
 		s := strategy(allGates, "apps", "Deployment")
