@@ -27,8 +27,10 @@ func ValidateObjectDNS(obj, old any, opts Options) field.ErrorList {
 		if i < len(olds) && olds[i].Path.String() == s.Path.String() {
 			o = olds[i].Spec
 		}
-		errs = append(errs, ValidatePodSpecDNS(s.Spec, o, s.Path, opts)...)
+		// The annotation first, as kube reports metadata before the spec:
+		// an unreadable one is why a spec sent without dnsParams lacks them.
 		errs = append(errs, ValidateDNSParamsAnnotation(s)...)
+		errs = append(errs, ValidatePodSpecDNS(s.Spec, o, s.Path, opts)...)
 	}
 	return errs
 }

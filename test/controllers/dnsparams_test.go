@@ -402,3 +402,23 @@ func TestDaemonSetKeepsDNSParams(t *testing.T) {
 		t.Fatalf("want 2 ControllerRevisions, got %v, %v", revs, err)
 	}
 }
+
+// TestMalformedAnnotationRefused: a hand-written annotation the API server
+// cannot turn into dnsParams is a 422 at its path, with the message
+// docs/pod-dns.md shows.
+func TestMalformedAnnotationRefused(t *testing.T) {
+	t.Parallel()
+	ts := controlplanetest.StartTestServer(t, controlplane.Config{})
+	labels := map[string]string{"app": "web"}
+	d := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "web"}, Spec: appsv1.DeploymentSpec{
+		Selector: &metav1.LabelSelector{MatchLabels: labels},
+		Template: corev1.PodTemplateSpec{
+			ObjectMeta: metav1.ObjectMeta{Labels: labels, Annotations: map[string]string{dnsparams.Annotation: `{"custom":{"searches":["a.com"]}}`}},
+			Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "nginx"}}, DNSPolicy: dpcorev1.DNSCustom},
+		}}}
+	_, err := ts.Client.AppsV1().Deployments("default").Create(context.Background(), d, metav1.CreateOptions{})
+	const want = `Deployment.apps "web" is invalid: [spec.template.metadata.annotations[pod.dnsplane.io/dns-params]: Invalid value: "{\"custom\":{\"searches\":[\"a.com\"]}}": must be a JSON object of spec.dnsParams: unknown field "custom.searches", spec.template.spec.dnsParams: Required value: must be set when ` + "`dnsPolicy`" + ` is Custom]`
+	if err == nil || err.Error() != want {
+		t.Fatalf("got %v\nwant %s", err, want)
+	}
+}
