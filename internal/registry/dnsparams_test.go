@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -62,6 +63,10 @@ func cronJobYAML(params, annotation string) string {
 	t = strings.Replace(t, "    ", "          ", 1)
 	t = strings.Replace(t, "containers: [{name: c, image: nginx}]", "containers: [{name: c, image: nginx}]\n            restartPolicy: Never", 1)
 	return "metadata: {name: web, namespace: ns}\nspec:\n  schedule: '* * * * *'\n  jobTemplate:\n    spec:\n      template:\n" + t
+}
+
+func jobYAML(params string) string {
+	return "metadata: {name: j, namespace: ns}\nspec:\n  template:\n" + template(params, "") + "      restartPolicy: Never\n"
 }
 
 func podYAML(params, annotation string) string {
@@ -221,6 +226,27 @@ func TestDNSParamsSurviveUpstreamClients(t *testing.T) {
 		after := throughUpstream[dpappsv1.Deployment, appsv1.Deployment](t, d)
 		if before.Spec.Template.Annotations[dnsparams.Annotation] == after.Spec.Template.Annotations[dnsparams.Annotation] {
 			t.Errorf("the k8s.io/api template is the same before and after: %v", after.Spec.Template.Annotations)
+		}
+	})
+
+	t.Run("a Job's dnsParams are as immutable as its template", func(t *testing.T) {
+		t.Parallel()
+		s := strategy(allGates, "batch", "Job")
+		old := decode[dpbatchv1.Job](t, jobYAML(paramsA))
+		old.UID = "u1"
+		if errs := create(t, s, old); len(errs) != 0 {
+			t.Fatal(errs)
+		}
+		j := old.DeepCopy()
+		j.Spec.Template.Spec.DNSParams.Custom.Search = []string{"b.example.com"}
+		errs := update(t, s, j, old)
+		if len(errs) != 1 || errs[0].Field != "spec.template" || errs[0].Detail != "field is immutable" {
+			t.Errorf("got %v, want upstream's spec.template: field is immutable", errs)
+		}
+		// Sent back by a client that does not know the field: unchanged.
+		j = throughUpstream[dpbatchv1.Job, batchv1.Job](t, old)
+		if errs := update(t, s, j, old); len(errs) != 0 {
+			t.Fatal(errs)
 		}
 	})
 
