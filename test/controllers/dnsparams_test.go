@@ -23,6 +23,7 @@ import (
 	"k8s.io/kubernetes/pkg/controller/daemon"
 	"k8s.io/kubernetes/pkg/controller/deployment"
 	"k8s.io/kubernetes/pkg/controller/replicaset"
+	"k8s.io/kubernetes/pkg/controller/replication"
 	"k8s.io/kubernetes/pkg/controller/statefulset"
 	"k8s.io/utils/ptr"
 
@@ -36,7 +37,7 @@ import (
 )
 
 // cluster is a control plane with upstream's deployment, ReplicaSet,
-// StatefulSet and DaemonSet controllers running against it, built here as
+// StatefulSet, DaemonSet and replication controllers running against it, built here as
 // kube-controller-manager builds them (its defaults: 5 workers, 2 for
 // DaemonSets, burst replicas 500, failed pods backoff 1 s to 15 min). Their clients are k8s.io/api's: they know no dnsParams.
 type cluster struct {
@@ -63,6 +64,7 @@ func startCluster(t *testing.T) *cluster {
 	rsc := replicaset.NewReplicaSetController(ctx, f.Apps().V1().ReplicaSets(), f.Core().V1().Pods(), ts.Client, replicaset.BurstReplicas)
 	ssc := statefulset.NewStatefulSetController(ctx, f.Core().V1().Pods(), f.Apps().V1().StatefulSets(),
 		f.Core().V1().PersistentVolumeClaims(), f.Apps().V1().ControllerRevisions(), ts.Client)
+	rm := replication.NewReplicationManager(ctx, f.Core().V1().Pods(), f.Core().V1().ReplicationControllers(), ts.Client, replication.BurstReplicas)
 	dsc, err := daemon.NewDaemonSetsController(ctx, f.Apps().V1().DaemonSets(), f.Apps().V1().ControllerRevisions(), f.Core().V1().Pods(),
 		f.Core().V1().Nodes(), ts.Client, flowcontrol.NewBackOff(time.Second, 15*time.Minute))
 	if err != nil {
@@ -73,10 +75,11 @@ func startCluster(t *testing.T) *cluster {
 	// those are not run twice.
 	var runs []func()
 	for name, run := range map[string]func(){
-		names.DeploymentController:  func() { dc.Run(ctx, 5) },
-		names.ReplicaSetController:  func() { rsc.Run(ctx, 5) },
-		names.StatefulSetController: func() { ssc.Run(ctx, 5) },
-		names.DaemonSetController:   func() { dsc.Run(ctx, 2) },
+		names.DeploymentController:            func() { dc.Run(ctx, 5) },
+		names.ReplicaSetController:            func() { rsc.Run(ctx, 5) },
+		names.StatefulSetController:           func() { ssc.Run(ctx, 5) },
+		names.DaemonSetController:             func() { dsc.Run(ctx, 2) },
+		names.ReplicationControllerController: func() { rm.Run(ctx, 5) },
 	} {
 		if !slices.ContainsFunc(controllers.Descriptors(), func(d controllers.Descriptor) bool { return d.Name == name }) {
 			runs = append(runs, run)
@@ -421,4 +424,40 @@ func TestMalformedAnnotationRefused(t *testing.T) {
 	if err == nil || err.Error() != want {
 		t.Fatalf("got %v\nwant %s", err, want)
 	}
+}
+
+// TestReplicationControllerKeepsDNSParams: upstream's replication manager
+// makes pods with the ReplicationController's dnsParams, and kubectl scale
+// through k8s.io/api's client (a PUT without the field) keeps them.
+func TestReplicationControllerKeepsDNSParams(t *testing.T) {
+	t.Parallel()
+	c := startCluster(t)
+	ctx := context.Background()
+	a := custom("$(NAMESPACE).svc.$(CLUSTER)")
+	sel := labels.SelectorFromSet(labels.Set{"app": "legacy"})
+	tmpl := podTemplate("legacy", a)
+	rc := &dpcorev1.ReplicationController{ObjectMeta: metav1.ObjectMeta{Name: "legacy"}}
+	rc.Spec.Replicas = ptr.To[int32](1)
+	rc.Spec.Selector = map[string]string{"app": "legacy"}
+	rc.Spec.Template = &tmpl
+	if _, err := c.dns.CoreV1().ReplicationControllers(c.ns).Create(ctx, rc, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	poll(t, "a pod with the dnsParams", func(ctx context.Context) (bool, error) {
+		return c.podsWith(ctx, sel, 1, a)
+	})
+	if err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		k, err := c.kube.CoreV1().ReplicationControllers(c.ns).Get(ctx, "legacy", metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		k.Spec.Replicas = ptr.To[int32](2)
+		_, err = c.kube.CoreV1().ReplicationControllers(c.ns).Update(ctx, k, metav1.UpdateOptions{})
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	poll(t, "two pods with the dnsParams", func(ctx context.Context) (bool, error) {
+		return c.podsWith(ctx, sel, 2, a)
+	})
 }
