@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/dnsplane/dnsplane/api"
 	dpcorev1 "github.com/dnsplane/dnsplane/api/core/v1"
@@ -28,7 +29,7 @@ func raw(v string) *string                       { return &v }
 
 // carriers returns one new object of every kind that carries a pod spec,
 // with s set on each of its specs.
-func carriers(t *testing.T, s *side) map[string]any {
+func carriers(t testing.TB, s *side) map[string]any {
 	t.Helper()
 	out := map[string]any{}
 	for _, r := range api.Resources() {
@@ -164,5 +165,37 @@ func TestMirrorDNSParamsIgnoresOtherKinds(t *testing.T) {
 	MirrorDNSParams(objs["Deployment"], objs["ReplicaSet"])
 	if p := api.PodSpecs(objs["Deployment"])[0].Spec.DNSParams; !reflect.DeepEqual(p, params("a.com")) {
 		t.Errorf("with an old object of another kind, dnsParams %s, want restored as on create", enc(p))
+	}
+}
+
+// BenchmarkMirrorDNSParams: what the mirror adds to each write of a Custom
+// template (go test -run '^$' -bench MirrorDNSParams ./internal/registry/workload/).
+func BenchmarkMirrorDNSParams(b *testing.B) {
+	p := params("$(NAMESPACE).svc.$(CLUSTER)", "my.dns.search.suffix", "$(HOST)")
+	p.Custom.Options = []string{"ndots:2"}
+	for _, bc := range []struct {
+		name string
+		obj  side
+		old  *side
+	}{
+		{"create with the field", side{params: p}, nil},
+		{"create from the annotation", side{annotation: annotated(p)}, nil},
+		{"PUT without the field", side{annotation: annotated(p)}, &side{params: p, annotation: annotated(p)}},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			objs := carriers(b, &bc.obj)
+			var old any
+			if bc.old != nil {
+				old = carriers(b, bc.old)["Deployment"]
+			}
+			obj := objs["Deployment"]
+			b.ReportAllocs()
+			for b.Loop() {
+				b.StopTimer()
+				o := obj.(interface{ DeepCopyObject() runtime.Object }).DeepCopyObject()
+				b.StartTimer()
+				MirrorDNSParams(o, old)
+			}
+		})
 	}
 }
