@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
-	"slices"
 	"testing"
 	"time"
 
@@ -15,16 +14,9 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
-	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/util/flowcontrol"
 	"k8s.io/client-go/util/retry"
 	"k8s.io/kubernetes/cmd/kube-controller-manager/names"
-	"k8s.io/kubernetes/pkg/controller/daemon"
-	"k8s.io/kubernetes/pkg/controller/deployment"
-	"k8s.io/kubernetes/pkg/controller/replicaset"
-	"k8s.io/kubernetes/pkg/controller/replication"
-	"k8s.io/kubernetes/pkg/controller/statefulset"
 	"k8s.io/utils/ptr"
 
 	dpappsv1 "github.com/dnsplane/dnsplane/api/apps/v1"
@@ -36,66 +28,26 @@ import (
 	"github.com/dnsplane/dnsplane/internal/dnsparams"
 )
 
-// cluster is a control plane with upstream's deployment, ReplicaSet,
-// StatefulSet, DaemonSet and replication controllers running against it, built here as
-// kube-controller-manager builds them (its defaults: 5 workers, 2 for
-// DaemonSets, burst replicas 500, failed pods backoff 1 s to 15 min). Their clients are k8s.io/api's: they know no dnsParams.
+// cluster is a control plane running upstream's deployment, ReplicaSet,
+// StatefulSet, DaemonSet and replication controllers in its process, as
+// `up` runs them (internal/controllers, kube-controller-manager's
+// defaults). Their clients are k8s.io/api's: they know no dnsParams.
 type cluster struct {
-	kube kubernetes.Interface // what the controllers use
+	kube kubernetes.Interface // a client as the controllers' (k8s.io/api)
 	dns  versioned.Interface  // dnsplane's types, with dnsParams
 	ns   string
 }
 
 func startCluster(t *testing.T) *cluster {
 	t.Helper()
-	ts := controlplanetest.StartTestServer(t, controlplane.Config{})
+	ts := controlplanetest.StartTestServer(t, controlplane.Config{Controllers: controllers.Options{Controllers: []string{
+		names.DeploymentController, names.ReplicaSetController, names.StatefulSetController,
+		names.DaemonSetController, names.ReplicationControllerController,
+	}}})
 	dns, err := versioned.NewForConfig(ts.ClientConfig)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	t.Cleanup(func() { cancel(); <-done })
-	f := informers.NewSharedInformerFactory(ts.Client, 0)
-	dc, err := deployment.NewDeploymentController(ctx, f.Apps().V1().Deployments(), f.Apps().V1().ReplicaSets(), f.Core().V1().Pods(), ts.Client)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rsc := replicaset.NewReplicaSetController(ctx, f.Apps().V1().ReplicaSets(), f.Core().V1().Pods(), ts.Client, replicaset.BurstReplicas)
-	ssc := statefulset.NewStatefulSetController(ctx, f.Core().V1().Pods(), f.Apps().V1().StatefulSets(),
-		f.Core().V1().PersistentVolumeClaims(), f.Apps().V1().ControllerRevisions(), ts.Client)
-	rm := replication.NewReplicationManager(ctx, f.Core().V1().Pods(), f.Core().V1().ReplicationControllers(), ts.Client, replication.BurstReplicas)
-	dsc, err := daemon.NewDaemonSetsController(ctx, f.Apps().V1().DaemonSets(), f.Apps().V1().ControllerRevisions(), f.Core().V1().Pods(),
-		f.Core().V1().Nodes(), ts.Client, flowcontrol.NewBackOff(time.Second, 15*time.Minute))
-	if err != nil {
-		t.Fatal(err)
-	}
-	f.Start(ctx.Done())
-	// The control plane runs some controllers itself (internal/controllers);
-	// those are not run twice.
-	var runs []func()
-	for name, run := range map[string]func(){
-		names.DeploymentController:            func() { dc.Run(ctx, 5) },
-		names.ReplicaSetController:            func() { rsc.Run(ctx, 5) },
-		names.StatefulSetController:           func() { ssc.Run(ctx, 5) },
-		names.DaemonSetController:             func() { dsc.Run(ctx, 2) },
-		names.ReplicationControllerController: func() { rm.Run(ctx, 5) },
-	} {
-		if !slices.ContainsFunc(controllers.Descriptors(), func(d controllers.Descriptor) bool { return d.Name == name }) {
-			runs = append(runs, run)
-		}
-	}
-	stopped := make(chan struct{}, len(runs))
-	for _, run := range runs {
-		go func() { run(); stopped <- struct{}{} }()
-	}
-	go func() {
-		for range runs {
-			<-stopped
-		}
-		f.Shutdown()
-		close(done)
-	}()
 	ns := "dnsparams"
 	if _, err := ts.Client.CoreV1().Namespaces().Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
