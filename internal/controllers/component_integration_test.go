@@ -57,6 +57,12 @@ func TestAllControllers(t *testing.T) {
 	_, c := startControlPlane(t, []string{"*"})
 	ctx := context.Background()
 	ns := namespace(t, c, "all")
+	// A pod bound to a Node that does not exist: the pod garbage collector
+	// force-deletes it after its 40 s quarantine (checked last).
+	if _, err := c.CoreV1().Pods(ns).Create(ctx, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "orphan"},
+		Spec: corev1.PodSpec{NodeName: "gone", Containers: []corev1.Container{{Name: "c", Image: "nginx"}}}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
 
 	poll(t, "default ServiceAccount and kube-root-ca.crt", func(ctx context.Context) (bool, error) {
 		_, errSA := c.CoreV1().ServiceAccounts(ns).Get(ctx, "default", metav1.GetOptions{})
@@ -96,6 +102,10 @@ func TestAllControllers(t *testing.T) {
 	poll(t, "CSR signed", func(ctx context.Context) (bool, error) {
 		got, err := c.CertificatesV1().CertificateSigningRequests().Get(ctx, created.Name, metav1.GetOptions{})
 		return err == nil && len(got.Status.Certificate) > 0, err
+	})
+	poll(t, "pod on a missing node collected", func(ctx context.Context) (bool, error) {
+		_, err := c.CoreV1().Pods(ns).Get(ctx, "orphan", metav1.GetOptions{})
+		return gone(err)
 	})
 }
 

@@ -31,7 +31,7 @@ import (
 	"k8s.io/kubernetes/pkg/controller/statefulset"
 	"k8s.io/utils/ptr"
 
-	"github.com/dnsplane/dnsplane/internal/controllers"
+	"github.com/dnsplane/dnsplane/internal/controlplane"
 )
 
 // startWorkloadControllers runs, against the API server of cfg, the
@@ -40,15 +40,16 @@ import (
 // reads), the Endpoints controller, and the StatefulSet controller (pod
 // names, hostname and subdomain), each built as kube-controller-manager's
 // new<Name>Controller builds it, with its default worker count and no
-// update batching. A controller the control plane already runs
-// (controllers.Descriptors, issue 20) is not started twice: two
-// EndpointSlice controllers would each write slices for the same Service.
+// update batching. A controller the test's control plane already runs
+// (controlplane.DeletionControllers, what controlplane.Config{} runs) is not
+// started twice: two EndpointSlice controllers would each write slices for
+// the same Service.
 // They stop, and are waited for, when the test ends.
 func startWorkloadControllers(t testing.TB, cfg *rest.Config) {
 	t.Helper()
 	running := map[string]bool{}
-	for _, d := range controllers.Descriptors() {
-		running[d.Name] = true
+	for _, name := range controlplane.DeletionControllers {
+		running[name] = true
 	}
 	// Their klog output (events, "Starting ...") is not the test's.
 	ctx, cancel := context.WithCancel(klog.NewContext(context.Background(), logr.FromSlogHandler(slog.DiscardHandler)))
