@@ -23,11 +23,10 @@ import (
 func TestClusterNodes(t *testing.T) {
 	t.Parallel()
 	requireKubectl(t)
-	requireControllers(t)
 	// Longer than up's agent's 10 s lease renewal with room for a loaded
 	// machine, so only the stopped node goes Unknown.
 	const grace = 30 * time.Second
-	u := startControllersCluster(t, controllerConfig{nodeMonitorGracePeriod: grace}, "", "")
+	u := startCluster(t, controllerConfig{nodeMonitorGracePeriod: grace}, "", "")
 	kc := u.Kubeconfig
 	cs := clientFor(t, kc)
 	const node2 = "node-2"

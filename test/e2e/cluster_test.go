@@ -19,7 +19,7 @@ import (
 // TestCluster is issue 20's user path on one `dnsplane up` with DNS on
 // port 53: what kubectl does in kind for Deployments, Services,
 // StatefulSets, Jobs, garbage collection and namespaces works the same,
-// with the controllers and scheduler of startClusterControllers, and the
+// with the controllers and scheduler up runs in its process, and the
 // names the controllers' objects give resolve through the node cache by
 // glibc and musl in a pod (dnsplane exec). Each subtest has its namespace
 // and runs beside the others.
@@ -27,11 +27,10 @@ func TestCluster(t *testing.T) {
 	t.Parallel()
 	requireRoot(t)
 	requireKubectl(t)
-	requireControllers(t)
 	musl := buildGai(t, "musl-gcc")
 	host := startZoneServer(t, nil, 0)
 	hostConf := writeFile(t, "host-resolv.conf", "nameserver 127.0.0.1\nsearch corp.test\noptions ndots:1\n")
-	u := startControllersCluster(t, controllerConfig{}, loopback53(t, 14), loopback53(t, 24),
+	u := startCluster(t, controllerConfig{}, loopback53(t, 14), loopback53(t, 24),
 		"--upstream", host.Addr, "--upstream-resolv-conf", hostConf)
 	kc := u.Kubeconfig
 	cs := clientFor(t, kc)

@@ -3,7 +3,6 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -19,32 +18,19 @@ import (
 	"k8s.io/client-go/kubernetes"
 )
 
-// The cluster tests (cluster_test.go) need what kube-controller-manager
-// and kube-scheduler do: Deployments, StatefulSets, DaemonSets and Jobs
-// get pods, pods get nodes, Services get EndpointSlices, nodes that stop
-// renewing their Lease get tainted (issue 20). `dnsplane up` runs the
-// controllers in its process (docs/controllers.md); startClusterControllers
-// is the one place that says where the rest runs.
+// The cluster tests (cluster_test.go, cluster_nodes_test.go) need what
+// kube-controller-manager and kube-scheduler do: Deployments,
+// StatefulSets, DaemonSets and Jobs get pods, pods get nodes, Services get
+// EndpointSlices, nodes that stop renewing their Lease get tainted (issue
+// 20). `dnsplane up` runs upstream's controllers and scheduler in its
+// process (docs/controllers.md).
 
-// envUpstreamBin names a directory holding the real kube-scheduler
-// (test/upstream/run.sh builds it; the same variable as test/upstream's).
-const envUpstreamBin = "DNSPLANE_UPSTREAM_BIN"
-
-// controllerConfig is what a cluster test needs of its controllers.
+// controllerConfig is what a cluster test needs of up's controllers.
 type controllerConfig struct {
 	// nodeMonitorGracePeriod is how long the node lifecycle controller
 	// waits for a node's Lease or status before it sets Ready=Unknown
 	// (kube's default is 50 s); zero keeps the default.
 	nodeMonitorGracePeriod time.Duration
-}
-
-// requireControllers skips a test when nothing would run the scheduler
-// it needs; call it before anything is started.
-func requireControllers(t *testing.T) {
-	t.Helper()
-	if dir := os.Getenv(envUpstreamBin); dir == "" {
-		t.Skipf("set %s to a directory with kube-scheduler (bash test/upstream/run.sh BUILD_ONLY=1 builds it): `dnsplane up` runs no scheduler yet (issue 20)", envUpstreamBin)
-	}
 }
 
 // upControllerFlags are the flags of `dnsplane up` that configure its
@@ -54,37 +40,6 @@ func upControllerFlags(cfg controllerConfig) []string {
 		return nil
 	}
 	return []string{"--node-monitor-grace-period", cfg.nodeMonitorGracePeriod.String()}
-}
-
-// startClusterControllers starts what `dnsplane up` does not run itself,
-// as children of the test against kubeconfig, stopped at cleanup: the real
-// kube-scheduler with its default profile.
-func startClusterControllers(t *testing.T, kubeconfig string, _ controllerConfig) {
-	t.Helper()
-	tmp := t.TempDir()
-	schedConfig := filepath.Join(tmp, "scheduler.yaml")
-	if err := os.WriteFile(schedConfig, fmt.Appendf(nil, `apiVersion: kubescheduler.config.k8s.io/v1
-kind: KubeSchedulerConfiguration
-clientConnection:
-  kubeconfig: %q
-  qps: 200
-  burst: 300
-leaderElection:
-  leaderElect: false
-`, kubeconfig), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	const name = "kube-scheduler"
-	p, err := startProcess(name, filepath.Join(os.Getenv(envUpstreamBin), name), "--config="+schedConfig, "--secure-port=0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = p.stop()
-		if t.Failed() {
-			t.Logf("log of %s:\n%s", name, p.stderr.tail())
-		}
-	})
 }
 
 // waitUntil polls cond until it holds; after timeout the test fails with
@@ -311,16 +266,14 @@ func podCondition(p *corev1.Pod, typ corev1.PodConditionType) *corev1.PodConditi
 	return nil
 }
 
-// startControllersCluster is `dnsplane up` with its DNS on the given
-// addresses (loopback53's, for pods' resolvers) or free ports (""), and
-// the controllers and scheduler of cfg.
-func startControllersCluster(t *testing.T, cfg controllerConfig, dnsAddr, nodeAddr string, extra ...string) *upServer {
+// startCluster is `dnsplane up` with its DNS on the given addresses
+// (loopback53's, for pods' resolvers) or free ports (""), its controllers
+// configured as cfg says.
+func startCluster(t *testing.T, cfg controllerConfig, dnsAddr, nodeAddr string, extra ...string) *upServer {
 	t.Helper()
 	args := append(upControllerFlags(cfg), extra...)
 	if dnsAddr != "" {
 		args = append(args, "--dns-listen", dnsAddr, "--nodecache-listen", nodeAddr)
 	}
-	u := startUp(t, filepath.Join(t.TempDir(), "data"), nil, args...)
-	startClusterControllers(t, u.Kubeconfig, cfg)
-	return u
+	return startUp(t, filepath.Join(t.TempDir(), "data"), nil, args...)
 }
