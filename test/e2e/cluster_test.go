@@ -441,10 +441,6 @@ spec:
 	// get the new file (docs/pod-dns.md, "dnsParams and controllers").
 	t.Run("custom dns", func(t *testing.T) {
 		t.Parallel()
-		// The deployment controller's ReplicaSet arrives without dnsParams
-		// and is refused until the API server keeps the field through
-		// controllers (branch h-dnsp).
-		t.Skip("issue 20 item 2: dnsParams do not survive upstream's controllers yet")
 		c := inNS(t)
 		ns := c.Namespace
 		const deployment = `apiVersion: apps/v1
