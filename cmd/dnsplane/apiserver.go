@@ -127,6 +127,7 @@ admin kubeconfig (<data-dir>/kubeconfig) that kubectl can use as is.`,
 		},
 	}
 	a.register(cmd.Flags())
+	registerControllerFlags(cmd.Flags(), &a.c.Controllers, controlplane.DeletionControllers)
 	return cmd
 }
 

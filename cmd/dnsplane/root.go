@@ -32,6 +32,7 @@ field validation, and cluster DNS on CoreDNS.`,
 		newEtcdMemberCommand(),
 		newOperatorCommand(),
 		newAgentCommand(),
+		newControllersCommand(),
 		newCorefileCheckCommand(),
 	)
 	return root

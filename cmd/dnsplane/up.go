@@ -77,6 +77,7 @@ dig and kubectl but not pods, whose resolvers ask port 53 only.
 	}
 	f := cmd.Flags()
 	u.api.register(f)
+	registerControllerFlags(f, &u.api.c.Controllers, []string{"*"})
 	f.StringVar(&u.dnsListen, "dns-listen", defaultDNSListen, "ADDR:PORT the cluster DNS serves on")
 	f.StringVar(&u.nodeCacheListen, "nodecache-listen", defaultNodeCacheListen, `ADDR:PORT the node cache serves on ("" for no node cache)`)
 	f.StringVar(&u.nodeCacheMetric, "nodecache-metrics", "", "ADDR:PORT for the node cache's Prometheus metrics (off when empty)")

@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/clock"
 
 	"k8s.io/component-helpers/apimachinery/lease"
@@ -103,7 +104,20 @@ func memTotal() int64 {
 
 // registerNode creates the Node, or updates the one a previous run (or
 // someone else) registered, and writes its status. It returns the Node.
+// The node lifecycle and TTL controllers write the Node too (taints,
+// annotations, conditions): a write that lost the race is done again on
+// the Node as it is now, as kubelet retries its status updates.
 func (a *Agent) registerNode(ctx context.Context) (*corev1.Node, error) {
+	var node *corev1.Node
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		var err error
+		node, err = a.registerNodeOnce(ctx)
+		return err
+	})
+	return node, err
+}
+
+func (a *Agent) registerNodeOnce(ctx context.Context) (*corev1.Node, error) {
 	nodes := a.kube.CoreV1().Nodes()
 	cidr := a.ips.Prefix().String()
 	node, err := nodes.Get(ctx, a.cfg.NodeName, metav1.GetOptions{})
@@ -122,7 +136,7 @@ func (a *Agent) registerNode(ctx context.Context) (*corev1.Node, error) {
 		}
 		node, err = nodes.Create(ctx, node, metav1.CreateOptions{})
 		if apierrors.IsAlreadyExists(err) {
-			return a.registerNode(ctx)
+			return a.registerNodeOnce(ctx)
 		}
 		if err != nil {
 			return nil, fmt.Errorf("registering node %q: %w", a.cfg.NodeName, err)

@@ -41,8 +41,11 @@ const (
 	// to remove the pod directory"); the removal is retried.
 	ReasonFailedRemoveOrphanedPodDir = "FailedRemoveOrphanedPodDir"
 
-	// noContainersMessage is status.message of every pod the agent runs.
-	noContainersMessage = "dnsplane agent: no containers run on this node; the pod's resolv.conf and hosts are files under the agent's --state-dir"
+	// noContainersMessage is status.message of every pod the agent runs:
+	// what a user who looks at a pod (or at a Job that never completes)
+	// needs to know (docs/controllers.md, "Jobs").
+	noContainersMessage = "dnsplane agent: no containers run on this node; the pod's resolv.conf and hosts are files under the agent's --state-dir; " +
+		"its containers show as running until the pod is deleted, so a Job's pods never complete"
 )
 
 // statusInput is what the desired status depends on.

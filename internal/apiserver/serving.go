@@ -67,6 +67,10 @@ type Serving struct {
 	http *http.Server
 	done chan struct{}
 	err  error
+	// stopWatchCaches ends the watch caches' etcd watches once nothing
+	// serves from them, so that closing etcd afterwards is not a failed
+	// storage watch of every kind.
+	stopWatchCaches func()
 }
 
 // ServeTLS serves Handler over TLS on ln, which it wraps with the
@@ -83,7 +87,7 @@ func (s *Server) ServeTLS(ln net.Listener, tlsConfig *tls.Config) (*Serving, err
 	hs := newSecureServer(s.Handler(), tlsConfig, limits.IdleTimeout, slog.NewLogLogger(s.log.Handler(), slog.LevelDebug))
 	hs.BaseContext = func(net.Listener) context.Context { return baseCtx }
 	hs.RegisterOnShutdown(cancelBase)
-	sv := &Serving{http: hs, done: make(chan struct{})}
+	sv := &Serving{http: hs, done: make(chan struct{}), stopWatchCaches: s.watchCaches.stop}
 	go func() {
 		defer close(sv.done)
 		defer cancelBase()
@@ -104,12 +108,14 @@ func (sv *Serving) Err() error {
 }
 
 // Shutdown stops accepting connections and gives open requests (watches
-// included) until ctx ends; then it closes what is left.
+// included) until ctx ends; then it closes what is left and stops the
+// watch caches.
 func (sv *Serving) Shutdown(ctx context.Context) error {
 	err := sv.http.Shutdown(ctx)
 	if err != nil {
 		_ = sv.http.Close()
 	}
 	<-sv.done
+	sv.stopWatchCaches()
 	return err
 }

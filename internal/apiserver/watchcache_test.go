@@ -7,10 +7,12 @@ import (
 	"crypto/tls"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -320,5 +322,58 @@ func TestWatchSlowClientClosedOthersServed(t *testing.T) {
 	}
 	if got := bytes.Count(body, []byte(`"type":"ADDED"`)); got == 0 || got >= n {
 		t.Errorf("the slow watch got %d events before it was closed, want some and fewer than %d", got, n)
+	}
+}
+
+// syncBuffer is a log destination tests read while the server writes.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// A graceful stop ends the watch caches' etcd watches before storage
+// closes: stopping is not a failed storage watch of every kind (it used to
+// log one warning per watched kind at every Ctrl-C of up).
+func TestShutdownStopsWatchCaches(t *testing.T) {
+	t.Parallel()
+	var logs syncBuffer
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	run, err := startRunning(ctx, t.TempDir(), Config{Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	if err != nil {
+		t.Fatalf("starting API server: %v", err)
+	}
+	rc, err := clientcmd.BuildConfigFromFlags("", run.Kubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := kubernetes.NewForConfigOrDie(rc)
+	for _, watch := range []func() (watch.Interface, error){
+		func() (watch.Interface, error) { return c.CoreV1().Pods("").Watch(ctx, metav1.ListOptions{}) },
+		func() (watch.Interface, error) { return c.CoreV1().ConfigMaps("").Watch(ctx, metav1.ListOptions{}) },
+	} {
+		w, err := watch()
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer w.Stop()
+	}
+	if err := run.Stop(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(logs.String(), "storage watch failed") {
+		t.Errorf("stopping logged failed storage watches:\n%s", logs.String())
 	}
 }

@@ -90,6 +90,20 @@ func (w *watchCaches) forResource(res *Resource) (*watchcache.Cache, error) {
 	return c, nil
 }
 
+// stop ends every cache's storage watch and closes its watchers; a watch
+// after it starts the cache again.
+func (w *watchCaches) stop() {
+	w.mu.Lock()
+	caches := make([]*watchcache.Cache, 0, len(w.caches))
+	for _, c := range w.caches {
+		caches = append(caches, c)
+	}
+	w.mu.Unlock()
+	for _, c := range caches {
+		c.Stop()
+	}
+}
+
 // watchIndexField is the field res's watch cache indexes, "" for none.
 func watchIndexField(res *Resource) string {
 	if wi, ok := res.Strategy.(rest.WatchIndexed); ok {

@@ -1,12 +1,20 @@
 // Package controllers runs upstream kube-controller-manager controllers
-// (k8s.io/kubernetes/pkg/controller/...) in the control plane's process,
-// as clients of its API server. The API server leaves work to them as
-// kube-apiserver does: a deleted namespace stays Terminating until the
-// namespace controller has emptied it, and an object deleted with the
-// orphan or foregroundDeletion finalizer stays until the garbage collector
-// has dealt with its dependents (docs/apiserver.md, "Deletion" and
-// "Namespaces"). Each controller is a Descriptor; the list grows with the
-// controllers dnsplane runs (issue 20).
+// (k8s.io/kubernetes/pkg/controller/...) as a library, in dnsplane's
+// process: `dnsplane controllers` on its own, and inside `dnsplane up` and
+// `dnsplane apiserver` (docs/controllers.md). Each controller is a
+// Descriptor in kube-controller-manager's style (name, constructor, why it
+// runs or why it is disabled); the constructors call upstream's packages
+// with kube-controller-manager's default configuration
+// (NewDefaultComponentConfig), so a dnsplane cluster behaves as one whose
+// kube-controller-manager runs with default flags, apart from what the
+// descriptors disable.
+//
+// The API server leaves work to them as kube-apiserver does: a deleted
+// namespace stays Terminating until the namespace controller has emptied
+// it, an object deleted with the orphan or foregroundDeletion finalizer
+// stays until the garbage collector has dealt with its dependents
+// (docs/apiserver.md, "Deletion" and "Namespaces"), a pod stays Pending
+// until the scheduler (internal/scheduler) binds it.
 package controllers
 
 import (
@@ -14,13 +22,13 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
 	"sync"
 	"time"
 
 	"github.com/go-logr/logr"
-	corev1 "k8s.io/api/core/v1"
+	"github.com/google/uuid"
 	"k8s.io/apimachinery/pkg/api/meta"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/discovery"
 	cacheddiscovery "k8s.io/client-go/discovery/cached/memory"
@@ -31,16 +39,17 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/restmapper"
 	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/client-go/tools/leaderelection"
+	"k8s.io/client-go/tools/leaderelection/resourcelock"
 	"k8s.io/controller-manager/pkg/informerfactory"
 	"k8s.io/klog/v2"
-	"k8s.io/kubernetes/pkg/controller/garbagecollector"
-	namespacecontroller "k8s.io/kubernetes/pkg/controller/namespace"
+	kcmconfig "k8s.io/kubernetes/pkg/controller/apis/config"
 )
 
 // Client rates: kube-controller-manager's default of 20 requests a second
-// caps a namespace's cleanup and a cascade's deletes (and pod creation, at
-// ~20/s: ../shared/reference/controllers.md); the API server is in the
-// same process, so the client need not protect it.
+// caps pod creation at ~20/s and a namespace's cleanup and a cascade's
+// deletes with it (docs/controllers.md, "Client rates"); dnsplane's API
+// server is one process on the same machine, built to take far more.
 const (
 	clientQPS   = 200
 	clientBurst = 300
@@ -51,11 +60,17 @@ const (
 // built without one refuse the namespace controller's own 5 minute resync.
 const resync = 12 * time.Hour
 
+// LeaseName is the Lease in kube-system the controllers hold while they
+// run with leader election: kube-controller-manager's, so that dnsplane's
+// controllers and a real kube-controller-manager never both act.
+const LeaseName = "kube-controller-manager"
+
 // Context is what a controller's constructor gets: clients of the API
-// server and the shared informers, started once every controller is built.
+// server, the shared informers (started once every controller is built)
+// and kube-controller-manager's configuration.
 type Context struct {
-	// Config is the clients' configuration; constructors copy it to set
-	// their own user agent.
+	// Config is the clients' configuration; NewClient copies it to set
+	// each controller's user agent.
 	Config *rest.Config
 	Client kubernetes.Interface
 	// Discovery is a discovery client of the controllers' own, uncached.
@@ -65,132 +80,86 @@ type Context struct {
 	RESTMapper *restmapper.DeferredDiscoveryRESTMapper
 	Informers  informers.SharedInformerFactory
 	// ObjectOrMetadataInformers gives typed informers for built-in kinds
-	// and metadata-only ones for the rest (the garbage collector's).
+	// and metadata-only ones for the rest (the garbage collector's and the
+	// resource quota controller's).
 	ObjectOrMetadataInformers informerfactory.InformerFactory
 	// InformersStarted is closed once the informers are started.
 	InformersStarted <-chan struct{}
+	// ComponentConfig is kube-controller-manager's configuration with its
+	// defaults and Options applied.
+	ComponentConfig kcmconfig.KubeControllerManagerConfiguration
+	// RootCA is the CA bundle that verifies the API server, which the root
+	// CA publisher writes into every namespace's kube-root-ca.crt.
+	RootCA []byte
 }
 
-// Descriptor is one controller: its name (kube-controller-manager's), why
-// dnsplane runs it, and how to build it; the function New returns runs the
-// controller until its context ends.
-type Descriptor struct {
-	Name string
-	Why  string
-	New  func(ctx context.Context, c *Context) (run func(context.Context), err error)
-}
-
-// Descriptors are the controllers the control plane runs, in start order.
-func Descriptors() []Descriptor {
-	return []Descriptor{
-		{
-			Name: "namespace-controller",
-			Why:  "empties a Terminating namespace and removes its kubernetes finalizer through namespaces/finalize, so the API server can delete it",
-			New:  newNamespaceController,
-		},
-		{
-			Name: "garbage-collector-controller",
-			Why:  "deletes dependents of deleted owners (background and foreground cascades) and orphans them for the orphan finalizer",
-			New:  newGarbageCollector,
-		},
-	}
-}
-
-// newNamespaceController is kube-controller-manager's, with its defaults:
-// 10 workers, a 5 minute resync, the kubernetes finalizer.
-func newNamespaceController(ctx context.Context, c *Context) (func(context.Context), error) {
-	cfg := rest.CopyConfig(c.Config)
-	rest.AddUserAgent(cfg, "namespace-controller")
+// NewClient is a client whose requests carry the controller's name in
+// their user agent, as kube-controller-manager's client builder does.
+func (c *Context) NewClient(name string) (kubernetes.Interface, error) {
+	cfg := c.NewConfig(name)
 	client, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
-		return nil, fmt.Errorf("namespace controller client: %w", err)
+		return nil, fmt.Errorf("%s client: %w", name, err)
 	}
-	md, err := metadata.NewForConfig(cfg)
-	if err != nil {
-		return nil, fmt.Errorf("namespace controller metadata client: %w", err)
-	}
-	discover, err := firstDiscovery(ctx, client.Discovery().ServerPreferredNamespacedResources, time.Second)
-	if err != nil {
-		return nil, err
-	}
-	nc := namespacecontroller.NewNamespaceController(ctx, client, md, discover,
-		c.Informers.Core().V1().Namespaces(), 5*time.Minute, corev1.FinalizerKubernetes)
-	return func(ctx context.Context) { nc.Run(ctx, 10) }, nil
+	return client, nil
 }
 
-// firstDiscovery returns discover with its first answer already fetched:
-// upstream's NewNamespaceController exits the process when the discovery
-// it makes while constructing finds no resource (initOpCache calls
-// klog.FlushAndExit), which in dnsplane's process would end the API server
-// and the DNS servers with it, say when the API server stops during
-// start-up. The first answer is fetched here, retried every interval
-// until it lists resources or ctx ends.
-func firstDiscovery(ctx context.Context, discover func() ([]*metav1.APIResourceList, error), interval time.Duration) (func() ([]*metav1.APIResourceList, error), error) {
-	var first []*metav1.APIResourceList
-	var firstErr error
-	err := wait.PollUntilContextCancel(ctx, interval, true, func(context.Context) (bool, error) {
-		first, firstErr = discover()
-		return len(first) > 0, nil
-	})
-	if err != nil {
-		return nil, fmt.Errorf("discovery for the namespace controller: %w", errors.Join(err, firstErr))
-	}
-	var mu sync.Mutex
-	return func() ([]*metav1.APIResourceList, error) {
-		mu.Lock()
-		r, rerr := first, firstErr
-		first, firstErr = nil, nil
-		mu.Unlock()
-		if r != nil {
-			return r, rerr
-		}
-		return discover()
-	}, nil
-}
-
-// newGarbageCollector is kube-controller-manager's, with its defaults: 20
-// workers, events ignored, discovery synced every 30 s.
-func newGarbageCollector(ctx context.Context, c *Context) (func(context.Context), error) {
+// NewConfig is the clients' configuration with the controller's name in
+// its user agent.
+func (c *Context) NewConfig(name string) *rest.Config {
 	cfg := rest.CopyConfig(c.Config)
-	rest.AddUserAgent(cfg, "generic-garbage-collector")
-	client, err := kubernetes.NewForConfig(cfg)
-	if err != nil {
-		return nil, fmt.Errorf("garbage collector client: %w", err)
-	}
-	md, err := metadata.NewForConfig(cfg)
-	if err != nil {
-		return nil, fmt.Errorf("garbage collector metadata client: %w", err)
-	}
-	gc, err := garbagecollector.NewGarbageCollector(ctx, client, md, c.RESTMapper, garbagecollector.DefaultIgnoredResources(),
-		c.ObjectOrMetadataInformers, c.InformersStarted)
-	if err != nil {
-		return nil, fmt.Errorf("garbage collector: %w", err)
-	}
-	const syncPeriod = 30 * time.Second
-	return func(ctx context.Context) {
-		var wg sync.WaitGroup
-		wg.Go(func() { gc.Run(ctx, 20, syncPeriod) })
-		wg.Go(func() { gc.Sync(ctx, c.Discovery, syncPeriod) })
-		wg.Wait()
-	}, nil
+	rest.AddUserAgent(cfg, name)
+	return cfg
 }
 
-// Component runs the Descriptors' controllers against the API server of a
-// kubeconfig: a control plane component (internal/controlplane).
+// Options are the flags of `dnsplane controllers`, which `up` and
+// `apiserver` set too.
+type Options struct {
+	// Controllers selects the controllers as kube-controller-manager's
+	// --controllers does: "*" is every one not disabled by default,
+	// "name" enables one, "-name" disables one. Empty is "*".
+	Controllers []string
+	// NodeMonitorGracePeriod is how long a Node may go without renewing
+	// its Lease before it is Ready=Unknown; zero is kube's 50 s.
+	NodeMonitorGracePeriod time.Duration
+	// ClusterSigningCertFile and ClusterSigningKeyFile are the CA that
+	// signs approved CertificateSigningRequests (kube-controller-manager's
+	// --cluster-signing-cert-file/--cluster-signing-key-file); without
+	// them no CSR is signed.
+	ClusterSigningCertFile, ClusterSigningKeyFile string
+}
+
+// Component runs the selected controllers against the API server of a
+// kubeconfig: the `dnsplane controllers` command and a control plane
+// component (internal/controlplane).
 type Component struct {
 	Kubeconfig string
 	Logger     *slog.Logger
+	Options
+	// LeaderElect runs the controllers only while this process holds the
+	// kube-system/kube-controller-manager Lease (several replicas); Run
+	// returns an error when the Lease is lost, as kube-controller-manager
+	// exits.
+	LeaderElect bool
+	// LeaseDurations overrides kube's 15 s lease, 10 s renew deadline and
+	// 2 s retry period (tests).
+	LeaseDurations *LeaseDurations
 	// Descriptors overrides Descriptors() (tests); nil runs them all.
 	Descriptors []Descriptor
+}
+
+// LeaseDurations are leader election's timings.
+type LeaseDurations struct {
+	Lease, RenewDeadline, Retry time.Duration
 }
 
 // Name is the component's name in the control plane's logs.
 func (*Component) Name() string { return "controllers" }
 
-// Run builds every controller, starts the informers, and runs the
-// controllers until ctx ends; it returns once all of them have stopped.
-// Upstream's controllers log through klog's contextual logger, which is
-// the component's slog logger here.
+// Run runs the controllers until ctx ends (with LeaderElect, once the
+// Lease is held); it returns once all of them have stopped. Upstream's
+// controllers log through klog's contextual logger, which is the
+// component's slog logger here.
 func (c *Component) Run(ctx context.Context) error {
 	log := c.Logger
 	if log == nil {
@@ -203,16 +172,78 @@ func (c *Component) Run(ctx context.Context) error {
 	}
 	cfg.QPS, cfg.Burst = clientQPS, clientBurst
 	rest.AddUserAgent(cfg, "dnsplane-controllers")
-	cc, stop, err := newContext(cfg)
-	if err != nil {
-		return err
-	}
-	defer stop()
 	descs := c.Descriptors
 	if descs == nil {
 		descs = Descriptors()
 	}
+	selected, err := Select(descs, c.Controllers)
+	if err != nil {
+		return fmt.Errorf("controllers: %w", err)
+	}
+	if !c.LeaderElect {
+		return c.run(ctx, cfg, selected, log)
+	}
+	return c.runElected(ctx, cfg, selected, log)
+}
+
+// runElected runs the controllers while this process leads, as
+// kube-controller-manager does with --leader-elect.
+func (c *Component) runElected(ctx context.Context, cfg *rest.Config, descs []Descriptor, log *slog.Logger) error {
+	electCfg := rest.CopyConfig(cfg)
+	rest.AddUserAgent(electCfg, "leader-election")
+	client, err := kubernetes.NewForConfig(electCfg)
+	if err != nil {
+		return fmt.Errorf("controllers: leader election client: %w", err)
+	}
+	host, err := os.Hostname()
+	if err != nil {
+		return fmt.Errorf("controllers: leader election identity: %w", err)
+	}
+	// kube-controller-manager's identity: the host and a unique suffix.
+	id := host + "_" + uuid.NewString()
+	d := LeaseDurations{Lease: 15 * time.Second, RenewDeadline: 10 * time.Second, Retry: 2 * time.Second}
+	if c.LeaseDurations != nil {
+		d = *c.LeaseDurations
+	}
+	lock, err := resourcelock.New(resourcelock.LeasesResourceLock, "kube-system", LeaseName,
+		client.CoreV1(), client.CoordinationV1(), resourcelock.ResourceLockConfig{Identity: id})
+	if err != nil {
+		return fmt.Errorf("controllers: leader election lock: %w", err)
+	}
+	var runErr error
+	lost := false
+	leaderelection.RunOrDie(ctx, leaderelection.LeaderElectionConfig{
+		Lock: lock, LeaseDuration: d.Lease, RenewDeadline: d.RenewDeadline, RetryPeriod: d.Retry,
+		Name:            LeaseName,
+		ReleaseOnCancel: true,
+		Callbacks: leaderelection.LeaderCallbacks{
+			OnStartedLeading: func(ctx context.Context) {
+				log.Info("leading: starting controllers", "lease", "kube-system/"+LeaseName, "identity", id)
+				runErr = c.run(ctx, cfg, descs, log)
+			},
+			OnStoppedLeading: func() {
+				if ctx.Err() == nil {
+					lost = true
+				}
+			},
+		},
+	})
+	if lost {
+		return errors.Join(fmt.Errorf("controllers: leader election lost (lease kube-system/%s)", LeaseName), runErr)
+	}
+	return runErr
+}
+
+// run builds every controller, starts the informers, and runs the
+// controllers until ctx ends.
+func (c *Component) run(ctx context.Context, cfg *rest.Config, descs []Descriptor, log *slog.Logger) error {
+	cc, stop, err := newContext(cfg, c.Options)
+	if err != nil {
+		return err
+	}
+	defer stop()
 	var runs []func(context.Context)
+	var names []string
 	for _, d := range descs {
 		run, err := d.New(ctx, cc.Context)
 		if err != nil && ctx.Err() != nil {
@@ -222,7 +253,12 @@ func (c *Component) Run(ctx context.Context) error {
 		if err != nil {
 			return fmt.Errorf("controllers: %s: %w", d.Name, err)
 		}
+		if run == nil {
+			log.Info("controller not started: it has nothing to do with this configuration", "controller", d.Name)
+			continue
+		}
 		runs = append(runs, run)
+		names = append(names, d.Name)
 	}
 	cc.Informers.Start(ctx.Done())
 	cc.ObjectOrMetadataInformers.Start(ctx.Done())
@@ -233,9 +269,10 @@ func (c *Component) Run(ctx context.Context) error {
 		wait.UntilWithContext(ctx, func(context.Context) { cc.RESTMapper.Reset() }, 30*time.Second)
 	})
 	for i, run := range runs {
-		log.Debug("starting controller", "controller", descs[i].Name)
+		log.Debug("starting controller", "controller", names[i])
 		wg.Go(func() { run(ctx) })
 	}
+	log.Info("controllers started", "count", len(runs))
 	wg.Wait()
 	if err := context.Cause(ctx); err != nil && !errors.Is(err, context.Canceled) {
 		return err
@@ -243,7 +280,7 @@ func (c *Component) Run(ctx context.Context) error {
 	return nil
 }
 
-// startableContext is a Context with the channel Run closes once the
+// startableContext is a Context with the channel run closes once the
 // informers are started.
 type startableContext struct {
 	*Context
@@ -253,7 +290,11 @@ type startableContext struct {
 // newContext builds the clients and informer factories, as
 // kube-controller-manager's CreateControllerContext does; stop shuts the
 // informers down.
-func newContext(cfg *rest.Config) (startableContext, func(), error) {
+func newContext(cfg *rest.Config, o Options) (startableContext, func(), error) {
+	componentConfig, err := componentConfig(o)
+	if err != nil {
+		return startableContext{}, nil, fmt.Errorf("controllers: %w", err)
+	}
 	client, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		return startableContext{}, nil, fmt.Errorf("controllers: %w", err)
@@ -270,6 +311,10 @@ func newContext(cfg *rest.Config) (startableContext, func(), error) {
 	if err != nil {
 		return startableContext{}, nil, fmt.Errorf("controllers: %w", err)
 	}
+	rootCA, err := rootCA(cfg)
+	if err != nil {
+		return startableContext{}, nil, fmt.Errorf("controllers: %w", err)
+	}
 	// The garbage collector resets the mapper when discovery changes; it
 	// must not share the client Sync reads (garbagecollector.Sync's note).
 	mapper := restmapper.NewDeferredDiscoveryRESTMapper(cacheddiscovery.NewMemCacheClient(mapperDiscovery))
@@ -281,10 +326,28 @@ func newContext(cfg *rest.Config) (startableContext, func(), error) {
 			Config: cfg, Client: client, Discovery: dc, RESTMapper: mapper, Informers: typed,
 			ObjectOrMetadataInformers: informerfactory.NewInformerFactory(typed, metadataInformers),
 			InformersStarted:          started,
+			ComponentConfig:           componentConfig,
+			RootCA:                    rootCA,
 		},
 		started: started,
 	}
 	return cc, func() { typed.Shutdown(); metadataInformers.Shutdown() }, nil
+}
+
+// rootCA is the CA bundle of the client configuration, what
+// kube-controller-manager publishes when --root-ca-file is not set.
+func rootCA(cfg *rest.Config) ([]byte, error) {
+	if len(cfg.CAData) > 0 {
+		return cfg.CAData, nil
+	}
+	if cfg.CAFile == "" {
+		return nil, nil
+	}
+	data, err := os.ReadFile(cfg.CAFile)
+	if err != nil {
+		return nil, fmt.Errorf("reading the API server's CA: %w", err)
+	}
+	return data, nil
 }
 
 // dropManagedFields keeps managedFields out of the metadata informers'

@@ -3,6 +3,8 @@ package controllers
 import (
 	"context"
 	"errors"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -54,5 +56,88 @@ func TestFirstDiscovery(t *testing.T) {
 				t.Errorf("second call did not discover again: %v, %d calls", err, calls)
 			}
 		})
+	}
+}
+
+// TestSelect: --controllers as kube-controller-manager reads it, with the
+// controllers dnsplane cannot run refused by name and reason.
+func TestSelect(t *testing.T) {
+	t.Parallel()
+	descs := []Descriptor{{Name: "a"}, {Name: "b"}, {Name: "c", Disabled: "no volumes"}}
+	names := func(ds []Descriptor) []string {
+		var out []string
+		for _, d := range ds {
+			out = append(out, d.Name)
+		}
+		return out
+	}
+	for _, tt := range []struct {
+		name      string
+		selection []string
+		want      []string
+		wantErr   string
+	}{
+		{name: "empty is all", want: []string{"a", "b"}},
+		{name: "star", selection: []string{"*"}, want: []string{"a", "b"}},
+		{name: "star minus one", selection: []string{"*", "-a"}, want: []string{"b"}},
+		{name: "one", selection: []string{"b"}, want: []string{"b"}},
+		{name: "none", selection: []string{}, want: []string{"a", "b"}},
+		{name: "minus a disabled one", selection: []string{"*", "-c"}, want: []string{"a", "b"}},
+		{name: "unknown", selection: []string{"x"}, wantErr: `--controllers: "x" is not a known controller`},
+		{name: "disabled", selection: []string{"c"}, wantErr: `--controllers: "c" does not run in dnsplane: no volumes`},
+		{name: "empty name", selection: []string{"-"}, wantErr: "--controllers: empty controller name"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			got, err := Select(descs, tt.selection)
+			if tt.wantErr != "" {
+				if err == nil || !strings.HasPrefix(err.Error(), tt.wantErr) {
+					t.Fatalf("Select(%q): %v, want error %q", tt.selection, err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil || !slices.Equal(names(got), tt.want) {
+				t.Errorf("Select(%q) = %v, %v; want %v", tt.selection, names(got), err, tt.want)
+			}
+		})
+	}
+}
+
+// TestDescriptors: every descriptor either runs (a constructor and a
+// reason) or says why not, and names are unique.
+func TestDescriptors(t *testing.T) {
+	t.Parallel()
+	seen := map[string]bool{}
+	for _, d := range Descriptors() {
+		if seen[d.Name] {
+			t.Errorf("%s listed twice", d.Name)
+		}
+		seen[d.Name] = true
+		if (d.New == nil) != (d.Disabled != "") || (d.Disabled == "" && d.Why == "") {
+			t.Errorf("%s: New set %v, Why %q, Disabled %q: want a constructor and why, or the reason it is disabled", d.Name, d.New != nil, d.Why, d.Disabled)
+		}
+	}
+}
+
+// TestComponentConfig: kube-controller-manager's defaults, with the
+// options dnsplane sets.
+func TestComponentConfig(t *testing.T) {
+	t.Parallel()
+	cfg, err := componentConfig(Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := cfg.NodeLifecycleController.NodeMonitorGracePeriod.Duration; got != 50*time.Second {
+		t.Errorf("default node monitor grace period %v, want kube's 50s", got)
+	}
+	if got := cfg.DeploymentController.ConcurrentDeploymentSyncs; got != 5 {
+		t.Errorf("deployment workers %d, want kube's 5", got)
+	}
+	cfg, err = componentConfig(Options{NodeMonitorGracePeriod: 5 * time.Second, ClusterSigningCertFile: "ca.crt", ClusterSigningKeyFile: "ca.key"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.NodeLifecycleController.NodeMonitorGracePeriod.Duration != 5*time.Second || cfg.CSRSigningController.ClusterSigningCertFile != "ca.crt" {
+		t.Errorf("options not applied: %+v %+v", cfg.NodeLifecycleController, cfg.CSRSigningController)
 	}
 }

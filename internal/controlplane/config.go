@@ -20,7 +20,9 @@ import (
 	"k8s.io/component-base/featuregate"
 
 	"github.com/dnsplane/dnsplane/internal/apiserver"
+	"github.com/dnsplane/dnsplane/internal/controllers"
 	"github.com/dnsplane/dnsplane/internal/ipalloc"
+	"github.com/dnsplane/dnsplane/internal/pki"
 )
 
 // Config is what `dnsplane apiserver` and `dnsplane up` run. Field comments
@@ -63,6 +65,13 @@ type Config struct {
 	// Limits bound connections, requests in flight and request time;
 	// nil = apiserver.DefaultLimits(), kube-apiserver's.
 	Limits *apiserver.Limits
+
+	// Controllers are the kube-controller-manager controllers the control
+	// plane runs in its process (--controllers, internal/controllers); nil
+	// Controllers.Controllers is DeletionControllers, an empty non-nil
+	// list none. The CSR signer signs with the cluster CA unless other
+	// files are given.
+	Controllers controllers.Options
 
 	// Roles add components once the API server is up (dnsroles: the
 	// cluster DNS and node cache of `dnsplane up`); none runs the API
@@ -129,6 +138,9 @@ func (c Config) Validate() error {
 	if !strings.HasPrefix(c.EtcdPrefix, "/") {
 		errs = append(errs, ConfigErrorf("--etcd-prefix %q: want a key prefix starting with /", c.EtcdPrefix))
 	}
+	if _, err := controllers.Select(controllers.Descriptors(), c.Controllers.Controllers); err != nil {
+		errs = append(errs, &ConfigError{Err: err})
+	}
 	if c.Limits != nil {
 		if err := c.Limits.Validate(); err != nil {
 			errs = append(errs, &ConfigError{Err: err})
@@ -146,4 +158,23 @@ func (c Config) Validate() error {
 		return errs[0]
 	}
 	return &ConfigError{Err: errors.Join(errs...)}
+}
+
+// DeletionControllers are the controllers `dnsplane apiserver` runs by
+// default: the two that finish what a delete starts (a Terminating
+// namespace, an owner's dependents), so that its deletion semantics hold
+// without a controller manager (docs/apiserver.md, "Deletion").
+var DeletionControllers = []string{"namespace-controller", "garbage-collector-controller"}
+
+// controllers is c.Controllers with its defaults: the deletion
+// controllers, and the cluster CA for the CSR signer.
+func (c Config) controllers(b *pki.Bundle) controllers.Options {
+	o := c.Controllers
+	if o.Controllers == nil {
+		o.Controllers = DeletionControllers
+	}
+	if o.ClusterSigningCertFile == "" && o.ClusterSigningKeyFile == "" && b != nil {
+		o.ClusterSigningCertFile, o.ClusterSigningKeyFile = b.CAFile, b.CAKeyFile
+	}
+	return o
 }

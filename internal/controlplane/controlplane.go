@@ -224,10 +224,13 @@ func Start(ctx context.Context, c Config) (*ControlPlane, error) {
 	}
 	log.Info("API server listening", "url", cp.URL, "kubeconfig", kubeconfig)
 	cp.launch(&apiServerComponent{serving: serving, timeout: c.ShutdownTimeout})
-	// What kube-apiserver leaves to kube-controller-manager: emptying a
-	// Terminating namespace, collecting an owner's dependents
-	// (internal/controllers).
-	cp.launch(&controllers.Component{Kubeconfig: kubeconfig, Logger: log.With("component", "controllers")})
+	// What kube-apiserver leaves to kube-controller-manager, in this
+	// process (internal/controllers): by default (`apiserver`) emptying a
+	// Terminating namespace and collecting an owner's dependents; `up`
+	// runs them all.
+	if ctl := c.controllers(bundle); len(ctl.Controllers) > 0 {
+		cp.launch(&controllers.Component{Kubeconfig: kubeconfig, Logger: log.With("component", "controllers"), Options: ctl})
+	}
 	cp.launch(&apiServerControllers{kubeconfig: kubeconfig, clientCA: bundle.CACertPEM, namespaces: SystemNamespaces()})
 	if advertise, err := advertiseAddress(c.AdvertiseAddress, c.BindAddress); err != nil {
 		return nil, errors.Join(err, cp.Stop())

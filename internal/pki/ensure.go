@@ -24,8 +24,11 @@ const (
 
 // Bundle is what the API server needs for TLS.
 type Bundle struct {
-	CACertPEM       []byte
-	CAFile          string
+	CACertPEM []byte
+	CAFile    string
+	// CAKeyFile is the CA's private key, with which the controllers' CSR
+	// signer signs approved CertificateSigningRequests.
+	CAKeyFile       string
 	ServingCertFile string
 	ServingKeyFile  string
 	CA              *x509.Certificate
@@ -88,6 +91,7 @@ func ensure(dir string, hosts []string, o options) (*Bundle, error) {
 	return &Bundle{
 		CACertPEM:       ca.certPEM,
 		CAFile:          filepath.Join(dir, caCertName),
+		CAKeyFile:       filepath.Join(dir, caKeyName),
 		ServingCertFile: filepath.Join(dir, servingCertName),
 		ServingKeyFile:  filepath.Join(dir, servingKeyName),
 		CA:              ca.cert,
