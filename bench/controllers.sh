@@ -63,7 +63,25 @@ else
 	(cd "$repo" && go build -o "$work/dnsplane" ./cmd/dnsplane)
 	dnsplane=$work/dnsplane
 fi
-if [[ " $SIDES " == *" upstream "* ]]; then
+has_cmd() { "$dnsplane" "$1" --help >/dev/null 2>&1; }
+# help_has CMD FLAG: whether `dnsplane CMD` has --FLAG.
+help_has() { "$dnsplane" "$1" --help 2>/dev/null | grep -qE -- "--$2( |=)"; }
+drop_side() {
+	log "$2: side $1 left out"
+	SIDES=$(sed "s/\b$1\b//" <<<"$SIDES")
+}
+# The dnsplane and up sides need the commands of issue 20. A build with
+# `dnsplane controllers` and no `dnsplane scheduler` runs the dnsplane side
+# with kube-scheduler, and leaves up (which has no scheduler then) out.
+own_scheduler=0
+if has_cmd scheduler; then own_scheduler=1; fi
+if [[ " $SIDES " == *" dnsplane "* ]] && ! has_cmd controllers; then
+	drop_side dnsplane "$dnsplane has no controllers command"
+fi
+if [[ " $SIDES " == *" up "* ]] && ((!own_scheduler)); then
+	drop_side up "$dnsplane has no scheduler command (nor a scheduler in up)"
+fi
+if [[ " $SIDES " == *" upstream "* || (" $SIDES " == *" dnsplane "* && $own_scheduler == 0) ]]; then
 	if [[ -z ${UPSTREAM_BIN:-} ]]; then
 		version=$(cd "$repo" && go list -m -f '{{.Version}}' k8s.io/kubernetes)
 		UPSTREAM_BIN=${XDG_CACHE_HOME:-$HOME/.cache}/dnsplane-upstream/$version
@@ -71,17 +89,6 @@ if [[ " $SIDES " == *" upstream "* ]]; then
 	fi
 	for b in kube-controller-manager kube-scheduler; do
 		[[ -x $UPSTREAM_BIN/$b ]] || die "$UPSTREAM_BIN/$b: not found (UPSTREAM_BIN is the directory holding it)"
-	done
-fi
-# The dnsplane and up sides need the commands of issue 20 (an older `up`
-# runs no scheduler either); without them those sides are left out rather
-# than failing the run.
-if ! { "$dnsplane" controllers --help && "$dnsplane" scheduler --help; } >/dev/null 2>&1; then
-	for s in dnsplane up; do
-		if [[ " $SIDES " == *" $s "* ]]; then
-			log "$dnsplane has no controllers or scheduler command: side $s left out"
-			SIDES=$(sed "s/\b$s\b//" <<<"$SIDES")
-		fi
 	done
 fi
 [[ -n ${SIDES// /} ]] || die "no side to run"
@@ -136,11 +143,31 @@ measure() {
 	done
 }
 
+# kube_scheduler KUBECONFIG: starts kube-scheduler as test/upstream does.
+kube_scheduler() {
+	cat >"$dir/scheduler.yaml" <<YAML
+apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+clientConnection:
+  kubeconfig: "$1"
+leaderElection:
+  leaderElect: false
+YAML
+	start scheduler "$UPSTREAM_BIN/kube-scheduler" --config="$dir/scheduler.yaml" --bind-address=127.0.0.1 \
+		--secure-port="$(free_port)" --authentication-skip-lookup \
+		--authorization-always-allow-paths=/healthz,/readyz,/livez
+}
+
 # separate SIDE ROUND: the API server, controllers, scheduler, agent and DNS
 # as separate processes.
 separate() {
 	local side=$1 round=$2 api ctrl sched agent dnsp kc ctx port ready
-	start apiserver "$dnsplane" apiserver --data-dir "$dir/api" --secure-port 0 --bind-address 127.0.0.1 --log-level warn
+	# Every controller in the controllers' process: a dnsplane apiserver
+	# that has --controllers runs the deletion ones itself by default.
+	local apiflags=()
+	if help_has apiserver controllers; then apiflags+=(--controllers=); fi
+	start apiserver "$dnsplane" apiserver --data-dir "$dir/api" --secure-port 0 --bind-address 127.0.0.1 --log-level warn \
+		${apiflags[@]+"${apiflags[@]}"}
 	api=$started
 	kc=$(wait_line "$dir/apiserver.out" 's/^kubeconfig: //p' "$api" "dnsplane apiserver")
 	if [[ $side == upstream ]]; then
@@ -151,24 +178,20 @@ separate() {
 			--leader-elect=false --secure-port=0 --use-service-account-credentials=false \
 			--flex-volume-plugin-dir="$dir/flexvolume"
 		ctrl=$started
-		cat >"$dir/scheduler.yaml" <<YAML
-apiVersion: kubescheduler.config.k8s.io/v1
-kind: KubeSchedulerConfiguration
-clientConnection:
-  kubeconfig: "$kc"
-leaderElection:
-  leaderElect: false
-YAML
-		start scheduler "$UPSTREAM_BIN/kube-scheduler" --config="$dir/scheduler.yaml" --bind-address=127.0.0.1 \
-			--secure-port="$(free_port)" --authentication-skip-lookup \
-			--authorization-always-allow-paths=/healthz,/readyz,/livez
-		sched=$started
+		kube_scheduler "$kc"
 	else
-		start controllers "$dnsplane" controllers --kubeconfig "$kc"
+		start controllers "$dnsplane" controllers --kubeconfig "$kc" --leader-elect=false --log-level warn
 		ctrl=$started
-		start scheduler "$dnsplane" scheduler --kubeconfig "$kc"
-		sched=$started
+		if ((own_scheduler)); then
+			local flags=()
+			if help_has scheduler leader-elect; then flags+=(--leader-elect=false); fi
+			if help_has scheduler log-level; then flags+=(--log-level warn); fi
+			start scheduler "$dnsplane" scheduler --kubeconfig "$kc" ${flags[@]+"${flags[@]}"}
+		else
+			kube_scheduler "$kc"
+		fi
 	fi
+	sched=$started
 	start agent "$dnsplane" agent --kubeconfig "$kc" --node-name bench --pod-cidr 10.244.0.0/20 \
 		--kube-api-qps "$AGENT_QPS" --kube-api-burst $((AGENT_QPS * 2)) \
 		--cluster-dns 10.96.0.10 --resolv-conf "" --state-dir "$dir/agent" --log-level warn
@@ -243,7 +266,7 @@ procs_of() { if [[ $1 == up ]]; then echo up; else echo controllers scheduler ap
 label() {
 	case $1 in
 	upstream) echo "kube-controller-manager + kube-scheduler 1.37.2" ;;
-	dnsplane) echo "dnsplane controllers + scheduler" ;;
+	dnsplane) if ((own_scheduler)); then echo "dnsplane controllers + scheduler"; else echo "dnsplane controllers + kube-scheduler 1.37.2"; fi ;;
 	up) echo "dnsplane up (one process)" ;;
 	esac
 }
