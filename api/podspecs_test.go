@@ -1,6 +1,7 @@
 package api
 
 import (
+	"strings"
 	"testing"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -36,6 +37,13 @@ func TestPodSpecsCoversEveryCarrier(t *testing.T) {
 		}
 		if len(specs) != 1 || specs[0].Path.String() != path {
 			t.Errorf("%s: got %v, want one spec at %s", gvk.Kind, specs, path)
+			continue
+		}
+		// The metadata that goes with the spec: the template's, or the
+		// Pod's own.
+		meta := strings.TrimSuffix(path, "spec") + "metadata"
+		if specs[0].Meta == nil || specs[0].MetaPath.String() != meta {
+			t.Errorf("%s: metadata at %v (%p), want %s", gvk.Kind, specs[0].MetaPath, specs[0].Meta, meta)
 		}
 		delete(want, gvk.Kind)
 	}

@@ -33,6 +33,7 @@ field validation, and cluster DNS on CoreDNS.`,
 		newOperatorCommand(),
 		newAgentCommand(),
 		newControllersCommand(),
+		newSchedulerCommand(),
 		newCorefileCheckCommand(),
 	)
 	return root

@@ -55,9 +55,10 @@ func newUpCommand() *cobra.Command {
 	var u upFlags
 	cmd := &cobra.Command{
 		Use:   "up",
-		Short: "Run dnsplane on this machine: API server, DNS operator, cluster DNS, node cache and node agent",
+		Short: "Run dnsplane on this machine: API server, controllers, scheduler, DNS operator, cluster DNS, node cache and node agent",
 		Long: `Run dnsplane on this machine with an embedded etcd in --data-dir:
-the API server, the cluster DNS (CoreDNS with the kubernetes plugin reading
+the API server, upstream's controllers and scheduler (docs/controllers.md),
+the DNS operator, a node agent for the node --node-name, the cluster DNS (CoreDNS with the kubernetes plugin reading
 the API server, and searchexpand for ClusterFirstWithAutopath names) on
 --dns-listen, and the node cache (searchopt, cache, forwarding to the cluster
 DNS and to the node's upstream resolvers) on --nodecache-listen. It prints
@@ -134,6 +135,7 @@ func (u *upFlags) run(cmd *cobra.Command) error {
 		return err
 	}
 	c.ClusterDomain = u.clusterDomain
+	c.Scheduler = true
 	serviceRange := c.ServiceClusterIPRange
 	if serviceRange == "" {
 		serviceRange = defaultServiceRange

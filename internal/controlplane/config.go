@@ -72,6 +72,9 @@ type Config struct {
 	// list none. The CSR signer signs with the cluster CA unless other
 	// files are given.
 	Controllers controllers.Options
+	// Scheduler runs upstream's kube-scheduler in the process
+	// (internal/scheduler): `up` does, `apiserver` does not.
+	Scheduler bool
 
 	// Roles add components once the API server is up (dnsroles: the
 	// cluster DNS and node cache of `dnsplane up`); none runs the API

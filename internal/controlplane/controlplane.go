@@ -21,6 +21,7 @@ import (
 	"github.com/dnsplane/dnsplane/internal/controllers"
 	"github.com/dnsplane/dnsplane/internal/ipalloc"
 	"github.com/dnsplane/dnsplane/internal/pki"
+	"github.com/dnsplane/dnsplane/internal/scheduler"
 	"github.com/dnsplane/dnsplane/internal/storage"
 )
 
@@ -230,6 +231,10 @@ func Start(ctx context.Context, c Config) (*ControlPlane, error) {
 	// runs them all.
 	if ctl := c.controllers(bundle); len(ctl.Controllers) > 0 {
 		cp.launch(&controllers.Component{Kubeconfig: kubeconfig, Logger: log.With("component", "controllers"), Options: ctl})
+	}
+	if c.Scheduler {
+		// One replica: no leader election (docs/controllers.md).
+		cp.launch(&scheduler.Component{Kubeconfig: kubeconfig, Logger: log.With("component", "scheduler")})
 	}
 	cp.launch(&apiServerControllers{kubeconfig: kubeconfig, clientCA: bundle.CACertPEM, namespaces: SystemNamespaces()})
 	if advertise, err := advertiseAddress(c.AdvertiseAddress, c.BindAddress); err != nil {

@@ -19,6 +19,7 @@ import (
 	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/apimachinery/pkg/util/wait"
 )
 
 // stockCoreDNSVersion is the CoreDNS release dnsplane builds against
@@ -190,6 +191,137 @@ func compareReplies(stock, ours *dns.Msg) []string {
 	return diffs
 }
 
+// stockServer is the stock CoreDNS binary running as a child process.
+type stockServer struct {
+	addr string
+	// exited is closed when the process has exited, with its error in
+	// waitErr.
+	exited  chan struct{}
+	waitErr error
+}
+
+// checkRunning fails t if the stock process has exited.
+func (s *stockServer) checkRunning(t testing.TB) {
+	t.Helper()
+	select {
+	case <-s.exited:
+		t.Fatalf("stock CoreDNS exited: %v", s.waitErr)
+	default:
+	}
+}
+
+// startStockCoreDNS runs the binary coredns on the Corefile corefile gives
+// for a free port, killed when the test ends; its output is logged if the
+// test failed.
+func startStockCoreDNS(t testing.TB, coredns string, corefile func(port int) string) *stockServer {
+	t.Helper()
+	port := freePort(t)
+	conf := filepath.Join(t.TempDir(), "Corefile")
+	if err := os.WriteFile(conf, []byte(corefile(port)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	procCtx, procCancel := context.WithCancel(context.Background())
+	cmd := exec.CommandContext(procCtx, coredns, "-conf", conf)
+	cmd.Dir = filepath.Dir(conf)
+	var out lockedBuffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		procCancel()
+		t.Fatalf("starting %s: %v", coredns, err)
+	}
+	s := &stockServer{addr: net.JoinHostPort("127.0.0.1", fmt.Sprint(port)), exited: make(chan struct{})}
+	go func() { s.waitErr = cmd.Wait(); close(s.exited) }()
+	t.Cleanup(func() {
+		procCancel() // kills the process
+		select {
+		case <-s.exited:
+		case <-time.After(10 * time.Second):
+			t.Errorf("stock CoreDNS (pid %d) did not exit after kill", cmd.Process.Pid)
+		}
+		if t.Failed() {
+			t.Logf("stock CoreDNS output:\n%s", out.String())
+		}
+	})
+	return s
+}
+
+// interopPair is the stock CoreDNS binary and `dnsplane dns`'s server
+// (in-process, as `dnsplane dns --conf` runs it) serving one Corefile.
+type interopPair struct {
+	stock *stockServer
+	ours  string // UDP (and TCP) address of ours
+}
+
+// startInteropPair starts both servers on the Corefile corefile gives for
+// a port; they stop when the test ends.
+func startInteropPair(t testing.TB, ctx context.Context, coredns string, corefile func(port int) string) interopPair {
+	t.Helper()
+	stock := startStockCoreDNS(t, coredns, corefile)
+	ours, err := Start(ctx, corefile(freePort(t)), nil)
+	if err != nil {
+		t.Fatalf("starting dnsplane's CoreDNS: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := ours.Stop(); err != nil {
+			t.Errorf("stopping ours: %v", err)
+		}
+	})
+	if ours.UDPAddr() == "" {
+		t.Fatal("dnsplane's CoreDNS has no UDP address")
+	}
+	return interopPair{stock: stock, ours: ours.UDPAddr()}
+}
+
+// exchangeOnce sends one query for name and qtype to addr over network.
+func exchangeOnce(network, addr, name string, qtype uint16) (*dns.Msg, error) {
+	c := &dns.Client{Net: network, Timeout: 2 * time.Second}
+	m := new(dns.Msg)
+	m.SetQuestion(name, qtype)
+	r, _, err := c.Exchange(m, addr)
+	return r, err
+}
+
+// waitForAnswers polls both servers until each answers name and qtype
+// with NOERROR and count answers: their informers have synced what the
+// test created before they started.
+func (p interopPair) waitForAnswers(t testing.TB, ctx context.Context, name string, qtype uint16, count int) {
+	t.Helper()
+	for _, srv := range []struct{ who, addr string }{{"stock CoreDNS", p.stock.addr}, {"dnsplane dns", p.ours}} {
+		var last *dns.Msg
+		var lastErr error
+		err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
+			last, lastErr = exchangeOnce("udp", srv.addr, name, qtype)
+			return lastErr == nil && last.Rcode == dns.RcodeSuccess && len(last.Answer) == count, nil
+		})
+		if err != nil {
+			p.stock.checkRunning(t)
+			t.Fatalf("%s: %s %s: no answer with %d records within 30s; last reply %v, err %v", srv.who, dns.TypeToString[qtype], name, count, last, lastErr)
+		}
+	}
+}
+
+// exchangeBoth sends the same query to both servers, reports every
+// difference between their replies as an error of t, and returns the
+// replies, or nil if either server did not answer.
+func (p interopPair) exchangeBoth(t testing.TB, network, name string, qtype uint16) (stock, ours *dns.Msg) {
+	t.Helper()
+	q := fmt.Sprintf("%s %s over %s", dns.TypeToString[qtype], name, network)
+	stock, err := exchangeOnce(network, p.stock.addr, name, qtype)
+	if err != nil {
+		t.Errorf("%s: stock CoreDNS: %v", q, err)
+		return nil, nil
+	}
+	ours, err = exchangeOnce(network, p.ours, name, qtype)
+	if err != nil {
+		t.Errorf("%s: dnsplane dns: %v", q, err)
+		return nil, nil
+	}
+	for _, d := range compareReplies(stock, ours) {
+		t.Errorf("%s: stock CoreDNS and dnsplane dns differ: %s", q, d)
+	}
+	return stock, ours
+}
+
 // TestStockCoreDNSInterop runs the stock CoreDNS 1.15.0 binary and
 // `dnsplane dns`'s server (CoreDNS as a library, in-process) with the same
 // Corefile, both with a kubernetes block pointed at dnsplane's API server,
@@ -293,89 +425,13 @@ func TestStockCoreDNSInterop(t *testing.T) {
 `, port, kubeconfig)
 	}
 
-	// Stock CoreDNS, as a child process.
-	stockPort := freePort(t)
-	conf := filepath.Join(t.TempDir(), "Corefile")
-	if err := os.WriteFile(conf, []byte(corefile(stockPort)), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	procCtx, procCancel := context.WithCancel(context.Background())
-	cmd := exec.CommandContext(procCtx, coredns, "-conf", conf)
-	cmd.Dir = filepath.Dir(conf)
-	var stockOut lockedBuffer
-	cmd.Stdout, cmd.Stderr = &stockOut, &stockOut
-	if err := cmd.Start(); err != nil {
-		procCancel()
-		t.Fatalf("starting %s: %v", coredns, err)
-	}
-	// exited is closed when the process has exited, with its error in
-	// waitErr.
-	exited := make(chan struct{})
-	var waitErr error
-	go func() { waitErr = cmd.Wait(); close(exited) }()
-	t.Cleanup(func() {
-		procCancel() // kills the process
-		select {
-		case <-exited:
-		case <-time.After(10 * time.Second):
-			t.Errorf("stock CoreDNS (pid %d) did not exit after kill", cmd.Process.Pid)
-		}
-		if t.Failed() {
-			t.Logf("stock CoreDNS output:\n%s", stockOut.String())
-		}
-	})
-	stockAddr := net.JoinHostPort("127.0.0.1", fmt.Sprint(stockPort))
-
-	// Ours, in-process, as `dnsplane dns --conf` runs it.
-	ours, err := Start(ctx, corefile(freePort(t)), nil)
-	if err != nil {
-		t.Fatalf("starting dnsplane's CoreDNS: %v", err)
-	}
-	defer func() {
-		if err := ours.Stop(); err != nil {
-			t.Errorf("stopping ours: %v", err)
-		}
-	}()
-	oursAddr := ours.UDPAddr()
-	if oursAddr == "" {
-		t.Fatal("dnsplane's CoreDNS has no UDP address")
-	}
-
-	exchange := func(network, addr, name string, qtype uint16) (*dns.Msg, error) {
-		c := &dns.Client{Net: network, Timeout: 2 * time.Second}
-		m := new(dns.Msg)
-		m.SetQuestion(name, qtype)
-		r, _, err := c.Exchange(m, addr)
-		return r, err
-	}
-
+	servers := startInteropPair(t, ctx, coredns, corefile)
 	// Both servers' informers have synced once they serve web's A record
 	// and db's endpoints (all objects were created before either started).
 	webName := "web." + ns + ".svc.cluster.local."
 	dbName := "db." + ns + ".svc.cluster.local."
-	for _, srv := range []struct{ who, addr string }{{"stock CoreDNS", stockAddr}, {"dnsplane dns", oursAddr}} {
-		for _, q := range []struct {
-			name  string
-			count int
-		}{{webName, 1}, {dbName, 2}} {
-			deadline := time.Now().Add(30 * time.Second)
-			for {
-				r, err := exchange("udp", srv.addr, q.name, dns.TypeA)
-				if err == nil && r.Rcode == dns.RcodeSuccess && len(r.Answer) == q.count {
-					break
-				}
-				if time.Now().After(deadline) {
-					select {
-					case <-exited:
-						t.Fatalf("stock CoreDNS exited: %v", waitErr)
-					default:
-					}
-					t.Fatalf("%s: A %s: no answer with %d records within 30s; last reply %v, err %v", srv.who, q.name, q.count, r, err)
-				}
-				time.Sleep(100 * time.Millisecond)
-			}
-		}
-	}
+	servers.waitForAnswers(t, ctx, webName, dns.TypeA, 1)
+	servers.waitForAnswers(t, ctx, dbName, dns.TypeA, 2)
 
 	reverse := func(ip string) string {
 		t.Helper()
@@ -434,18 +490,9 @@ func TestStockCoreDNSInterop(t *testing.T) {
 	check := func(t *testing.T, network, name string, qtype uint16, w want) {
 		t.Helper()
 		q := fmt.Sprintf("%s %s over %s", dns.TypeToString[qtype], name, network)
-		stock, err := exchange(network, stockAddr, name, qtype)
-		if err != nil {
-			t.Errorf("%s: stock CoreDNS: %v", q, err)
+		stock, mine := servers.exchangeBoth(t, network, name, qtype)
+		if stock == nil {
 			return
-		}
-		mine, err := exchange(network, oursAddr, name, qtype)
-		if err != nil {
-			t.Errorf("%s: dnsplane dns: %v", q, err)
-			return
-		}
-		for _, d := range compareReplies(stock, mine) {
-			t.Errorf("%s: stock CoreDNS and dnsplane dns differ: %s", q, d)
 		}
 		// The expectation is checked on both replies so that two servers
 		// that agree on nothing (empty, or both failing) cannot pass.
@@ -476,9 +523,5 @@ func TestStockCoreDNSInterop(t *testing.T) {
 		check(t, "tcp", dbName, dns.TypeSRV, answer)
 	})
 
-	select {
-	case <-exited:
-		t.Errorf("stock CoreDNS exited during the test: %v", waitErr)
-	default:
-	}
+	servers.stock.checkRunning(t)
 }
