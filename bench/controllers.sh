@@ -27,7 +27,8 @@
 # UPSTREAM_BIN is a directory with kube-controller-manager and kube-scheduler;
 # unset, test/upstream/run.sh builds them (about 11 minutes cold) into its
 # cache dir and they are taken from there. DNSPLANE is a prebuilt dnsplane;
-# unset, cmd/dnsplane is built. Progress goes to stderr, the tables to stdout;
+# unset, cmd/dnsplane is built. KEEP=DIR keeps each side's logs and the raw
+# results there as the run goes. Progress goes to stderr, the tables to stdout;
 # every process the script started is stopped on exit.
 set -euo pipefail
 
@@ -124,6 +125,7 @@ measure() {
 		--timeout 5m >"$dir/warmup.out" 2>"$dir/warmup.err" || grep -q ' -$' "$dir/warmup.out"; then
 		log "$side: the warm-up did not resolve, side left out: $(cat "$dir/warmup.out" "$dir/warmup.err")"
 		KEEP=${KEEP:-$(mktemp -d)}
+		log "$side: its logs are kept in $KEEP"
 		return 1
 	fi
 	local rest=$((side_start + WARM - SECONDS))
@@ -249,6 +251,12 @@ for round in $(seq "$ROUNDS"); do
 			unset "pids[i]"
 		done
 		pids=(${pids[@]+"${pids[@]}"})
+		# Kept side by side, so that a run cut short still has its logs
+		# and the raw results of the sides done.
+		if [[ -n ${KEEP:-} ]]; then
+			mkdir -p "$KEEP"
+			cp -r "$dir" "$results" "$KEEP/"
+		fi
 	done
 done
 
@@ -329,6 +337,5 @@ echo
 echo "Binaries: $(stat -c '%n %s' "$dnsplane" ${UPSTREAM_BIN:+"$UPSTREAM_BIN/kube-controller-manager" "$UPSTREAM_BIN/kube-scheduler"} |
 	awk '{ n = split($1, a, "/"); printf "%s%s %.0f MB", sep, a[n], $2 / 1e6; sep = ", " }')"
 if [[ -n ${KEEP:-} ]]; then
-	cp -r "$work" "$KEEP"
 	log "logs and raw results kept in $KEEP"
 fi

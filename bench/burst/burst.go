@@ -291,7 +291,8 @@ func pollDNS(ctx context.Context, o *options, start time.Time, resolved chan<- t
 }
 
 // requestTotals is the API server's apiserver_request_total summed by
-// verb, resource (with its group) and subresource.
+// verb, resource (with its group) and subresource, with the code in the
+// verb of a request that did not succeed.
 func requestTotals(ctx context.Context, cs kubernetes.Interface) (map[string]float64, error) {
 	b, err := cs.CoreV1().RESTClient().Get().AbsPath("/metrics").DoRaw(ctx)
 	if err != nil {
@@ -312,7 +313,13 @@ func requestTotals(ctx context.Context, cs kubernetes.Interface) (map[string]flo
 		for _, lp := range m.GetLabel() {
 			l[lp.GetName()] = lp.GetValue()
 		}
-		out[requestKey(l["verb"], l["group"], l["resource"], l["subresource"])] += m.GetCounter().GetValue()
+		verb := l["verb"]
+		// Failed requests (409 conflicts, 429 over the in-flight limit,
+		// …) are rows of their own: they are retries, not work done.
+		if c := l["code"]; c != "" && c[0] != '2' {
+			verb += "(" + c + ")"
+		}
+		out[requestKey(verb, l["group"], l["resource"], l["subresource"])] += m.GetCounter().GetValue()
 	}
 	return out, nil
 }

@@ -18,10 +18,11 @@
 //	          all --count pod IPs
 //
 // and, over the same interval, the API server's apiserver_request_total
-// (its /metrics, summed by verb, resource and subresource) divided by
-// --count, and for each process of --procs the CPU time (utime+stime of
-// /proc/PID/stat) and the largest VmRSS sampled every 200 ms. --mode idle
-// only samples --procs for --duration. Output is one fact per line
+// (its /metrics, summed by verb, resource and subresource; failed requests
+// apart, with their code) divided by --count, and for each process of
+// --procs the CPU time (utime+stime of /proc/PID/stat) and the largest
+// VmRSS sampled every 200 ms. --mode idle only samples --procs for
+// --duration. Output is one fact per line
 // (`stage NAME SECONDS`, `proc NAME cpu_s X rss_before_mib Y rss_max_mib
 // Z`, `requests VERB RESOURCE SUBRESOURCE PER_POD`), for the script to
 // tabulate. A stage not reached within --timeout prints `-`.
