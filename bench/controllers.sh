@@ -7,6 +7,10 @@
 #             + `dnsplane dns`
 #   dnsplane  the same with `dnsplane controllers` and `dnsplane scheduler`
 #   up        `dnsplane up`: all of it in one process
+#   upstream-qps  (not by default) upstream with dnsplane's client QPS and
+#             burst (UPSTREAM_QPS, UPSTREAM_BURST: 200, 300) instead of
+#             their defaults (20/30 and 50/100): the same code at the same
+#             pace, which separates the implementation from the setting
 #
 # each on a fresh data dir. A warm-up Deployment of 1 replica behind a
 # headless Service must resolve first (controllers, scheduler, agent and DNS
@@ -40,6 +44,8 @@ ROUNDS=${ROUNDS:-1}      # rounds per side; the tables show medians
 SIDES=${SIDES:-"upstream dnsplane up"}
 AGENT_QPS=${AGENT_QPS:-50} # the node agent's --kube-api-qps (burst twice that): kubelet's default
 TIMEOUT=${TIMEOUT:-10m}  # per burst
+UPSTREAM_QPS=${UPSTREAM_QPS:-200}    # side upstream-qps: dnsplane's controllers' and scheduler's client QPS
+UPSTREAM_BURST=${UPSTREAM_BURST:-300}
 
 repo=$(cd "$(dirname "$0")/.." && pwd)
 work=$(mktemp -d)
@@ -82,7 +88,7 @@ fi
 if [[ " $SIDES " == *" up "* ]] && ((!own_scheduler)); then
 	drop_side up "$dnsplane has no scheduler command (nor a scheduler in up)"
 fi
-if [[ " $SIDES " == *" upstream "* || (" $SIDES " == *" dnsplane "* && $own_scheduler == 0) ]]; then
+if [[ " $SIDES " == *" upstream "* || " $SIDES " == *" upstream-qps "* || (" $SIDES " == *" dnsplane "* && $own_scheduler == 0) ]]; then
 	if [[ -z ${UPSTREAM_BIN:-} ]]; then
 		version=$(cd "$repo" && go list -m -f '{{.Version}}' k8s.io/kubernetes)
 		UPSTREAM_BIN=${XDG_CACHE_HOME:-$HOME/.cache}/dnsplane-upstream/$version
@@ -145,13 +151,16 @@ measure() {
 	done
 }
 
-# kube_scheduler KUBECONFIG: starts kube-scheduler as test/upstream does.
+# kube_scheduler KUBECONFIG [QPS BURST]: starts kube-scheduler as
+# test/upstream does, with its default client QPS (50, burst 100) or these.
 kube_scheduler() {
+	local qps=""
+	if [[ -n ${2:-} ]]; then qps=$(printf '\n  qps: %s\n  burst: %s' "$2" "$3"); fi
 	cat >"$dir/scheduler.yaml" <<YAML
 apiVersion: kubescheduler.config.k8s.io/v1
 kind: KubeSchedulerConfiguration
 clientConnection:
-  kubeconfig: "$1"
+  kubeconfig: "$1"$qps
 leaderElection:
   leaderElect: false
 YAML
@@ -172,15 +181,21 @@ separate() {
 		${apiflags[@]+"${apiflags[@]}"}
 	api=$started
 	kc=$(wait_line "$dir/apiserver.out" 's/^kubeconfig: //p' "$api" "dnsplane apiserver")
-	if [[ $side == upstream ]]; then
+	if [[ $side == upstream* ]]; then
 		# The flags of test/upstream (docs/development.md): no delegated
 		# auth (dnsplane serves no TokenReview), no leader election, every
 		# path under the run's dir.
+		local qps=()
+		if [[ $side == upstream-qps ]]; then qps=(--kube-api-qps="$UPSTREAM_QPS" --kube-api-burst="$UPSTREAM_BURST"); fi
 		start controllers "$UPSTREAM_BIN/kube-controller-manager" --kubeconfig="$kc" --controllers='*' \
 			--leader-elect=false --secure-port=0 --use-service-account-credentials=false \
-			--flex-volume-plugin-dir="$dir/flexvolume"
+			--flex-volume-plugin-dir="$dir/flexvolume" ${qps[@]+"${qps[@]}"}
 		ctrl=$started
-		kube_scheduler "$kc"
+		if [[ $side == upstream-qps ]]; then
+			kube_scheduler "$kc" "$UPSTREAM_QPS" "$UPSTREAM_BURST"
+		else
+			kube_scheduler "$kc"
+		fi
 	else
 		start controllers "$dnsplane" controllers --kubeconfig "$kc" --leader-elect=false --log-level warn
 		ctrl=$started
@@ -241,9 +256,9 @@ for round in $(seq "$ROUNDS"); do
 		outer=${#pids[@]}
 		side_start=$SECONDS
 		case $side in
-		upstream | dnsplane) separate "$side" "$round" || true ;;
+		upstream | upstream-qps | dnsplane) separate "$side" "$round" || true ;;
 		up) together "$round" || true ;;
-		*) die "SIDES: unknown side $side (upstream, dnsplane, up)" ;;
+		*) die "SIDES: unknown side $side (upstream, upstream-qps, dnsplane, up)" ;;
 		esac
 		# Stop this side's processes, last started first.
 		for ((i = ${#pids[@]} - 1; i >= outer; i--)); do
@@ -274,6 +289,7 @@ procs_of() { if [[ $1 == up ]]; then echo up; else echo controllers scheduler ap
 label() {
 	case $1 in
 	upstream) echo "kube-controller-manager + kube-scheduler 1.37.2" ;;
+	upstream-qps) echo "kube-controller-manager + kube-scheduler 1.37.2, client QPS $UPSTREAM_QPS/$UPSTREAM_BURST" ;;
 	dnsplane) if ((own_scheduler)); then echo "dnsplane controllers + scheduler"; else echo "dnsplane controllers + kube-scheduler 1.37.2"; fi ;;
 	up) echo "dnsplane up (one process)" ;;
 	esac
