@@ -276,3 +276,38 @@ func TestGeneration(t *testing.T) {
 		}, 0}})
 	})
 }
+
+// TestStatusKeepsWorkloadAnnotations: a /status write of a pod template
+// carrier keeps the request's annotations and nothing else of its
+// metadata or spec, as upstream's status strategies do. The deployment
+// controller records deployment.kubernetes.io/revision that way, and
+// kubectl rollout undo needs it.
+func TestStatusKeepsWorkloadAnnotations(t *testing.T) {
+	t.Parallel()
+	ts := sharedServer(t)
+	ctx := context.Background()
+	ns := newNamespace(t, ts.client)
+	c := ts.client
+	labels := map[string]string{"app": "web"}
+	d, err := c.AppsV1().Deployments(ns).Create(ctx, &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "web"},
+		Spec: appsv1.DeploymentSpec{Selector: &metav1.LabelSelector{MatchLabels: labels}, Template: corev1.PodTemplateSpec{
+			ObjectMeta: metav1.ObjectMeta{Labels: labels},
+			Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "registry.k8s.io/pause:3.10"}}}}}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.Annotations = map[string]string{"deployment.kubernetes.io/revision": "1"}
+	d.Labels = map[string]string{"tier": "x"}
+	d.Spec.Replicas = ptr.To[int32](7)
+	d.Status.ObservedGeneration = 1
+	got, err := c.AppsV1().Deployments(ns).UpdateStatus(ctx, d, metav1.UpdateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Annotations["deployment.kubernetes.io/revision"] != "1" {
+		t.Errorf("annotations after /status: %v, want the revision kept", got.Annotations)
+	}
+	if len(got.Labels) != 0 || *got.Spec.Replicas != 1 || got.Generation != 1 || got.Status.ObservedGeneration != 1 {
+		t.Errorf("/status changed labels %v, replicas %d or generation %d (observed %d)", got.Labels, *got.Spec.Replicas, got.Generation, got.Status.ObservedGeneration)
+	}
+}

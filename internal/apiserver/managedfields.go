@@ -112,7 +112,8 @@ func (f *fieldManagers) rootType(res *Resource) (typeRoot, bool) {
 
 // resetFields are the fields a write cannot set, so no manager owns them
 // through it: the status through the main resource, and what /status
-// ignores (prepareStatusUpdate keeps everything but the status), and what
+// ignores (prepareStatusUpdate keeps everything but the status, and the
+// annotations of the kinds whose strategy says so), and what
 // an object subresource's strategy keeps (CSR approval: spec, certificate).
 func resetFields(res *Resource, subresource string) map[fieldpath.APIVersion]fieldpath.Filter {
 	var set *fieldpath.Set
@@ -121,8 +122,10 @@ func resetFields(res *Resource, subresource string) map[fieldpath.APIVersion]fie
 		set = fieldpath.NewSet(
 			fieldpath.MakePathOrDie("spec"),
 			fieldpath.MakePathOrDie("metadata", "labels"),
-			fieldpath.MakePathOrDie("metadata", "annotations"),
 		)
+		if !rest.StatusKeepsAnnotations(res.Strategy) {
+			set.Insert(fieldpath.MakePathOrDie("metadata", "annotations"))
+		}
 	case rest.IsObjectSubresource(res.Strategy, subresource):
 		set = res.Strategy.(rest.ObjectSubresourceStrategy).SubresourceResetFields(subresource)
 	case res.HasStatus():

@@ -229,7 +229,11 @@ func (s *Server) updateObject(ctx context.Context, res *Resource, info requestIn
 func (s *Server) updateFrom(ctx context.Context, res *Resource, info requestInfo, obj, old any, dryRun bool) (any, error) {
 	if info.Subresource == "status" {
 		managed := accessor(obj).GetManagedFields()
+		annotations := accessor(obj).GetAnnotations()
 		obj = prepareStatusUpdate(obj, old)
+		if rest.StatusKeepsAnnotations(res.Strategy) {
+			accessor(obj).SetAnnotations(annotations)
+		}
 		rest.PrepareForStatusUpdate(ctx, res.Strategy, obj, old)
 		if info.applied {
 			accessor(obj).SetManagedFields(managed)

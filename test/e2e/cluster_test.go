@@ -116,12 +116,10 @@ func TestCluster(t *testing.T) {
 	t.Run("rollout undo", func(t *testing.T) {
 		t.Parallel()
 		// The deployment controller writes deployment.kubernetes.io/revision
-		// through UpdateStatus (kube's deployment status strategy keeps
-		// annotations); dnsplane's /status drops every metadata change
-		// (docs/apiserver.md, managedFields), so the Deployment has no
-		// annotations and kubectl's JSON patch fails: "replace operation
-		// does not apply: doc is missing key: /metadata/annotations".
-		t.Skip("dnsplane's /status drops the Deployment's revision annotation; kubectl rollout undo fails (issue 20)")
+		// through UpdateStatus; /status of the workload kinds keeps
+		// annotations as kube's status strategies do (it used to drop them,
+		// and kubectl's JSON patch failed: "replace operation does not
+		// apply: doc is missing key: /metadata/annotations").
 		ns := inNS(t).Namespace
 		mustKubectl(t, kc, "", "-n", ns, "create", "deployment", "web", "--image=nginx")
 		rolloutStatus(t, kc, ns, "deployment/web")

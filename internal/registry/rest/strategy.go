@@ -54,6 +54,22 @@ type StatusStrategy interface {
 	ValidateStatusUpdate(ctx context.Context, obj, old any) field.ErrorList
 }
 
+// StatusAnnotations is a Strategy whose /status writes keep the request's
+// annotations, as upstream's status strategies of the workload kinds do
+// (they reset the spec, and labels for the apps kinds, not annotations):
+// the deployment controller records deployment.kubernetes.io/revision
+// through /status, and kubectl rollout undo reads it back.
+type StatusAnnotations interface {
+	StatusKeepsAnnotations() bool
+}
+
+// StatusKeepsAnnotations reports whether s's /status writes keep the
+// request's annotations.
+func StatusKeepsAnnotations(s Strategy) bool {
+	sa, ok := s.(StatusAnnotations)
+	return ok && sa.StatusKeepsAnnotations()
+}
+
 // ObjectSubresourceStrategy is a Strategy whose kind has subresources
 // besides status that read and write the whole object as /status does and
 // keep what they may not change: certificatesigningrequests/approval, which

@@ -48,6 +48,11 @@ func (s Strategy[I]) GenerationChanged(obj, old any) bool {
 	return rest.SpecChanged(obj, old)
 }
 
+// StatusKeepsAnnotations: upstream's status strategies of every pod
+// template carrier (and of pods) reset the spec but keep the request's
+// annotations.
+func (Strategy[I]) StatusKeepsAnnotations() bool { return true }
+
 // Validate runs upstream's validation with dnsplane's pod DNS rules in
 // place of upstream's.
 func (s Strategy[I]) Validate(ctx context.Context, obj any) field.ErrorList {
