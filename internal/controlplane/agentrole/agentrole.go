@@ -39,6 +39,15 @@ type Config struct {
 	// StateDir holds the pods' files; "" is <data-dir>/agent, where
 	// `dnsplane exec --data-dir` looks.
 	StateDir string
+	// CertDir holds the exec server's serving certificate; "" is
+	// <data-dir>/pki. Each node of `up --nodes N` has its own.
+	CertDir string
+	// Named says `up` runs several nodes: the component is "agent/NODE"
+	// and logs name the node.
+	Named bool
+	// Gate, when set, wraps the agent so that it runs only while its node
+	// is up (nodepower, `dnsplane node stop`).
+	Gate func(controlplane.Component) controlplane.Component
 	// DNS are the addresses (ADDR:PORT) pods are to ask, node cache first,
 	// read once the DNS roles have started (their addresses settled).
 	DNS func() []string
@@ -81,7 +90,11 @@ func (r *Role) Components(cl controlplane.Cluster) ([]controlplane.Component, er
 	if stateDir == "" {
 		stateDir = StateDir(cl.DataDir)
 	}
-	certFile, keyFile, err := pki.EnsureAgentServing(filepath.Join(cl.DataDir, "pki"), cl.PKI, []string{"127.0.0.1"})
+	certDir := r.cfg.CertDir
+	if certDir == "" {
+		certDir = filepath.Join(cl.DataDir, "pki")
+	}
+	certFile, keyFile, err := pki.EnsureAgentServing(certDir, cl.PKI, []string{"127.0.0.1"})
 	if err != nil {
 		return nil, fmt.Errorf("agent: %w", err)
 	}
@@ -91,19 +104,28 @@ func (r *Role) Components(cl controlplane.Cluster) ([]controlplane.Component, er
 	}
 	clientCA := x509.NewCertPool()
 	clientCA.AddCert(cl.PKI.CA)
-	logger := cl.Logger.With("role", "agent")
+	logger, name := cl.Logger.With("role", "agent"), "agent"
+	if r.cfg.Named {
+		logger, name = logger.With("node", r.cfg.NodeName), "agent/"+r.cfg.NodeName
+	}
 	srv, err := podserver.New(podserver.Config{StateDir: stateDir, Pods: podserver.APILookup{Client: kube}, ClientCA: clientCA, Cert: cert,
 		AllowedClients: []string{podserver.APIServerClient}, Logger: logger.With("server", "exec")})
 	if err != nil {
 		return nil, fmt.Errorf("agent: %w", err)
 	}
-	return []controlplane.Component{&component{
-		cfg: r.cfg, stateDir: stateDir, restCfg: restCfg, srv: srv, logger: logger,
-	}}, nil
+	var comp controlplane.Component = &component{
+		name: name, cfg: r.cfg, stateDir: stateDir, restCfg: restCfg, srv: srv, logger: logger,
+	}
+	if r.cfg.Gate != nil {
+		comp = r.cfg.Gate(comp)
+	}
+	return []controlplane.Component{comp}, nil
 }
 
-// component runs the agent and its exec server.
+// component runs the agent and its exec server. It may be started again
+// after its Run returned (`dnsplane node start`).
 type component struct {
+	name     string
 	cfg      Config
 	stateDir string
 	restCfg  *rest.Config
@@ -112,14 +134,22 @@ type component struct {
 
 	ln    net.Listener
 	agent *agent.Agent
+	// port is the exec server's port once bound: a restart binds it
+	// again, so that the Node's daemon endpoint stays true.
+	port int
 }
 
-func (c *component) Name() string { return "agent" }
+func (c *component) Name() string { return c.name }
 
 // Start binds the exec server's port (the Node reports it) and builds the
 // agent with the DNS roles' settled addresses.
 func (c *component) Start(context.Context) error {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	ln, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(c.port)))
+	if err != nil && c.port != 0 {
+		// Taken while the node was stopped: another port, which the
+		// agent reports in the Node's status.
+		ln, err = net.Listen("tcp", "127.0.0.1:0")
+	}
 	if err != nil {
 		return fmt.Errorf("agent: exec server: %w", err)
 	}
@@ -140,6 +170,7 @@ func (c *component) Start(context.Context) error {
 		ips = append(ips, ap.Addr().String())
 	}
 	port := ln.Addr().(*net.TCPAddr).Port
+	c.port = port
 	a, err := agent.New(agent.Config{
 		Client: c.restCfg, NodeName: c.cfg.NodeName, ClusterDNS: ips, ClusterDomain: c.cfg.ClusterDomain,
 		ResolvConf: c.cfg.ResolvConf, PodCIDR: c.cfg.PodCIDR, StateDir: c.stateDir, NodeIP: "127.0.0.1",
