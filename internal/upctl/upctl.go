@@ -18,6 +18,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -187,7 +188,7 @@ func (c Client) SetNode(ctx context.Context, name string, on bool) (NodeStatus, 
 		action = "start"
 	}
 	var st NodeStatus
-	err := c.do(ctx, http.MethodPost, "/nodes/"+name+"/"+action, &st)
+	err := c.do(ctx, http.MethodPost, "/nodes/"+url.PathEscape(name)+"/"+action, &st)
 	return st, err
 }
 

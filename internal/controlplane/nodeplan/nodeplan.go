@@ -11,6 +11,7 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
+	"strings"
 )
 
 // MaxNodes bounds --nodes: each node costs an agent, a node cache and a
@@ -104,7 +105,9 @@ func StateDir(dataDir, name string) string { return filepath.Join(dataDir, "node
 // node name: <data-dir>/nodes/<name> when `up` ran several nodes there,
 // else <data-dir>/agent.
 func StateDirOf(dataDir, name string) string {
-	if name != "" {
+	// spec.nodeName is a DNS subdomain once the API server validated it;
+	// a name that could leave <data-dir>/nodes is never one of ours.
+	if name != "" && name != "." && name != ".." && !strings.ContainsAny(name, `/\`) {
 		if fi, err := os.Stat(StateDir(dataDir, name)); err == nil && fi.IsDir() {
 			return StateDir(dataDir, name)
 		}
