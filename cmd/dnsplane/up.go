@@ -189,7 +189,8 @@ func (u *upFlags) run(cmd *cobra.Command) error {
 	for i, n := range nodes {
 		ac := agentrole.Config{
 			NodeName: n.Name, ClusterDomain: u.clusterDomain, ResolvConf: u.resolvConf, PodCIDR: n.PodCIDR, StateDir: n.StateDir,
-			Gate: switches[n.Name].Gate,
+			Gate:               switches[n.Name].Gate,
+			LeaseRenewInterval: agentrole.RenewIntervalFor(u.api.c.Controllers.NodeMonitorGracePeriod),
 			DNS: func() []string {
 				var addrs []string
 				if nc := dnsRoles.NodeCacheListenOf(i); nc != "" {

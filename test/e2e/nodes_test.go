@@ -120,6 +120,11 @@ func TestNodes(t *testing.T) {
 			if want := []string{cacheOf[p.Spec.NodeName], hostOf(dnsAddr)}; !slices.Equal(servers, want) {
 				t.Errorf("%s on %s: nameservers %v, want its node's cache then the cluster DNS %v\n%s", p.Name, p.Spec.NodeName, servers, want, out)
 			}
+			// kubectl exec reaches the same files through the API
+			// server and that node's own exec server.
+			if got := mustKubectl(t, u.Kubeconfig, "", "exec", "-n", ns, p.Name, "--", "cat", "/etc/resolv.conf"); got != out {
+				t.Errorf("%s: kubectl exec read %q, dnsplane exec %q", p.Name, got, out)
+			}
 		}
 	})
 
@@ -145,10 +150,25 @@ func TestNodes(t *testing.T) {
 		if err := queryA(cacheOf["node-2"], "kubernetes.default.svc.cluster.local."); err == nil {
 			t.Errorf("node-2's cache %s still answers after node stop", cacheOf["node-2"])
 		}
+		// While node-2 goes, the others stay Ready throughout: their
+		// Leases are renewed well within the 5s grace period.
+		var flapped []string
 		pollNodes(t, "node-2 Ready=Unknown with both unreachable taints", func(ctx context.Context) (bool, string) {
-			n, err := client.CoreV1().Nodes().Get(ctx, "node-2", metav1.GetOptions{})
+			all, err := client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
 			if err != nil {
 				return false, err.Error()
+			}
+			var n *corev1.Node
+			for i := range all.Items {
+				switch node := &all.Items[i]; {
+				case node.Name == "node-2":
+					n = node
+				case nodeReady(node) != corev1.ConditionTrue:
+					flapped = append(flapped, fmt.Sprintf("%s Ready=%s", node.Name, nodeReady(node)))
+				}
+			}
+			if n == nil {
+				return false, "no node-2"
 			}
 			ready := nodeReady(n)
 			var effects []string
@@ -161,6 +181,9 @@ func TestNodes(t *testing.T) {
 			return ready == corev1.ConditionUnknown && slices.Equal(effects, []string{"NoExecute", "NoSchedule"}),
 				fmt.Sprintf("Ready=%s, unreachable taints %v", ready, effects)
 		})
+		if flapped != nil {
+			t.Errorf("other nodes not Ready while only node-2 stopped: %v", flapped)
+		}
 		pollNodes(t, "node-2's endpoints not ready, the others ready", func(ctx context.Context) (bool, string) {
 			return endpointsReady(ctx, client, ns, map[string]bool{"node-1": true, "node-2": false, "node-3": true})
 		})
@@ -190,6 +213,15 @@ func TestNodes(t *testing.T) {
 		})
 		if err := queryA(cacheOf["node-2"], "kubernetes.default.svc.cluster.local."); err != nil {
 			t.Errorf("node-2's cache after node start: %v", err)
+		}
+		for _, p := range pods.Items {
+			if p.Spec.NodeName == "node-2" {
+				// The exec server is back, where the Node says it is.
+				if got := mustKubectl(t, u.Kubeconfig, "", "exec", "-n", ns, p.Name, "--", "getent", "hosts", "web"); !strings.HasPrefix(got, svcIP+" ") {
+					t.Errorf("%s after node start: kubectl exec getent hosts web: %q", p.Name, got)
+				}
+				break
+			}
 		}
 	})
 }

@@ -17,6 +17,7 @@ import (
 	"net/netip"
 	"path/filepath"
 	"strconv"
+	"time"
 
 	"golang.org/x/sync/errgroup"
 
@@ -45,6 +46,10 @@ type Config struct {
 	// Named says `up` runs several nodes: the component is "agent/NODE"
 	// and logs name the node.
 	Named bool
+	// LeaseRenewInterval is how often the agent renews its Node's Lease;
+	// 0 is kubelet's 10s. RenewIntervalFor derives it from the node
+	// lifecycle controller's grace period.
+	LeaseRenewInterval time.Duration
 	// Gate, when set, wraps the agent so that it runs only while its node
 	// is up (nodepower, `dnsplane node stop`).
 	Gate func(controlplane.Component) controlplane.Component
@@ -58,6 +63,20 @@ type Role struct{ cfg Config }
 
 // New returns the role for c.
 func New(c Config) *Role { return &Role{cfg: c} }
+
+// RenewIntervalFor is the Lease renew interval for a node lifecycle
+// controller's --node-monitor-grace-period: kubelet's 10s renews five
+// times within kube's 50s grace period; a grace period shorter than that
+// (`up --node-monitor-grace-period 5s`, to see a node fail quickly) gets
+// the same ratio, else a healthy node whose renewal is due in 10s goes
+// Ready=Unknown between two renewals. 0 (not given) keeps kubelet's.
+func RenewIntervalFor(grace time.Duration) time.Duration {
+	const kubelet = 10 * time.Second
+	if grace <= 0 || grace/5 >= kubelet {
+		return 0
+	}
+	return max(grace/5, 100*time.Millisecond)
+}
 
 // StateDir is where the agent writes pods' files for a data dir.
 func StateDir(dataDir string) string { return filepath.Join(dataDir, "agent") }
@@ -174,8 +193,9 @@ func (c *component) Start(context.Context) error {
 	a, err := agent.New(agent.Config{
 		Client: c.restCfg, NodeName: c.cfg.NodeName, ClusterDNS: ips, ClusterDomain: c.cfg.ClusterDomain,
 		ResolvConf: c.cfg.ResolvConf, PodCIDR: c.cfg.PodCIDR, StateDir: c.stateDir, NodeIP: "127.0.0.1",
-		DaemonPort: int32(port), //nolint:gosec // a TCP port
-		Logger:     c.logger,
+		LeaseRenewInterval: c.cfg.LeaseRenewInterval,
+		DaemonPort:         int32(port), //nolint:gosec // a TCP port
+		Logger:             c.logger,
 	})
 	if err != nil {
 		_ = ln.Close()
