@@ -190,7 +190,7 @@ func (u *upFlags) run(cmd *cobra.Command) error {
 		ac := agentrole.Config{
 			NodeName: n.Name, ClusterDomain: u.clusterDomain, ResolvConf: u.resolvConf, PodCIDR: n.PodCIDR, StateDir: n.StateDir,
 			Gate:               switches[n.Name].Gate,
-			LeaseRenewInterval: agentrole.RenewIntervalFor(u.api.c.Controllers.NodeMonitorGracePeriod),
+			LeaseRenewInterval: agentrole.RenewIntervalFor(c.Controllers.NodeMonitorGracePeriod),
 			DNS: func() []string {
 				var addrs []string
 				if nc := dnsRoles.NodeCacheListenOf(i); nc != "" {
