@@ -31,9 +31,10 @@ private mount namespace: what a container of the pod would resolve. Needs
 root on Linux. The exit status is the command's.
 
 The pod is read through the API (--kubeconfig, or <data-dir>/kubeconfig with
---data-dir, else kubectl's default); its files from the agent's state dir
-(--state-dir, else <data-dir>/agent with --data-dir, else
-/var/lib/dnsplane/agent).`,
+--data-dir, else kubectl's default); its files from the state dir of the
+agent of its node (spec.nodeName): --state-dir, else, with --data-dir,
+<data-dir>/nodes/<node> when up runs several nodes (--nodes) and
+<data-dir>/agent when it runs one, else /var/lib/dnsplane/agent.`,
 		Example: `  dnsplane exec -n ns1 web -- cat /etc/resolv.conf
   sudo dnsplane exec --data-dir ~/.dnsplane web -- getent hosts kubernetes.default`,
 		Args: func(cmd *cobra.Command, args []string) error {
@@ -81,8 +82,8 @@ The pod is read through the API (--kubeconfig, or <data-dir>/kubeconfig with
 	f := cmd.Flags()
 	f.StringVarP(&namespace, "namespace", "n", "", "the pod's namespace (default: the kubeconfig context's, else default)")
 	f.StringVar(&kubeconfig, "kubeconfig", "", "kubeconfig to reach the API server (default: <data-dir>/kubeconfig with --data-dir, else as kubectl)")
-	f.StringVar(&dataDir, "data-dir", "", "dnsplane up's data dir: its kubeconfig, and its agent's state dir <data-dir>/agent")
-	f.StringVar(&stateDir, "state-dir", "", "the node agent's --state-dir (default: <data-dir>/agent with --data-dir, else "+podexec.DefaultStateDir+")")
+	f.StringVar(&dataDir, "data-dir", "", "dnsplane up's data dir: its kubeconfig, and the state dir of the pod's node (<data-dir>/nodes/<node>, or <data-dir>/agent for one node)")
+	f.StringVar(&stateDir, "state-dir", "", "the node agent's --state-dir (default: the pod's node's under --data-dir, else "+podexec.DefaultStateDir+")")
 	return cmd
 }
 

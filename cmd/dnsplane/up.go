@@ -1,6 +1,7 @@
 package main
 
 import (
+	"path/filepath"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -8,7 +9,10 @@ import (
 	"github.com/dnsplane/dnsplane/internal/controlplane"
 	"github.com/dnsplane/dnsplane/internal/controlplane/agentrole"
 	"github.com/dnsplane/dnsplane/internal/controlplane/dnsroles"
+	"github.com/dnsplane/dnsplane/internal/controlplane/nodeplan"
+	"github.com/dnsplane/dnsplane/internal/controlplane/nodepower"
 	"github.com/dnsplane/dnsplane/internal/controlplane/operatorrole"
+	"github.com/dnsplane/dnsplane/internal/upctl"
 )
 
 // defaultServiceRange is the control plane's default
@@ -47,6 +51,7 @@ type upFlags struct {
 	resolvConf      string
 	nodeName        string
 	podCIDR         string
+	nodes           int
 	// operatorHealthInterval is hidden: tests shorten the 10s.
 	operatorHealthInterval time.Duration
 }
@@ -72,7 +77,16 @@ was not given, it moves to the next free address on port 53 (127.0.10.11 to
 for port 53 (root or CAP_NET_BIND_SERVICE), up refuses to start. Addresses
 given with the flags are never moved; on a port other than 53 they serve
 dig and kubectl but not pods, whose resolvers ask port 53 only.
---nodecache-listen "" runs without the node cache.`,
+--nodecache-listen "" runs without the node cache.
+
+--nodes N (1 to 16) runs N nodes on this machine, node-1 to node-N, each
+with its own agent, state dir (<data-dir>/nodes/NAME), exec server,
+pod CIDR (the /24s of --pod-cidr, by default 10.244.1.0/24 to
+10.244.N.0/24 of 10.244.0.0/16) and node cache: node i on the (i-1)-th
+address after --nodecache-listen (127.0.20.10:53, 127.0.20.11:53, ...),
+each moving on when held. Each pod's resolv.conf names its own node's
+cache, then the one cluster DNS. "dnsplane node stop NAME" and "dnsplane
+node start NAME" stop and start a node's agent and cache (docs/nodes.md).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return u.run(cmd) },
 	}
@@ -87,7 +101,8 @@ dig and kubectl but not pods, whose resolvers ask port 53 only.
 	f.StringSliceVar(&u.upstreams, "upstream", nil, "ADDR[:PORT],... upstream resolvers (wins over --upstream-resolv-conf)")
 	f.StringVar(&u.resolvConf, "upstream-resolv-conf", "/etc/resolv.conf", "resolv.conf with the node's upstream nameservers and host search list (also the agent's --resolv-conf)")
 	f.StringVar(&u.nodeName, "node-name", defaultNodeName, "the Node the agent registers; pods reach it through spec.nodeName")
-	f.StringVar(&u.podCIDR, "pod-cidr", "10.244.0.0/24", "the node's pod CIDR, where the agent gives pods their IPs")
+	f.StringVar(&u.podCIDR, "pod-cidr", "10.244.0.0/24", "the node's pod CIDR, where the agent gives pods their IPs; with --nodes N>1 the cluster's range, a /24 per node (default "+nodeplan.ClusterPodRange+")")
+	f.IntVar(&u.nodes, "nodes", 1, "how many nodes to run on this machine (1-16): node-1 to node-N, each with an agent and a node cache; 1 runs the node --node-name")
 	f.DurationVar(&u.operatorHealthInterval, "operator-health-interval", 0, "how often the DNS operator reads the forward health (tests)")
 	_ = f.MarkHidden("operator-health-interval")
 	return cmd
@@ -109,11 +124,37 @@ func (u *upFlags) run(cmd *cobra.Command) error {
 		Upstreams:        upstreams,
 		HostSearch:       search,
 	}
-	dnsRoles := dnsroles.New(dns)
-	c, err := u.api.config(cmd, dnsRoles)
+	c, err := u.api.config(cmd)
 	if err != nil {
 		return err
 	}
+	nodes, err := nodeplan.Plan(c.DataDir, nodeplan.Flags{Nodes: u.nodes, NodeName: u.nodeName, NodeNameSet: cmd.Flags().Changed("node-name"),
+		PodCIDR: u.podCIDR, PodCIDRSet: cmd.Flags().Changed("pod-cidr")})
+	if err != nil {
+		return &exitError{code: exitUsage, msg: err.Error()}
+	}
+	// Each node is a switch its node cache and agent run behind, which
+	// `dnsplane node stop|start` flips through the control socket.
+	switches := make(map[string]*nodepower.Switch, len(nodes))
+	var socketNodes []upctl.Node
+	for _, n := range nodes {
+		sw := nodepower.New(n.Name)
+		switches[n.Name] = sw
+		socketNodes = append(socketNodes, sw)
+	}
+	if len(nodes) > 1 {
+		for _, n := range nodes {
+			dns.NodeNames = append(dns.NodeNames, n.Name)
+		}
+	}
+	dns.Gate = func(node string, comp controlplane.Component) controlplane.Component {
+		if node == "" {
+			node = nodes[0].Name
+		}
+		return switches[node].Gate(comp)
+	}
+	dnsRoles := dnsroles.New(dns)
+	c.Roles = append(c.Roles, dnsRoles)
 	// Bad flags are refused before anything is probed or logged
 	// (docs/apiserver.md); only then are the DNS addresses probed, before
 	// etcd starts, so that a refused address leaves nothing behind.
@@ -143,17 +184,37 @@ func (u *upFlags) run(cmd *cobra.Command) error {
 	op := operatorrole.New(operatorrole.Config{ServiceRange: serviceRange, Render: ro, Checker: checker, Instances: dnsRoles.ClusterDNS(),
 		HealthInterval: u.operatorHealthInterval})
 	c.Roles = append([]controlplane.Role{op}, c.Roles...)
-	// The agent comes last: pods' resolv.conf names the node cache and
-	// then the cluster DNS where they ended up serving (docs/agent.md).
-	c.Roles = append(c.Roles, agentrole.New(agentrole.Config{
-		NodeName: u.nodeName, ClusterDomain: u.clusterDomain, ResolvConf: u.resolvConf, PodCIDR: u.podCIDR,
-		DNS: func() []string {
-			var addrs []string
-			if nc := dnsRoles.NodeCacheListen(); nc != "" {
-				addrs = append(addrs, nc)
-			}
-			return append(addrs, dnsRoles.Listen())
-		},
-	}))
+	// The agents come last: pods' resolv.conf names their node's cache
+	// and then the cluster DNS where they ended up serving (docs/agent.md).
+	for i, n := range nodes {
+		ac := agentrole.Config{
+			NodeName: n.Name, ClusterDomain: u.clusterDomain, ResolvConf: u.resolvConf, PodCIDR: n.PodCIDR, StateDir: n.StateDir,
+			Gate:               switches[n.Name].Gate,
+			LeaseRenewInterval: agentrole.RenewIntervalFor(c.Controllers.NodeMonitorGracePeriod),
+			DNS: func() []string {
+				var addrs []string
+				if nc := dnsRoles.NodeCacheListenOf(i); nc != "" {
+					addrs = append(addrs, nc)
+				}
+				return append(addrs, dnsRoles.Listen())
+			},
+		}
+		if len(nodes) > 1 {
+			ac.Named, ac.CertDir = true, filepath.Join(n.StateDir, "pki")
+		}
+		c.Roles = append(c.Roles, agentrole.New(ac))
+	}
+	c.Roles = append(c.Roles, &controlSocketRole{nodes: socketNodes})
 	return runControlPlane(cmd, c)
+}
+
+// controlSocketRole serves <data-dir>/up.sock, through which `dnsplane
+// node stop|start` reach this `up` (internal/upctl). It starts last, once
+// every node runs.
+type controlSocketRole struct{ nodes []upctl.Node }
+
+func (r *controlSocketRole) Validate() error { return nil }
+
+func (r *controlSocketRole) Components(cl controlplane.Cluster) ([]controlplane.Component, error) {
+	return []controlplane.Component{&upctl.Server{DataDir: cl.DataDir, Nodes: r.nodes, Logger: cl.Logger.With("component", "control-socket")}}, nil
 }

@@ -130,6 +130,12 @@ func TestComponentConfig(t *testing.T) {
 	if got := cfg.NodeLifecycleController.NodeMonitorGracePeriod.Duration; got != 50*time.Second {
 		t.Errorf("default node monitor grace period %v, want kube's 50s", got)
 	}
+	// Zero rates make the node lifecycle controller's NoExecute tainter a
+	// never-firing limiter: a Node Ready=Unknown got only the NoSchedule
+	// taint and its pods were never evicted.
+	if nl := cfg.NodeLifecycleController; nl.NodeEvictionRate != 0.1 || nl.SecondaryNodeEvictionRate != 0.01 {
+		t.Errorf("node eviction rates %v, %v; want kube-controller-manager's flag defaults 0.1, 0.01", nl.NodeEvictionRate, nl.SecondaryNodeEvictionRate)
+	}
 	if got := cfg.DeploymentController.ConcurrentDeploymentSyncs; got != 5 {
 		t.Errorf("deployment workers %d, want kube's 5", got)
 	}

@@ -94,6 +94,16 @@ func componentConfig(o Options) (kcmconfig.KubeControllerManagerConfiguration, e
 	if err := kcmscheme.Scheme.Convert(&versioned, &cfg, nil); err != nil {
 		return cfg, fmt.Errorf("kube-controller-manager's default configuration: %w", err)
 	}
+	// Not in the type's defaulting but in kube-controller-manager's flags
+	// (--node-eviction-rate, --secondary-node-eviction-rate): left at 0,
+	// the node lifecycle controller's NoExecute tainter never fires, so an
+	// unreachable Node got only its NoSchedule taint (docs/nodes.md).
+	if cfg.NodeLifecycleController.NodeEvictionRate == 0 {
+		cfg.NodeLifecycleController.NodeEvictionRate = 0.1
+	}
+	if cfg.NodeLifecycleController.SecondaryNodeEvictionRate == 0 {
+		cfg.NodeLifecycleController.SecondaryNodeEvictionRate = 0.01
+	}
 	if o.NodeMonitorGracePeriod > 0 {
 		cfg.NodeLifecycleController.NodeMonitorGracePeriod.Duration = o.NodeMonitorGracePeriod
 	}

@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/dnsplane/dnsplane/internal/controlplane/nodeplan"
 	"github.com/dnsplane/dnsplane/internal/podfiles"
 )
 
@@ -18,23 +19,27 @@ import (
 // --data-dir says otherwise.
 const DefaultStateDir = "/var/lib/dnsplane/agent"
 
-// StateDirFor is the agent state dir `dnsplane exec` reads: stateDir when
-// set, else <dataDir>/agent (where `dnsplane up` runs its agent), else
-// DefaultStateDir.
-func StateDirFor(stateDir, dataDir string) string {
-	switch {
-	case stateDir != "":
-		return stateDir
-	case dataDir != "":
-		return filepath.Join(dataDir, "agent")
+// StateDirFor is the agent state dir `dnsplane exec` reads for a pod on
+// node: stateDir when set, else under dataDir the node's own (where
+// `dnsplane up` runs its agents: <dataDir>/nodes/<node> with several nodes,
+// <dataDir>/agent with one; nodeplan.StateDirOf), else DefaultStateDir.
+func StateDirFor(stateDir, dataDir string) func(node string) string {
+	return func(node string) string {
+		switch {
+		case stateDir != "":
+			return stateDir
+		case dataDir != "":
+			return nodeplan.StateDirOf(dataDir, node)
+		}
+		return DefaultStateDir
 	}
-	return DefaultStateDir
 }
 
 // FindPodDir looks the pod up through the API and returns its directory
-// under stateDir, with both files present. The errors say what is wrong in
-// the user's terms: no such pod, being deleted, or no files yet.
-func FindPodDir(ctx context.Context, c kubernetes.Interface, stateDir, namespace, name string) (string, error) {
+// under the state dir of its node (stateDirOf(spec.nodeName)), with both
+// files present. The errors say what is wrong in the user's terms: no such
+// pod, being deleted, or no files yet.
+func FindPodDir(ctx context.Context, c kubernetes.Interface, stateDirOf func(node string) string, namespace, name string) (string, error) {
 	pod, err := c.CoreV1().Pods(namespace).Get(ctx, name, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
 		return "", fmt.Errorf("pod %s/%s not found", namespace, name)
@@ -45,6 +50,7 @@ func FindPodDir(ctx context.Context, c kubernetes.Interface, stateDir, namespace
 	if pod.DeletionTimestamp != nil {
 		return "", fmt.Errorf("pod %s/%s is being deleted", namespace, name)
 	}
+	stateDir := stateDirOf(pod.Spec.NodeName)
 	dir := podfiles.Dir(stateDir, namespace, name, pod.UID)
 	if err := CheckFiles(dir); err != nil {
 		what := "files"

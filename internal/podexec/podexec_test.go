@@ -232,3 +232,26 @@ func TestNeedsRoot(t *testing.T) {
 		t.Errorf("exit %d, stderr %q, want %q", code, errOut, want)
 	}
 }
+
+// TestStateDirFor: --state-dir wins; with --data-dir the pod's node's own
+// state dir when `up` runs several nodes there, else <data-dir>/agent.
+func TestStateDirFor(t *testing.T) {
+	t.Parallel()
+	data := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(data, "nodes", "node-2"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		stateDir, dataDir, node, want string
+	}{
+		{"/s", data, "node-2", "/s"},
+		{"", data, "node-2", filepath.Join(data, "nodes", "node-2")},
+		{"", data, "dnsplane", filepath.Join(data, "agent")},
+		{"", "", "node-2", DefaultStateDir},
+	}
+	for _, tt := range tests {
+		if got := StateDirFor(tt.stateDir, tt.dataDir)(tt.node); got != tt.want {
+			t.Errorf("StateDirFor(%q, %q)(%q) = %s, want %s", tt.stateDir, tt.dataDir, tt.node, got, tt.want)
+		}
+	}
+}

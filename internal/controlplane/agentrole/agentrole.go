@@ -17,6 +17,7 @@ import (
 	"net/netip"
 	"path/filepath"
 	"strconv"
+	"time"
 
 	"golang.org/x/sync/errgroup"
 
@@ -39,6 +40,19 @@ type Config struct {
 	// StateDir holds the pods' files; "" is <data-dir>/agent, where
 	// `dnsplane exec --data-dir` looks.
 	StateDir string
+	// CertDir holds the exec server's serving certificate; "" is
+	// <data-dir>/pki. Each node of `up --nodes N` has its own.
+	CertDir string
+	// Named says `up` runs several nodes: the component is "agent/NODE"
+	// and logs name the node.
+	Named bool
+	// LeaseRenewInterval is how often the agent renews its Node's Lease;
+	// 0 is kubelet's 10s. RenewIntervalFor derives it from the node
+	// lifecycle controller's grace period.
+	LeaseRenewInterval time.Duration
+	// Gate, when set, wraps the agent so that it runs only while its node
+	// is up (nodepower, `dnsplane node stop`).
+	Gate func(controlplane.Component) controlplane.Component
 	// DNS are the addresses (ADDR:PORT) pods are to ask, node cache first,
 	// read once the DNS roles have started (their addresses settled).
 	DNS func() []string
@@ -49,6 +63,20 @@ type Role struct{ cfg Config }
 
 // New returns the role for c.
 func New(c Config) *Role { return &Role{cfg: c} }
+
+// RenewIntervalFor is the Lease renew interval for a node lifecycle
+// controller's --node-monitor-grace-period: kubelet's 10s renews five
+// times within kube's 50s grace period; a grace period shorter than that
+// (`up --node-monitor-grace-period 5s`, to see a node fail quickly) gets
+// the same ratio, else a healthy node whose renewal is due in 10s goes
+// Ready=Unknown between two renewals. 0 (not given) keeps kubelet's.
+func RenewIntervalFor(grace time.Duration) time.Duration {
+	const kubelet = 10 * time.Second
+	if grace <= 0 || grace/5 >= kubelet {
+		return 0
+	}
+	return max(grace/5, 100*time.Millisecond)
+}
 
 // StateDir is where the agent writes pods' files for a data dir.
 func StateDir(dataDir string) string { return filepath.Join(dataDir, "agent") }
@@ -81,7 +109,11 @@ func (r *Role) Components(cl controlplane.Cluster) ([]controlplane.Component, er
 	if stateDir == "" {
 		stateDir = StateDir(cl.DataDir)
 	}
-	certFile, keyFile, err := pki.EnsureAgentServing(filepath.Join(cl.DataDir, "pki"), cl.PKI, []string{"127.0.0.1"})
+	certDir := r.cfg.CertDir
+	if certDir == "" {
+		certDir = filepath.Join(cl.DataDir, "pki")
+	}
+	certFile, keyFile, err := pki.EnsureAgentServing(certDir, cl.PKI, []string{"127.0.0.1"})
 	if err != nil {
 		return nil, fmt.Errorf("agent: %w", err)
 	}
@@ -91,19 +123,28 @@ func (r *Role) Components(cl controlplane.Cluster) ([]controlplane.Component, er
 	}
 	clientCA := x509.NewCertPool()
 	clientCA.AddCert(cl.PKI.CA)
-	logger := cl.Logger.With("role", "agent")
+	logger, name := cl.Logger.With("role", "agent"), "agent"
+	if r.cfg.Named {
+		logger, name = logger.With("node", r.cfg.NodeName), "agent/"+r.cfg.NodeName
+	}
 	srv, err := podserver.New(podserver.Config{StateDir: stateDir, Pods: podserver.APILookup{Client: kube}, ClientCA: clientCA, Cert: cert,
 		AllowedClients: []string{podserver.APIServerClient}, Logger: logger.With("server", "exec")})
 	if err != nil {
 		return nil, fmt.Errorf("agent: %w", err)
 	}
-	return []controlplane.Component{&component{
-		cfg: r.cfg, stateDir: stateDir, restCfg: restCfg, srv: srv, logger: logger,
-	}}, nil
+	var comp controlplane.Component = &component{
+		name: name, cfg: r.cfg, stateDir: stateDir, restCfg: restCfg, srv: srv, logger: logger,
+	}
+	if r.cfg.Gate != nil {
+		comp = r.cfg.Gate(comp)
+	}
+	return []controlplane.Component{comp}, nil
 }
 
-// component runs the agent and its exec server.
+// component runs the agent and its exec server. It may be started again
+// after its Run returned (`dnsplane node start`).
 type component struct {
+	name     string
 	cfg      Config
 	stateDir string
 	restCfg  *rest.Config
@@ -112,14 +153,22 @@ type component struct {
 
 	ln    net.Listener
 	agent *agent.Agent
+	// port is the exec server's port once bound: a restart binds it
+	// again, so that the Node's daemon endpoint stays true.
+	port int
 }
 
-func (c *component) Name() string { return "agent" }
+func (c *component) Name() string { return c.name }
 
 // Start binds the exec server's port (the Node reports it) and builds the
 // agent with the DNS roles' settled addresses.
 func (c *component) Start(context.Context) error {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	ln, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(c.port)))
+	if err != nil && c.port != 0 {
+		// Taken while the node was stopped: another port, which the
+		// agent reports in the Node's status.
+		ln, err = net.Listen("tcp", "127.0.0.1:0")
+	}
 	if err != nil {
 		return fmt.Errorf("agent: exec server: %w", err)
 	}
@@ -140,11 +189,13 @@ func (c *component) Start(context.Context) error {
 		ips = append(ips, ap.Addr().String())
 	}
 	port := ln.Addr().(*net.TCPAddr).Port
+	c.port = port
 	a, err := agent.New(agent.Config{
 		Client: c.restCfg, NodeName: c.cfg.NodeName, ClusterDNS: ips, ClusterDomain: c.cfg.ClusterDomain,
 		ResolvConf: c.cfg.ResolvConf, PodCIDR: c.cfg.PodCIDR, StateDir: c.stateDir, NodeIP: "127.0.0.1",
-		DaemonPort: int32(port), //nolint:gosec // a TCP port
-		Logger:     c.logger,
+		LeaseRenewInterval: c.cfg.LeaseRenewInterval,
+		DaemonPort:         int32(port), //nolint:gosec // a TCP port
+		Logger:             c.logger,
 	})
 	if err != nil {
 		_ = ln.Close()

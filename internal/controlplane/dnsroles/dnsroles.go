@@ -37,6 +37,15 @@ type Config struct {
 	NodeCacheListen string
 	// NodeCacheDefault is ListenDefault for NodeCacheListen.
 	NodeCacheDefault bool
+	// NodeNames are the nodes of `up --nodes N` when N > 1: each gets a
+	// node cache of its own, node i (0-based) on the i-th address after
+	// NodeCacheListen, same port (docs/nodes.md). Empty is one node cache,
+	// on NodeCacheListen, as `up` has always run.
+	NodeNames []string
+	// Gate, when set, wraps the node cache of node name (NodeNames, or ""
+	// for the one node cache) so that it runs only while the node is up
+	// (nodepower, `dnsplane node stop`).
+	Gate func(node string, c controlplane.Component) controlplane.Component
 	// NodeCacheMetrics (--nodecache-metrics) is the node cache's
 	// Prometheus ADDR:PORT (CoreDNS's coredns_dns_requests_total counts the
 	// queries pods send, per lookup in the resolver tests); empty is off.
@@ -83,9 +92,19 @@ func (d *Config) Validate() error {
 		if _, err := netip.ParseAddrPort(d.NodeCacheListen); err != nil {
 			return controlplane.ConfigErrorf("--nodecache-listen %q: want ADDR:PORT", d.NodeCacheListen)
 		}
+		if _, err := d.plannedNodeCaches(); err != nil {
+			return &controlplane.ConfigError{Err: err}
+		}
 	}
-	if d.NodeCacheListen != "" && d.NodeCacheListen == d.Listen {
-		return controlplane.ConfigErrorf("--nodecache-listen %q: the cluster DNS's address too (--dns-listen): give each its own", d.NodeCacheListen)
+	if len(d.NodeNames) > 1 && d.NodeCacheMetrics != "" {
+		return controlplane.ConfigErrorf("--nodecache-metrics %q: one address cannot serve the metrics of %d node caches (--nodes): leave it out", d.NodeCacheMetrics, len(d.NodeNames))
+	}
+	if planned, _ := d.plannedNodeCaches(); slices.Contains(planned, d.Listen) {
+		if len(planned) == 1 {
+			return controlplane.ConfigErrorf("--nodecache-listen %q: the cluster DNS's address too (--dns-listen): give each its own", d.NodeCacheListen)
+		}
+		return controlplane.ConfigErrorf("--nodecache-listen %q: the node caches of %d nodes take %s to %s, which holds the cluster DNS's address (--dns-listen %s): give each its own",
+			d.NodeCacheListen, len(planned), planned[0], planned[len(planned)-1], d.Listen)
 	}
 	if d.NodeCacheMetrics != "" {
 		if _, err := netip.ParseAddrPort(d.NodeCacheMetrics); err != nil {
@@ -120,10 +139,18 @@ func (d *Config) Validate() error {
 // before the addresses are chosen.
 func (d *Config) ownAddresses() []netip.AddrPort {
 	var out []netip.AddrPort
-	for _, a := range []struct {
+	addrs := []struct {
 		addr    string
 		movable bool
-	}{{d.Listen, d.ListenDefault}, {d.NodeCacheListen, d.NodeCacheDefault}} {
+	}{{d.Listen, d.ListenDefault}}
+	planned, _ := d.plannedNodeCaches()
+	for _, nc := range planned {
+		addrs = append(addrs, struct {
+			addr    string
+			movable bool
+		}{nc, d.NodeCacheDefault})
+	}
+	for _, a := range addrs {
 		if a.addr == "" {
 			continue
 		}
@@ -214,7 +241,11 @@ func (c *dnsComponent) Run(ctx context.Context) error {
 type Roles struct {
 	cfg     Config
 	cluster *clusterDNS
-	node    *dnsComponent
+	// nodes are the node caches, in the order of NodeNames.
+	nodes []*dnsComponent
+	// nodeListen are the addresses the node caches serve on, settled by
+	// ChooseAddresses (planned until then).
+	nodeListen []string
 	// probe checks that an address can be bound (coredns.CanListen).
 	probe probeFunc
 	// moved maps an address ChooseAddresses moved a server to to the
@@ -226,7 +257,9 @@ type Roles struct {
 
 // New returns the DNS roles for c.
 func New(c Config) *Roles {
-	return &Roles{cfg: c, own: c.ownAddresses(), cluster: &clusterDNS{notify: &notifier{}}, probe: coredns.CanListen, moved: map[string]string{}}
+	planned, _ := c.plannedNodeCaches()
+	return &Roles{cfg: c, own: c.ownAddresses(), cluster: &clusterDNS{notify: &notifier{}}, probe: coredns.CanListen, moved: map[string]string{},
+		nodeListen: planned}
 }
 
 // DNSAddresses implements controlplane.DNSAddresser: every address the
@@ -242,11 +275,14 @@ func (r *Roles) Listen() string { return r.cfg.Listen }
 // NodeCacheListen is the address the node cache serves on once started
 // (--nodecache-listen, or where ChooseAddresses moved its default), ""
 // when there is none.
-func (r *Roles) NodeCacheListen() string {
-	if r.node == nil {
+func (r *Roles) NodeCacheListen() string { return r.NodeCacheListenOf(0) }
+
+// NodeCacheListenOf is NodeCacheListen for node i of NodeNames (0-based).
+func (r *Roles) NodeCacheListenOf(i int) string {
+	if i < 0 || i >= len(r.nodes) {
 		return ""
 	}
-	return r.node.listen
+	return r.nodes[i].listen
 }
 
 // ClusterDNS is the cluster DNS as the DNS operator sees it
@@ -283,16 +319,21 @@ func (r *Roles) Validate() error { return r.cfg.Validate() }
 // Components implements controlplane.Role: the cluster DNS and then, in
 // front of it, the node cache, reading the API with the admin kubeconfig.
 func (r *Roles) Components(cl controlplane.Cluster) ([]controlplane.Component, error) {
-	cluster, node := r.cfg.components(cl.Kubeconfig, cl.Logger)
+	cluster, nodes := r.cfg.components(cl.Kubeconfig, r.nodeListen, cl.Logger)
 	cluster.notify = r.cluster.notify
 	if cl.DataDir != "" {
 		cluster.filesDir = operator.InProcessCABundleDir(cl.DataDir)
 	}
-	r.cluster, r.node = cluster, node
-	if node == nil {
-		return []controlplane.Component{cluster}, nil
+	r.cluster, r.nodes = cluster, nodes
+	out := []controlplane.Component{cluster}
+	for i, n := range nodes {
+		var c controlplane.Component = n
+		if r.cfg.Gate != nil {
+			c = r.cfg.Gate(r.cfg.nodeName(i), n)
+		}
+		out = append(out, c)
 	}
-	return []controlplane.Component{cluster, node}, nil
+	return out, nil
 }
 
 // Banner implements controlplane.Bannerer: where the API server, the
@@ -304,11 +345,23 @@ func (r *Roles) Banner(cl controlplane.Cluster) string {
 	fmt.Fprintf(&b, "dnsplane is up\n  API server:  %s\n  kubeconfig:  %s\n  cluster DNS: %s%s\n", cl.URL, cl.Kubeconfig,
 		d.Listen, r.bannerNote(d.Listen))
 	try := d.Listen
-	if r.node == nil {
+	switch {
+	case len(r.nodes) == 0:
 		b.WriteString("  node cache:  off\n")
-	} else {
-		try = r.node.listen
+	case len(d.NodeNames) <= 1:
+		try = r.nodes[0].listen
 		fmt.Fprintf(&b, "  node cache:  %s%s\n", try, r.bannerNote(try))
+	default:
+		// One line per node, the first in the one-node form that scripts
+		// and the docs read ("  node cache:  ADDR").
+		try = r.nodes[0].listen
+		for i, n := range r.nodes {
+			label := "  node cache:  "
+			if i > 0 {
+				label = "               "
+			}
+			fmt.Fprintf(&b, "%s%s on %s%s\n", label, n.listen, d.NodeNames[i], r.bannerNote(n.listen))
+		}
 	}
 	b.WriteString(tryLines(cl.Kubeconfig, try, d.clusterDomain()))
 	return b.String()
@@ -317,30 +370,67 @@ func (r *Roles) Banner(cl controlplane.Cluster) string {
 // components are the cluster DNS, serving the DNS operator's ConfigMap,
 // and then, in front of it, the node cache, reading the API with
 // kubeconfig.
-func (d *Config) components(kubeconfig string, logger *slog.Logger) (cluster *clusterDNS, node *dnsComponent) {
+func (d *Config) components(kubeconfig string, nodeListen []string, logger *slog.Logger) (cluster *clusterDNS, nodes []*dnsComponent) {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
 	cluster = &clusterDNS{listen: d.Listen, kubeconfig: kubeconfig, logger: logger.With("role", "cluster-dns"), first: make(chan error, 1)}
+	for i, listen := range nodeListen {
+		name, nlog := "nodecache", logger.With("role", "nodecache")
+		if node := d.nodeName(i); node != "" {
+			name, nlog = "nodecache/"+node, nlog.With("node", node)
+		}
+		node := &dnsComponent{name: name, listen: listen}
+		node.start = func(ctx context.Context) (*coredns.Server, error) {
+			text, err := d.nodeCacheCorefile(listen)
+			if err != nil {
+				return nil, &controlplane.ConfigError{Err: err}
+			}
+			nlog.Debug("node cache Corefile", "corefile", text)
+			srv, err := coredns.Start(context.WithoutCancel(ctx), text, nlog)
+			if err != nil {
+				return nil, fmt.Errorf("node cache on %s: %w (--nodecache-listen picks another address, \"\" turns it off)", listen, err)
+			}
+			return srv, nil
+		}
+		nodes = append(nodes, node)
+	}
+	return cluster, nodes
+}
+
+// nodeName is the name of node i (NodeNames), "" for the one node cache.
+func (d *Config) nodeName(i int) string {
+	if len(d.NodeNames) <= 1 {
+		return ""
+	}
+	return d.NodeNames[i]
+}
+
+// plannedNodeCaches are the node caches' addresses before ChooseAddresses:
+// NodeCacheListen, and for each further node of NodeNames the next address
+// on the same port, within NodeCacheListen's /24 (docs/nodes.md). None
+// when NodeCacheListen is empty.
+func (d *Config) plannedNodeCaches() ([]string, error) {
 	if d.NodeCacheListen == "" {
-		return cluster, nil
+		return nil, nil
 	}
-	node = &dnsComponent{name: "nodecache", listen: d.NodeCacheListen}
-	node.start = func(ctx context.Context) (*coredns.Server, error) {
-		listen := d.NodeCacheListen
-		text, err := d.nodeCacheCorefile(listen)
-		if err != nil {
-			return nil, &controlplane.ConfigError{Err: err}
-		}
-		logger.Debug("node cache Corefile", "corefile", text)
-		srv, err := coredns.Start(context.WithoutCancel(ctx), text, logger.With("role", "nodecache"))
-		if err != nil {
-			return nil, fmt.Errorf("node cache on %s: %w (--nodecache-listen picks another address, \"\" turns it off)", listen, err)
-		}
-		node.listen = listen
-		return srv, nil
+	ap, err := netip.ParseAddrPort(d.NodeCacheListen)
+	if err != nil {
+		return nil, fmt.Errorf("--nodecache-listen %q: want ADDR:PORT", d.NodeCacheListen)
 	}
-	return cluster, node
+	n := max(len(d.NodeNames), 1)
+	out := []string{d.NodeCacheListen}
+	block := netip.PrefixFrom(ap.Addr(), 24).Masked()
+	ip := ap.Addr()
+	for len(out) < n {
+		ip = ip.Next()
+		if !ip.IsValid() || (ap.Addr().Is4() && !block.Contains(ip)) {
+			return nil, fmt.Errorf("--nodecache-listen %s: the node caches of %d nodes (--nodes) take it and the next %d addresses, which leave its /24: choose a lower address",
+				d.NodeCacheListen, n, n-1)
+		}
+		out = append(out, netip.AddrPortFrom(ip, ap.Port()).String())
+	}
+	return out, nil
 }
 
 // tryLines are the banner's examples for a DNS server at addr.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/netip"
+	"slices"
 	"syscall"
 )
 
@@ -57,8 +58,8 @@ type listenChoice struct {
 	addr string
 	// movable: addr is up's default, not the user's.
 	movable bool
-	// avoid is an address already chosen for the other server.
-	avoid string
+	// avoid are addresses already chosen for the other servers.
+	avoid []string
 }
 
 // choose returns the address the server will listen on: c.addr when it can
@@ -73,7 +74,7 @@ func (c listenChoice) choose(probe probeFunc) (string, error) {
 	}
 	cands := moveCandidates(c.addr)
 	for _, a := range cands {
-		if a == c.avoid {
+		if slices.Contains(c.avoid, a) {
 			continue
 		}
 		err := probe(a)
@@ -133,17 +134,28 @@ func (r *Roles) chooseAddresses(logger *slog.Logger, probe probeFunc) error {
 		moves = append(moves, "cluster-dns", listen, "cluster-dns-held", d.Listen)
 		d.Listen = listen
 	}
-	if d.NodeCacheListen != "" {
-		nc, err := listenChoice{role: "node cache", flag: "--nodecache-listen", addr: d.NodeCacheListen, movable: d.NodeCacheDefault,
-			avoid: d.Listen}.choose(probe)
+	// Node cache i moves through the addresses after its own planned one,
+	// skipping those the cluster DNS and the nodes before it took.
+	avoid := []string{d.Listen}
+	for i, planned := range r.nodeListen {
+		role, key := "node cache", "nodecache"
+		if node := d.nodeName(i); node != "" {
+			role, key = "node cache of "+node, "nodecache-"+node
+		}
+		nc, err := listenChoice{role: role, flag: "--nodecache-listen", addr: planned, movable: d.NodeCacheDefault,
+			avoid: avoid}.choose(probe)
 		if err != nil {
 			return err
 		}
-		if nc != d.NodeCacheListen {
-			r.moved[nc] = d.NodeCacheListen
-			moves = append(moves, "nodecache", nc, "nodecache-held", d.NodeCacheListen)
-			d.NodeCacheListen = nc
+		if nc != planned {
+			r.moved[nc] = planned
+			moves = append(moves, key, nc, key+"-held", planned)
+			r.nodeListen[i] = nc
+			if i == 0 {
+				d.NodeCacheListen = nc
+			}
 		}
+		avoid = append(avoid, nc)
 	}
 	if len(moves) > 0 && logger != nil {
 		logger.Warn("a default DNS address is held by another process; serving on the next free one on port 53, which pods' resolv.conf files name",
