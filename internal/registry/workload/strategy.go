@@ -48,7 +48,7 @@ func (s Strategy[I]) GenerationChanged(obj, old any) bool {
 	return rest.SpecChanged(obj, old)
 }
 
-// StatusKeepsAnnotations: upstream's status strategies of every pod
+// StatusKeepsAnnotations is true: upstream's status strategies of every pod
 // template carrier (and of pods) reset the spec but keep the request's
 // annotations.
 func (Strategy[I]) StatusKeepsAnnotations() bool { return true }
