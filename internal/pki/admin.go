@@ -134,11 +134,36 @@ func newToken() (string, error) {
 	return base64.RawURLEncoding.EncodeToString(b), nil
 }
 
+// ensureKubeconfig writes the admin kubeconfig: the API server's URL and CA
+// and the admin token in the "dnsplane" entries. What the user changed in a
+// kubeconfig dnsplane wrote (kubectl config set-context --current
+// --namespace, preferences) is kept: a restart updates only the server,
+// the CA, the token and which cluster and user the context names.
 func ensureKubeconfig(path, serverURL string, caPEM []byte, token string) error {
 	cfg := clientcmdapi.NewConfig()
-	cfg.Clusters[kubeconfigEntry] = &clientcmdapi.Cluster{Server: serverURL, CertificateAuthorityData: caPEM}
-	cfg.AuthInfos[kubeconfigEntry] = &clientcmdapi.AuthInfo{Token: token}
-	cfg.Contexts[kubeconfigEntry] = &clientcmdapi.Context{Cluster: kubeconfigEntry, AuthInfo: kubeconfigEntry}
+	if have, err := os.ReadFile(path); err == nil && notOurKubeconfig(have) == "" && len(bytes.TrimSpace(have)) > 0 {
+		if loaded, err := clientcmd.Load(have); err == nil {
+			cfg = loaded
+		}
+	}
+	cluster := cfg.Clusters[kubeconfigEntry]
+	if cluster == nil {
+		cluster = clientcmdapi.NewCluster()
+		cfg.Clusters[kubeconfigEntry] = cluster
+	}
+	cluster.Server, cluster.CertificateAuthorityData, cluster.CertificateAuthority = serverURL, caPEM, ""
+	user := cfg.AuthInfos[kubeconfigEntry]
+	if user == nil {
+		user = clientcmdapi.NewAuthInfo()
+		cfg.AuthInfos[kubeconfigEntry] = user
+	}
+	user.Token, user.TokenFile = token, ""
+	ctx := cfg.Contexts[kubeconfigEntry]
+	if ctx == nil {
+		ctx = clientcmdapi.NewContext()
+		cfg.Contexts[kubeconfigEntry] = ctx
+	}
+	ctx.Cluster, ctx.AuthInfo = kubeconfigEntry, kubeconfigEntry
 	cfg.CurrentContext = kubeconfigEntry
 	want, err := clientcmd.Write(*cfg)
 	if err != nil {

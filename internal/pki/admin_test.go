@@ -384,3 +384,43 @@ func TestCheckAdmin(t *testing.T) {
 		})
 	}
 }
+
+// TestEnsureAdminKeepsUserEdits: what a user changes in the admin
+// kubeconfig (kubectl config set-context --current --namespace, a
+// preference) survives a restart, which still updates the server's URL.
+func TestEnsureAdminKeepsUserEdits(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	b, err := Ensure(dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kubeconfig, _, err := EnsureAdmin(dir, "https://127.0.0.1:6443", b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := clientcmd.LoadFromFile(kubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Contexts["dnsplane"].Namespace = "ns1"
+	cfg.Preferences.Colors = true
+	if err := clientcmd.WriteToFile(*cfg, kubeconfig); err != nil {
+		t.Fatal(err)
+	}
+	if err := CheckAdmin(dir); err != nil {
+		t.Fatalf("an edited kubeconfig is refused: %v", err)
+	}
+	if _, _, err := EnsureAdmin(dir, "https://127.0.0.1:7443", b); err != nil {
+		t.Fatal(err)
+	}
+	if cfg, err = clientcmd.LoadFromFile(kubeconfig); err != nil {
+		t.Fatal(err)
+	}
+	if ns := cfg.Contexts["dnsplane"].Namespace; ns != "ns1" || !cfg.Preferences.Colors {
+		t.Errorf("after a restart: namespace %q, colors %v; want the user's ns1 and true", ns, cfg.Preferences.Colors)
+	}
+	if got := cfg.Clusters["dnsplane"].Server; got != "https://127.0.0.1:7443" {
+		t.Errorf("server after a restart on a new port = %q", got)
+	}
+}
