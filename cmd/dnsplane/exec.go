@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -31,10 +32,12 @@ private mount namespace: what a container of the pod would resolve. Needs
 root on Linux. The exit status is the command's.
 
 The pod is read through the API (--kubeconfig, or <data-dir>/kubeconfig with
---data-dir, else kubectl's default); its files from the state dir of the
-agent of its node (spec.nodeName): --state-dir, else, with --data-dir,
-<data-dir>/nodes/<node> when up runs several nodes (--nodes) and
-<data-dir>/agent when it runs one, else /var/lib/dnsplane/agent.`,
+--data-dir, else kubectl's default: $KUBECONFIG, ~/.kube/config); its files
+from the state dir of the agent of its node (spec.nodeName): --state-dir,
+else, with --data-dir, <data-dir>/nodes/<node> when up runs several nodes
+(--nodes) and <data-dir>/agent when it runs one. Without either, a
+kubeconfig that dnsplane up wrote (<data-dir>/kubeconfig) names its data
+dir; else /var/lib/dnsplane/agent.`,
 		Example: `  dnsplane exec -n ns1 web -- cat /etc/resolv.conf
   sudo dnsplane exec --data-dir ~/.dnsplane web -- getent hosts kubernetes.default`,
 		Args: func(cmd *cobra.Command, args []string) error {
@@ -54,17 +57,22 @@ agent of its node (spec.nodeName): --state-dir, else, with --data-dir,
 			case dataDir != "":
 				rules.ExplicitPath = filepath.Join(dataDir, "kubeconfig")
 			}
+			if dataDir == "" && stateDir == "" {
+				// The kubeconfig up wrote sits in its data dir: the
+				// user's KUBECONFIG leads to the node's files too.
+				dataDir = upDataDir(kubeconfigPath(rules))
+			}
 			cc := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{})
 			if namespace == "" {
 				ns, _, err := cc.Namespace()
 				if err != nil {
-					return &exitError{code: exitUsage, msg: err.Error()}
+					return kubeconfigError(err)
 				}
 				namespace = ns
 			}
 			cfg, err := cc.ClientConfig()
 			if err != nil {
-				return &exitError{code: exitUsage, msg: err.Error()}
+				return kubeconfigError(err)
 			}
 			client, err := kubernetes.NewForConfig(cfg)
 			if err != nil {
@@ -94,4 +102,45 @@ func runPodexec(args []string, stderr interface{ Write([]byte) (int, error) }) i
 	code, err := podexec.Main(args)
 	fmt.Fprintln(stderr, "error:", err)
 	return code
+}
+
+// kubeconfigError is the usage error for a configuration that cannot be
+// loaded; for none at all it says how to get one rather than client-go's
+// advice to set KUBERNETES_MASTER.
+func kubeconfigError(err error) error {
+	if clientcmd.IsEmptyConfig(err) || strings.Contains(err.Error(), clientcmd.ErrEmptyConfig.Error()) {
+		return &exitError{code: exitUsage, msg: "no kubeconfig: start dnsplane up and export KUBECONFIG=<its data dir>/kubeconfig (it prints the path; ~/.dnsplane/kubeconfig by default), or pass --data-dir or --kubeconfig"}
+	}
+	return &exitError{code: exitUsage, msg: err.Error()}
+}
+
+// kubeconfigPath is the file rules load the configuration from: the
+// explicit one, else the first of the precedence ($KUBECONFIG's list,
+// ~/.kube/config) that exists; "" when there is none.
+func kubeconfigPath(rules *clientcmd.ClientConfigLoadingRules) string {
+	if rules.ExplicitPath != "" {
+		return rules.ExplicitPath
+	}
+	for _, p := range rules.Precedence {
+		if _, err := os.Stat(p); err == nil {
+			return p
+		}
+	}
+	return ""
+}
+
+// upDataDir is the data dir of `dnsplane up` whose admin kubeconfig is at
+// path (<data-dir>/kubeconfig next to its agent's or nodes' state), or ""
+// when path is not one.
+func upDataDir(path string) string {
+	if path == "" || filepath.Base(path) != "kubeconfig" {
+		return ""
+	}
+	dir := filepath.Dir(path)
+	for _, state := range []string{"agent", "nodes"} {
+		if fi, err := os.Stat(filepath.Join(dir, state)); err == nil && fi.IsDir() {
+			return dir
+		}
+	}
+	return ""
 }
