@@ -5,7 +5,6 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"strings"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -108,7 +107,7 @@ func runPodexec(args []string, stderr interface{ Write([]byte) (int, error) }) i
 // loaded; for none at all it says how to get one rather than client-go's
 // advice to set KUBERNETES_MASTER.
 func kubeconfigError(err error) error {
-	if clientcmd.IsEmptyConfig(err) || strings.Contains(err.Error(), clientcmd.ErrEmptyConfig.Error()) {
+	if clientcmd.IsEmptyConfig(err) {
 		return &exitError{code: exitUsage, msg: "no kubeconfig: start dnsplane up and export KUBECONFIG=<its data dir>/kubeconfig (it prints the path; ~/.dnsplane/kubeconfig by default), or pass --data-dir or --kubeconfig"}
 	}
 	return &exitError{code: exitUsage, msg: err.Error()}
