@@ -104,6 +104,15 @@ func (c *Context) NewClient(name string) (kubernetes.Interface, error) {
 	return client, nil
 }
 
+// newClientset is a clientset of cfg; what names the client in errors.
+func newClientset(cfg *rest.Config, what string) (kubernetes.Interface, error) {
+	client, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("%s client: %w", what, err)
+	}
+	return client, nil
+}
+
 // NewConfig is the clients' configuration with the controller's name in
 // its user agent.
 func (c *Context) NewConfig(name string) *rest.Config {

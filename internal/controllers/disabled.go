@@ -1,12 +1,5 @@
 package controllers
 
-import (
-	"fmt"
-
-	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/rest"
-)
-
 // disabledDescriptors are kube-controller-manager's default controllers
 // that dnsplane does not run, each with the reason: they need what a
 // dnsplane node has not got (volumes, a metrics API, a container
@@ -29,13 +22,4 @@ func disabledDescriptors() []Descriptor {
 		{Name: "validatingadmissionpolicy-status-controller", Disabled: "ValidatingAdmissionPolicies are stored and validated but not enforced (docs/apiserver.md)"},
 		{Name: "storage-version-migrator-controller", Disabled: "the API server rewrites objects on read in the stored version it serves; StorageVersionMigrations are stored only (docs/apiserver.md)"},
 	}
-}
-
-// newClientset is a clientset of cfg; what names the client in errors.
-func newClientset(cfg *rest.Config, what string) (kubernetes.Interface, error) {
-	client, err := kubernetes.NewForConfig(cfg)
-	if err != nil {
-		return nil, fmt.Errorf("%s client: %w", what, err)
-	}
-	return client, nil
 }

@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"bufio"
-	"errors"
 	"fmt"
 	"math/rand/v2"
 	"net"
@@ -218,18 +217,7 @@ func (c *agentCluster) createPods(t *testing.T) map[string]string {
 // stderr and exit code.
 func (c *agentCluster) execInPod(t *testing.T, pod string, argv ...string) (string, string, int) {
 	t.Helper()
-	args := append([]string{"exec", "--data-dir", c.DataDir, "-n", c.Namespace, pod, "--"}, argv...)
-	cmd := exec.CommandContext(ctxFor(t, 60*time.Second), dnsplaneBin, args...)
-	var out, errOut strings.Builder
-	cmd.Stdout, cmd.Stderr = &out, &errOut
-	err := cmd.Run()
-	code := 0
-	if ee, ok := errors.AsType[*exec.ExitError](err); ok {
-		code = ee.ExitCode()
-	} else if err != nil {
-		t.Fatalf("dnsplane %v: %v", args, err)
-	}
-	return out.String(), errOut.String(), code
+	return runDnsplane(t, append([]string{"exec", "--data-dir", c.DataDir, "-n", c.Namespace, pod, "--"}, argv...)...)
 }
 
 // nodeCacheRequests is the node cache's coredns_dns_requests_total, all
