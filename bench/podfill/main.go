@@ -14,7 +14,8 @@
 //
 // With --node-name the pods are bound to that node instead and get no
 // status: the node's agent gives them IPs and writes their files
-// (bench/agent.sh).
+// (bench/agent.sh). With --groups G pod i is also labelled group=g<i mod G>,
+// so that G Services can each select a few of them (bench/up.sh).
 package main
 
 import (
@@ -52,9 +53,10 @@ func run(ctx context.Context) error {
 	count := flag.Int("count", 1000, "pods the namespace should have")
 	clients := flag.Int("clients", 8, "concurrent requests")
 	nodeName := flag.String("node-name", "", "bind the pods to this node (spec.nodeName) and leave their status to its agent")
+	groups := flag.Int("groups", 0, "also label pod i group=g<i mod groups>, for Services that each select a few pods (0: no such label)")
 	flag.Parse()
-	if *kubeconfig == "" || *count < 0 || *count > 1<<20 || *clients < 1 {
-		return errors.New("want --kubeconfig, --count in 0-1048576 and --clients ≥ 1")
+	if *kubeconfig == "" || *count < 0 || *count > 1<<20 || *clients < 1 || *groups < 0 {
+		return errors.New("want --kubeconfig, --count in 0-1048576, --clients ≥ 1 and --groups ≥ 0")
 	}
 	cfg, err := clientcmd.BuildConfigFromFlags("", *kubeconfig)
 	if err != nil {
@@ -82,7 +84,7 @@ func run(ctx context.Context) error {
 				if i >= *count || ctx.Err() != nil {
 					return
 				}
-				ok, err := fill(ctx, pods, i, *nodeName)
+				ok, err := fill(ctx, pods, i, *nodeName, *groups)
 				if err != nil {
 					errs <- fmt.Errorf("pod fill-%d: %w", i, err)
 					return
@@ -111,10 +113,15 @@ type podClient interface {
 }
 
 // fill creates pod fill-i with its IP, or bound to node (no status) when
-// node is set; false when it existed already.
-func fill(ctx context.Context, pods podClient, i int, node string) (bool, error) {
+// node is set; false when it existed already. With groups > 0 the pod is
+// also labelled group=g<i mod groups>.
+func fill(ctx context.Context, pods podClient, i int, node string, groups int) (bool, error) {
+	labels := map[string]string{"app": "podfill"}
+	if groups > 0 {
+		labels["group"] = fmt.Sprintf("g%d", i%groups)
+	}
 	p := &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("fill-%d", i), Labels: map[string]string{"app": "podfill"}},
+		ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("fill-%d", i), Labels: labels},
 		Spec: corev1.PodSpec{NodeName: node, Containers: []corev1.Container{{
 			Name: "app", Image: "registry.k8s.io/pause:3.10",
 		}}},
