@@ -24,7 +24,9 @@
 #
 # Queries on the wire per lookup: coredns_dns_requests_total of the node
 # cache (the pod's first nameserver), read from its metrics endpoint (`up
-# --nodecache-metrics`) before and after each run, divided by the lookups.
+# --nodecache-metrics`) before and after each run, divided by the lookups;
+# and its coredns_cache_misses_total likewise: the queries it sent on to
+# the cluster DNS.
 # musl sends every query to both nameservers of resolv.conf at once, so its
 # pods also send the same queries to the cluster DNS directly; those are
 # not counted here (up's cluster DNS serves no metrics endpoint of its own).
@@ -140,20 +142,21 @@ for _ in $(seq 600); do
 	sleep 0.2
 done
 
-# requests: the node cache's coredns_dns_requests_total.
-requests() {
+# counter NAME: the node cache's counter NAME (summed over its labels).
+counter() {
 	curl -s "http://$metrics/metrics" |
-		awk -v s="dns://$CACHE_ADDR:53" 'index($0, "coredns_dns_requests_total{") == 1 && index($0, "server=\"" s "\"") { n += $NF } END { printf "%d\n", n }'
+		awk -v m="$1{" -v s="dns://$CACHE_ADDR:53" 'index($0, m) == 1 && index($0, "server=\"" s "\"") { n += $NF } END { printf "%d\n", n }'
 }
 
 # run POD LIBC COUNT NAME: one gaibench run; prints its output line with
-# the node cache's requests during it appended.
+# the node cache's requests and cache misses during it appended.
 run() {
-	local nc0 out
-	nc0=$(requests)
+	local nc0 miss0 out
+	nc0=$(counter coredns_dns_requests_total)
+	miss0=$(counter coredns_cache_misses_total)
 	out=$("$dnsplane" exec --data-dir "$work/up" -n bench "$1" -- "$work/gai-$2" "$3" "$4" || true)
 	[[ $out == lookups=* ]] || die "gaibench in $1 ($2, $4): $out"
-	echo "$out nodecache=$(($(requests) - nc0))"
+	echo "$out nodecache=$(($(counter coredns_dns_requests_total) - nc0)) misses=$(($(counter coredns_cache_misses_total) - miss0))"
 }
 
 field() { sed -n "s/.*\<$1=\([^ ]*\).*/\1/p" <<<"$2"; }
@@ -162,8 +165,8 @@ raw=$work/raw.tsv
 : >"$raw"
 echo "## Raw runs (upstream delay $DELAY)"
 echo
-echo "| round | libc | name | state | policy | lookups/s | p50 µs | p99 µs | failed | node cache q/lookup | load |"
-echo "|---|---|---|---|---|---|---|---|---|---|---|"
+echo "| round | libc | name | state | policy | lookups/s | p50 µs | p99 µs | failed | node cache q/lookup | its cache misses/lookup | load |"
+echo "|---|---|---|---|---|---|---|---|---|---|---|---|"
 for r in $(seq "$ROUNDS"); do
 	for libc in glibc musl; do
 		for kind in service external; do
@@ -182,9 +185,10 @@ for r in $(seq "$ROUNDS"); do
 					out=$(run "$pol" "$libc" "$n" "$name")
 					per=$(field lookups "$out")
 					nc=$(awk -v a="$(field nodecache "$out")" -v n="$per" 'BEGIN { printf "%.2f", a / n }')
+					miss=$(awk -v a="$(field misses "$out")" -v n="$per" 'BEGIN { printf "%.2f", a / n }')
 					printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$libc" "$kind" "$state" "$pol" \
-						"$(field per_sec "$out")" "$(field p50_us "$out")" "$(field p99_us "$out")" "$nc" >>"$raw"
-					echo "| $r | $libc | $kind | $state | $pol | $(field per_sec "$out") | $(field p50_us "$out") | $(field p99_us "$out") | $(field failed "$out") | $nc | $l |"
+						"$(field per_sec "$out")" "$(field p50_us "$out")" "$(field p99_us "$out")" "$nc" "$miss" >>"$raw"
+					echo "| $r | $libc | $kind | $state | $pol | $(field per_sec "$out") | $(field p50_us "$out") | $(field p99_us "$out") | $(field failed "$out") | $nc | $miss | $l |"
 					log "round $r $libc $kind $state $pol: $out (load $l)"
 				done
 			done
@@ -196,16 +200,19 @@ median() { sort -g | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]
 col() { awk -F'\t' -v a="$1" -v b="$2" -v c="$3" -v d="$4" -v f="$5" '$1 == a && $2 == b && $3 == c && $4 == d { print $f }' "$raw" | median; }
 
 echo
-echo "## Median of $ROUNDS rounds; ratio = autopath / ClusterFirst (lookups/s: above 1 is faster; p99: below 1 is faster)"
+echo "## Median of $ROUNDS rounds; ratio = autopath / ClusterFirst (lookups/s: above 1 is faster; p50, p99: below 1 is faster)"
 echo
-echo "| libc | name | state | ClusterFirst lookups/s | autopath lookups/s | ratio | ClusterFirst p99 µs | autopath p99 µs | ratio | node cache q/lookup cf → ap |"
-echo "|---|---|---|---|---|---|---|---|---|---|"
+echo "| libc | name | state | node cache q/lookup cf → ap | its cache misses/lookup cf → ap | lookups/s cf → ap | ratio | p50 µs cf → ap | ratio | p99 µs cf → ap | ratio |"
+echo "|---|---|---|---|---|---|---|---|---|---|---|"
 for libc in glibc musl; do
 	for kind in service external; do
 		for state in cold cached; do
-			cq=$(col "$libc" "$kind" "$state" cf 5) aq=$(col "$libc" "$kind" "$state" ap 5)
-			cp=$(col "$libc" "$kind" "$state" cf 7) ap=$(col "$libc" "$kind" "$state" ap 7)
-			echo "| $libc | $kind | $state | $cq | $aq | $(awk -v a="$aq" -v c="$cq" 'BEGIN { printf "%.2f", a / c }') | $cp | $ap | $(awk -v a="$ap" -v c="$cp" 'BEGIN { printf "%.2f", a / c }') | $(col "$libc" "$kind" "$state" cf 8) → $(col "$libc" "$kind" "$state" ap 8) |"
+			row="| $libc | $kind | $state | $(col "$libc" "$kind" "$state" cf 8) → $(col "$libc" "$kind" "$state" ap 8) | $(col "$libc" "$kind" "$state" cf 9) → $(col "$libc" "$kind" "$state" ap 9)"
+			for f in 5 6 7; do
+				c=$(col "$libc" "$kind" "$state" cf $f) a=$(col "$libc" "$kind" "$state" ap $f)
+				row+=" | $c → $a | $(awk -v a="$a" -v c="$c" 'BEGIN { printf "%.2f", a / c }')"
+			done
+			echo "$row |"
 		done
 	done
 done
