@@ -55,9 +55,10 @@ type entry struct {
 	ttl      uint32 // seconds, from stored
 	rcode    int
 	answer   []dns.RR
-	position int    // hits_total position, -1 for NXDOMAIN
-	rejected string // option_rejected_total reason, "" for none
-	exceeded bool   // max_forwarded_exceeded_total
+	ns       []dns.RR // the SOA of a NODATA or NXDOMAIN reply
+	position int      // hits_total position, -1 for NXDOMAIN
+	rejected string   // option_rejected_total reason, "" for none
+	exceeded bool     // max_forwarded_exceeded_total
 }
 
 func newAnswerCache(size int, maxTTL time.Duration) *answerCache {
@@ -166,13 +167,33 @@ func (e *entry) reply(r *dns.Msg, ttl uint32) *dns.Msg {
 	m.Authoritative = false
 	m.RecursionAvailable = true
 	m.Rcode = e.rcode
-	if len(e.answer) > 0 {
-		m.Answer = make([]dns.RR, len(e.answer))
-		for i, rr := range e.answer {
-			c := dns.Copy(rr)
-			c.Header().Ttl = ttl
-			m.Answer[i] = c
-		}
-	}
+	m.Answer = withTTL(e.answer, ttl)
+	m.Ns = withTTL(e.ns, ttl)
 	return m
+}
+
+// withTTL copies rrs with every TTL set to ttl; nil for none.
+func withTTL(rrs []dns.RR, ttl uint32) []dns.RR {
+	if len(rrs) == 0 {
+		return nil
+	}
+	out := make([]dns.RR, len(rrs))
+	for i, rr := range rrs {
+		c := dns.Copy(rr)
+		c.Header().Ttl = ttl
+		out[i] = c
+	}
+	return out
+}
+
+// copyRRs copies rrs; nil for none.
+func copyRRs(rrs []dns.RR) []dns.RR {
+	if len(rrs) == 0 {
+		return nil
+	}
+	out := make([]dns.RR, len(rrs))
+	for i, rr := range rrs {
+		out[i] = dns.Copy(rr)
+	}
+	return out
 }

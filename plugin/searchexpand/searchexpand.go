@@ -203,6 +203,16 @@ func (s *SearchExpand) serveAutopath(ctx context.Context, w dns.ResponseWriter, 
 			Target: searchpath.Candidate(n.Base, list, o.found),
 		})
 		m.Answer = append(m.Answer, o.res.msg.Answer...)
+		if len(o.res.msg.Answer) == 0 {
+			// NODATA after the CNAME: the target zone's SOA, as the
+			// candidate's reply carries it, bounds the negative TTL
+			// (RFC 2308 section 3). Without it the node cache's `cache`
+			// takes the reply for an SOA-less NODATA and never keeps it
+			// (RFC 2308 section 5), so every AAAA lookup of an IPv4-only
+			// name went on to the cluster DNS (docs/autopath.md, "As a
+			// pod sees it").
+			m.Ns = soaOf(o.res.msg.Ns)
+		}
 		// The server cut a candidate asked through it (lookupServer) to
 		// the client's size: the client must retry over TCP for the rest.
 		m.Truncated = o.res.msg.Truncated
@@ -212,6 +222,11 @@ func (s *SearchExpand) serveAutopath(ctx context.Context, w dns.ResponseWriter, 
 	default:
 		m.Rcode = dns.RcodeNameError
 		cacheTTL = o.negTTL
+		// The asked name is in searchpath.Zone, so that zone's SOA says
+		// how long the NXDOMAIN holds: the candidates' smallest negative
+		// TTL. Caches (the node cache's included) keep no NXDOMAIN
+		// without an SOA (RFC 2308 section 5).
+		m.Ns = []dns.RR{zoneSOA(q.Qclass, cacheTTL)}
 	}
 	// A reply reached past a failed candidate is not cached, found or not:
 	// the failed one might exist, and a retry should ask it again. The
@@ -237,19 +252,43 @@ func (s *SearchExpand) store(sm *serverMetrics, key []byte, m *dns.Msg, found in
 		rejected: rejected,
 		exceeded: exceeded,
 	}
-	if len(m.Answer) > 0 {
-		// Copied: plugins above may change the reply after it is written.
-		e.answer = make([]dns.RR, len(m.Answer))
-		for i, rr := range m.Answer {
-			e.answer[i] = dns.Copy(rr)
-		}
-	}
+	// Copied: plugins above may change the reply after it is written.
+	e.answer = copyRRs(m.Answer)
+	e.ns = copyRRs(m.Ns)
 	stored, evicted := s.cache.add(key, e)
 	if evicted {
 		cacheEvictions.WithLabelValues(sm.server).Inc()
 	}
 	if stored {
 		cacheEntries.WithLabelValues(sm.server).Set(float64(s.cache.len()))
+	}
+}
+
+// soaOf returns the SOA records of an authority section.
+func soaOf(ns []dns.RR) []dns.RR {
+	var out []dns.RR
+	for _, rr := range ns {
+		if rr.Header().Rrtype == dns.TypeSOA {
+			out = append(out, rr)
+		}
+	}
+	return out
+}
+
+// zoneSOA is the SOA of searchpath.Zone in a negative answer, with ttl as
+// both its TTL and its minimum: a negative cache keeps the answer for the
+// smaller of the two (RFC 2308 section 5). The names follow the kubernetes
+// plugin's SOA (ns.dns.ZONE, hostmaster.ZONE).
+func zoneSOA(class uint16, ttl uint32) *dns.SOA {
+	return &dns.SOA{
+		Hdr:     dns.RR_Header{Name: searchpath.Zone, Rrtype: dns.TypeSOA, Class: class, Ttl: ttl},
+		Ns:      "ns.dns." + searchpath.Zone,
+		Mbox:    "hostmaster." + searchpath.Zone,
+		Serial:  1,
+		Refresh: 7200,
+		Retry:   1800,
+		Expire:  86400,
+		Minttl:  ttl,
 	}
 }
 

@@ -28,6 +28,9 @@ import (
 type fakeNext struct {
 	records map[string][]dns.RR
 	delay   map[string]time.Duration
+	// soa, when set, is the authority section of every negative reply,
+	// as the kubernetes plugin and forwarded zones give it.
+	soa dns.RR
 
 	mu   sync.Mutex
 	seen []string // names asked, in arrival order
@@ -65,6 +68,9 @@ func (f *fakeNext) ServeDNS(ctx context.Context, w dns.ResponseWriter, r *dns.Ms
 		if rr.Header().Rrtype == q.Qtype {
 			m.Answer = append(m.Answer, dns.Copy(rr))
 		}
+	}
+	if len(m.Answer) == 0 && f.soa != nil {
+		m.Ns = []dns.RR{dns.Copy(f.soa)}
 	}
 	_ = w.WriteMsg(m)
 	return m.Rcode, nil
