@@ -88,7 +88,13 @@ pod CIDR (the /24s of --pod-cidr, by default 10.244.1.0/24 to
 address after --nodecache-listen (127.0.20.10:53, 127.0.20.11:53, ...),
 each moving on when held. Each pod's resolv.conf names its own node's
 cache, then the one cluster DNS. "dnsplane node stop NAME" and "dnsplane
-node start NAME" stop and start a node's agent and cache (docs/nodes.md).`,
+node start NAME" stop and start a node's agent and cache (docs/nodes.md).
+
+Every component runs in this one process (etcd in a child of it). Once
+everything serves, up writes <data-dir>/up.json for scripts (its pid, the
+API server URL, the kubeconfig, the DNS addresses, each node) and removes it
+when it stops; "dnsplane status" reads it and checks each component
+(docs/operations.md, "Status and up.json").`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return u.run(cmd) },
 	}
