@@ -39,7 +39,7 @@ func (r Ready) Check(ctx context.Context) (string, error) {
 	}
 	resp, err := r.Client.Do(req)
 	if err != nil {
-		return "", fmt.Errorf("GET %s: %w", r.URL, err)
+		return "", err // names the method and URL
 	}
 	defer resp.Body.Close()
 	body, _ := io.ReadAll(io.LimitReader(resp.Body, 16<<10))
@@ -77,7 +77,7 @@ func (c Component) Name() string { return c.Label }
 // Check implements Check.
 func (c Component) Check(context.Context) (string, error) {
 	if c.ListErr != nil {
-		return "", fmt.Errorf("unknown: the control socket did not answer: %w", c.ListErr)
+		return "", fmt.Errorf("unknown: %w", c.ListErr)
 	}
 	for _, s := range c.Components {
 		if s.Name != c.Label {

@@ -93,7 +93,7 @@ func TestComponent(t *testing.T) {
 		{name: "scheduler", wantErr: "not running: scheduler: lease lost (the log of dnsplane up has more)"},
 		{name: "dns-operator", wantErr: "not running: dnsplane up is stopping"},
 		{name: "other", wantErr: "dnsplane up runs no other"},
-		{name: "controllers", listErr: errors.New("timeout"), wantErr: "unknown: the control socket did not answer: timeout"},
+		{name: "controllers", listErr: errors.New("timeout"), wantErr: "unknown: timeout"},
 	}
 	for _, tt := range tests {
 		check(t, Component{Label: tt.name, Components: list, ListErr: tt.listErr}, tt.want, tt.wantErr, false)

@@ -61,7 +61,7 @@ func (e *NotRunningError) Error() string {
 }
 
 // Gather reads the up.json of dataDir and checks every component of its
-// `up`, each for at most timeout; it returns within a few timeouts. Its
+// `up`, each for at most timeout; it returns within about 1.5 timeouts. Its
 // error is a *NotRunningError when no `up` runs there.
 func Gather(ctx context.Context, dataDir string, timeout time.Duration) (Report, error) {
 	st, err := upstate.Read(dataDir)
@@ -77,16 +77,24 @@ func Gather(ctx context.Context, dataDir string, timeout time.Duration) (Report,
 	// The control socket says which in-process components run and which
 	// nodes are stopped; a socket no one serves means the pid is some
 	// other process now.
+	// It answers from memory, in milliseconds: half the timeout keeps
+	// the whole report within about 1.5 timeouts when `up` hangs.
 	sock := upctl.Client{DataDir: dataDir}
-	sctx, cancel := context.WithTimeout(ctx, timeout)
+	sockTimeout := timeout / 2
+	sctx, cancel := context.WithTimeout(ctx, sockTimeout)
 	comps, listErr := sock.Components(sctx)
 	var nodes upctl.NodeList
 	if listErr == nil {
 		nodes, listErr = sock.Nodes(sctx)
 	}
 	cancel()
-	if errors.Is(listErr, upctl.ErrNotRunning) {
+	switch {
+	case errors.Is(listErr, upctl.ErrNotRunning):
 		return Report{}, &NotRunningError{DataDir: dataDir, StalePID: st.PID, Reason: "pid runs, but no one serves " + upctl.SocketPath(dataDir)}
+	case errors.Is(listErr, context.DeadlineExceeded):
+		listErr = fmt.Errorf("the control socket %s did not answer within %s (is pid %d stopped or stuck?)", upctl.SocketPath(dataDir), sockTimeout, st.PID)
+	case listErr != nil:
+		listErr = fmt.Errorf("the control socket: %w", listErr)
 	}
 	checks, err := Plan(st, comps.Components, nodes, listErr)
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -216,5 +217,58 @@ current-context: c
 	defer mu.Unlock()
 	if !strings.Contains(strings.Join(paths, " "), "/readyz/etcd") {
 		t.Errorf("paths asked: %v", paths)
+	}
+}
+
+// TestGatherHungUp: an `up` that accepts on its control socket but never
+// answers (SIGSTOP, a deadlock) is reported component by component within
+// about 1.5 timeouts, not waited for.
+func TestGatherHungUp(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	// Listening without accepting: the kernel completes the connection,
+	// no one reads the request.
+	ln, err := net.Listen("unix", upctl.SocketPath(dir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	// A UDP socket no one reads: the DNS queries get no answer either.
+	silent, err := net.ListenPacket("udp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { silent.Close() })
+	st := state(dir, os.Getpid())
+	st.ClusterDNS = silent.LocalAddr().String()
+	if err := os.WriteFile(st.Kubeconfig, []byte("apiVersion: v1\nkind: Config\nclusters: [{name: c, cluster: {server: \"https://127.0.0.1:1\"}}]\n"+
+		"contexts: [{name: c, context: {cluster: c}}]\ncurrent-context: c\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := upstate.Write(dir, st); err != nil {
+		t.Fatal(err)
+	}
+	const timeout = time.Second
+	start := time.Now()
+	r, err := Gather(ctxFor(t, 10*time.Second), dir, timeout)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if took := time.Since(start); took > 2*timeout {
+		t.Errorf("Gather took %s with a %s timeout", took, timeout)
+	}
+	byName := map[string]Result{}
+	for _, c := range r.Components {
+		byName[c.Name] = c
+	}
+	wantSocket := "unknown: the control socket " + upctl.SocketPath(dir) + " did not answer within 500ms (is pid " + fmt.Sprint(os.Getpid()) + " stopped or stuck?)"
+	if c := byName["scheduler"]; c.Status != Unhealthy || c.Message != wantSocket {
+		t.Errorf("scheduler: %+v, want %q", c, wantSocket)
+	}
+	if c := byName["cluster-dns"]; c.Status != Unhealthy || !strings.HasPrefix(c.Message, "no answer within 1s: ") {
+		t.Errorf("cluster-dns: %+v", c)
+	}
+	if r.Healthy {
+		t.Error("healthy")
 	}
 }

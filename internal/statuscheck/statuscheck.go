@@ -10,6 +10,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 	"sync"
 	"time"
@@ -57,7 +58,10 @@ func Run(ctx context.Context, checks []Check, timeout time.Duration) []Result {
 		go func() {
 			defer cancel()
 			msg, err := c.Check(cctx)
-			done <- result(c.Name(), msg, err, timeout)
+			// A socket's deadline, set from ctx's (a DNS read), may
+			// fire a moment before ctx reports it.
+			timedOut := cctx.Err() != nil || errors.Is(err, os.ErrDeadlineExceeded)
+			done <- result(c.Name(), msg, err, timedOut, timeout)
 		}()
 		wg.Go(func() {
 			t := time.NewTimer(timeout + timeout/10)
@@ -73,13 +77,16 @@ func Run(ctx context.Context, checks []Check, timeout time.Duration) []Result {
 	return results
 }
 
-func result(name, msg string, err error, timeout time.Duration) Result {
+// result is a check's outcome; timedOut says its own deadline passed
+// (an error wrapping another deadline, such as the control socket's, is
+// reported as it says).
+func result(name, msg string, err error, timedOut bool, timeout time.Duration) Result {
 	switch {
 	case err == nil:
 		return Result{Name: name, Status: Healthy, Message: msg}
 	case errors.Is(err, ErrStopped):
 		return Result{Name: name, Status: Stopped, Message: err.Error()}
-	case errors.Is(err, context.DeadlineExceeded):
+	case timedOut:
 		return Result{Name: name, Status: Unhealthy, Message: fmt.Sprintf("no answer within %s: %v", timeout, err)}
 	default:
 		return Result{Name: name, Status: Unhealthy, Message: err.Error()}
