@@ -1,6 +1,7 @@
 package main
 
 import (
+	"os"
 	"path/filepath"
 	"time"
 
@@ -13,6 +14,7 @@ import (
 	"github.com/dnsplane/dnsplane/internal/controlplane/nodepower"
 	"github.com/dnsplane/dnsplane/internal/controlplane/operatorrole"
 	"github.com/dnsplane/dnsplane/internal/upctl"
+	"github.com/dnsplane/dnsplane/internal/upstate"
 )
 
 // defaultServiceRange is the control plane's default
@@ -86,7 +88,13 @@ pod CIDR (the /24s of --pod-cidr, by default 10.244.1.0/24 to
 address after --nodecache-listen (127.0.20.10:53, 127.0.20.11:53, ...),
 each moving on when held. Each pod's resolv.conf names its own node's
 cache, then the one cluster DNS. "dnsplane node stop NAME" and "dnsplane
-node start NAME" stop and start a node's agent and cache (docs/nodes.md).`,
+node start NAME" stop and start a node's agent and cache (docs/nodes.md).
+
+Every component runs in this one process (etcd in a child of it). Once
+everything serves, up writes <data-dir>/up.json for scripts (its pid, the
+API server URL, the kubeconfig, the DNS addresses, each node) and removes it
+when it stops; "dnsplane status" reads it and checks each component
+(docs/operations.md, "Status and up.json").`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return u.run(cmd) },
 	}
@@ -109,6 +117,7 @@ node start NAME" stop and start a node's agent and cache (docs/nodes.md).`,
 }
 
 func (u *upFlags) run(cmd *cobra.Command) error {
+	started := time.Now()
 	upstreams, search, err := nodeResolvers(cmd, u.resolvConf, u.upstreams)
 	if err != nil {
 		return err
@@ -204,17 +213,48 @@ func (u *upFlags) run(cmd *cobra.Command) error {
 		}
 		c.Roles = append(c.Roles, agentrole.New(ac))
 	}
-	c.Roles = append(c.Roles, &controlSocketRole{nodes: socketNodes})
+	// up.json is read once the DNS roles have started, when every
+	// address is settled (moved defaults included).
+	state := func(cl controlplane.Cluster) upstate.State {
+		s := upstate.State{SchemaVersion: upstate.SchemaVersion, PID: os.Getpid(), StartTime: started.UTC().Truncate(time.Second),
+			Version: dnsplaneVersion(), DataDir: cl.DataDir, APIServer: cl.URL, Kubeconfig: cl.Kubeconfig,
+			ClusterDomain: u.clusterDomain, ClusterDNS: dnsRoles.Listen()}
+		for i, n := range nodes {
+			s.Nodes = append(s.Nodes, upstate.Node{Name: n.Name, NodeCache: dnsRoles.NodeCacheListenOf(i), StateDir: n.StateDir, PodCIDR: n.PodCIDR})
+		}
+		return s
+	}
+	c.Roles = append(c.Roles, &controlSocketRole{nodes: socketNodes, state: state})
 	return runControlPlane(cmd, c)
 }
 
 // controlSocketRole serves <data-dir>/up.sock, through which `dnsplane
-// node stop|start` reach this `up` (internal/upctl). It starts last, once
-// every node runs.
-type controlSocketRole struct{ nodes []upctl.Node }
+// node stop|start` and `dnsplane status` reach this `up` (internal/upctl),
+// and then publishes <data-dir>/up.json (internal/upstate). It starts
+// last, once every node runs, and so stops first: up.json goes as soon as
+// a clean stop begins.
+type controlSocketRole struct {
+	nodes []upctl.Node
+	state func(controlplane.Cluster) upstate.State
+}
 
 func (r *controlSocketRole) Validate() error { return nil }
 
 func (r *controlSocketRole) Components(cl controlplane.Cluster) ([]controlplane.Component, error) {
-	return []controlplane.Component{&upctl.Server{DataDir: cl.DataDir, Nodes: r.nodes, Logger: cl.Logger.With("component", "control-socket")}}, nil
+	components := func() []upctl.ComponentStatus {
+		var out []upctl.ComponentStatus
+		for _, c := range cl.Components() {
+			st := upctl.ComponentStatus{Name: c.Name, Running: c.Running}
+			if c.Err != nil {
+				st.Error = c.Err.Error()
+			}
+			out = append(out, st)
+		}
+		return out
+	}
+	log := cl.Logger.With("component", "control-socket")
+	return []controlplane.Component{
+		&upctl.Server{DataDir: cl.DataDir, Nodes: r.nodes, Components: components, Logger: log},
+		&upstate.Publisher{DataDir: cl.DataDir, State: func() upstate.State { return r.state(cl) }, Logger: log},
+	}, nil
 }

@@ -27,6 +27,7 @@ import (
 
 	"github.com/dnsplane/dnsplane/internal/coredns"
 	"github.com/dnsplane/dnsplane/internal/podfiles"
+	"github.com/dnsplane/dnsplane/internal/upstate"
 )
 
 // notifyingBuffer signals once what was written contains a marker.
@@ -127,6 +128,13 @@ func TestUpServesAndStops(t *testing.T) {
 			t.Errorf("banner lacks %q:\n%s", want, out.String())
 		}
 	}
+	// up.json is there by the banner, with the one node `up` runs.
+	if st, err := upstate.Read(dir); err != nil {
+		t.Errorf("up.json: %v", err)
+	} else if st.PID != os.Getpid() || st.ClusterDNS != dnsAddr || st.Kubeconfig != kubeconfig || len(st.Nodes) != 1 ||
+		st.Nodes[0] != (upstate.Node{Name: "dnsplane", NodeCache: nodeAddr, StateDir: filepath.Join(dir, "agent"), PodCIDR: "10.244.0.0/24"}) {
+		t.Errorf("up.json: %+v", st)
+	}
 
 	// The default namespace's kubernetes Service (10.96.0.1) through the
 	// node cache, once the kubernetes plugin has synced.
@@ -214,6 +222,9 @@ func TestUpServesAndStops(t *testing.T) {
 		}
 	case <-time.After(30 * time.Second):
 		t.Fatal("up did not stop")
+	}
+	if _, err := os.Stat(upstate.Path(dir)); !os.IsNotExist(err) {
+		t.Errorf("up.json after a clean stop: %v; want none", err)
 	}
 }
 

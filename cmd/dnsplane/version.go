@@ -13,12 +13,17 @@ func newVersionCommand() *cobra.Command {
 		Short: "Print the dnsplane version",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			v := "(devel)"
-			if info, ok := debug.ReadBuildInfo(); ok && info.Main.Version != "" {
-				v = info.Main.Version
-			}
-			fmt.Fprintf(cmd.OutOrStdout(), "dnsplane %s\n", v)
+			fmt.Fprintf(cmd.OutOrStdout(), "dnsplane %s\n", dnsplaneVersion())
 			return nil
 		},
 	}
+}
+
+// dnsplaneVersion is the module version the binary was built at, as
+// `dnsplane version` and up.json give it.
+func dnsplaneVersion() string {
+	if info, ok := debug.ReadBuildInfo(); ok && info.Main.Version != "" {
+		return info.Main.Version
+	}
+	return "(devel)"
 }

@@ -10,6 +10,7 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"sync"
 	"syscall"
@@ -49,6 +50,9 @@ type Cluster struct {
 	// PKI is the cluster CA, for roles that serve what the API server
 	// dials (the node agent's exec server).
 	PKI *pki.Bundle
+	// Components reports the control plane's components and whether each
+	// runs, for `dnsplane status` through the control socket.
+	Components func() []ComponentStatus
 }
 
 // Role is a set of components with configuration of its own: the DNS
@@ -96,8 +100,11 @@ type ControlPlane struct {
 	roles   []Role
 	closers []func() error
 
-	group      *errgroup.Group
-	groupCtx   context.Context
+	group    *errgroup.Group
+	groupCtx context.Context
+	// mu guards components: the control socket reads their states while
+	// Start still launches them.
+	mu         sync.Mutex
 	components []*runningComponent
 	stopOnce   sync.Once
 	stopErr    error
@@ -107,6 +114,35 @@ type runningComponent struct {
 	name   string
 	cancel context.CancelFunc
 	done   chan struct{}
+	err    error // why Run returned; read after done is closed
+}
+
+// ComponentStatus is one component of a running control plane. A
+// component's Run only returns when it stops or fails, and a failure
+// stops the control plane, so Running is false only while `up` stops or
+// when a component failed (Err).
+type ComponentStatus struct {
+	Name    string
+	Running bool
+	Err     error
+}
+
+// ComponentStatuses are the launched components, in their start order.
+func (cp *ControlPlane) ComponentStatuses() []ComponentStatus {
+	cp.mu.Lock()
+	comps := slices.Clone(cp.components)
+	cp.mu.Unlock()
+	out := make([]ComponentStatus, 0, len(comps))
+	for _, rc := range comps {
+		st := ComponentStatus{Name: rc.name, Running: true}
+		select {
+		case <-rc.done:
+			st.Running, st.Err = false, rc.err
+		default:
+		}
+		out = append(out, st)
+	}
+	return out
 }
 
 // Run starts the control plane, calls ready (when not nil) once everything
@@ -270,7 +306,8 @@ func Start(ctx context.Context, c Config) (*ControlPlane, error) {
 
 // cluster is what components need to reach the API server.
 func (cp *ControlPlane) cluster() Cluster {
-	return Cluster{URL: cp.URL, Kubeconfig: cp.Kubeconfig, Logger: cp.log, DataDir: cp.dataDir, PKI: cp.pki}
+	return Cluster{URL: cp.URL, Kubeconfig: cp.Kubeconfig, Logger: cp.log, DataDir: cp.dataDir, PKI: cp.pki,
+		Components: cp.ComponentStatuses}
 }
 
 // launch runs comp in the group with a context of its own, so that Stop
@@ -278,11 +315,14 @@ func (cp *ControlPlane) cluster() Cluster {
 func (cp *ControlPlane) launch(comp Component) {
 	ctx, cancel := context.WithCancel(cp.groupCtx)
 	rc := &runningComponent{name: comp.Name(), cancel: cancel, done: make(chan struct{})}
+	cp.mu.Lock()
 	cp.components = append(cp.components, rc)
+	cp.mu.Unlock()
 	cp.group.Go(func() error {
 		defer close(rc.done)
 		if err := comp.Run(ctx); err != nil {
-			return fmt.Errorf("%s: %w", comp.Name(), err)
+			rc.err = fmt.Errorf("%s: %w", comp.Name(), err)
+			return rc.err
 		}
 		return nil
 	})
@@ -304,8 +344,11 @@ func (cp *ControlPlane) Wait(ctx context.Context) error {
 // etcd client and the embedded etcd. It is safe to call more than once.
 func (cp *ControlPlane) Stop() error {
 	cp.stopOnce.Do(func() {
-		for i := len(cp.components) - 1; i >= 0; i-- {
-			rc := cp.components[i]
+		cp.mu.Lock()
+		comps := slices.Clone(cp.components)
+		cp.mu.Unlock()
+		for i := len(comps) - 1; i >= 0; i-- {
+			rc := comps[i]
 			rc.cancel()
 			<-rc.done
 			cp.log.Debug("stopped", "component", rc.name)

@@ -96,8 +96,23 @@ func TestBootstrapAndOrder(t *testing.T) {
 	if want := "dnsplane API server at " + ts.URL + "\nkubeconfig: " + ts.Kubeconfig + "\n"; ts.Banner() != want {
 		t.Errorf("banner %q, want %q", ts.Banner(), want)
 	}
+	running := func() (names []string) {
+		for _, c := range ts.ComponentStatuses() {
+			if c.Running {
+				names = append(names, c.Name)
+			}
+		}
+		return names
+	}
+	// What `dnsplane status` reads through the control socket.
+	if got := running(); len(got) < 4 || got[0] != "apiserver" || !slices.Equal(got[len(got)-3:], []string{"a", "b", "c"}) {
+		t.Errorf("running components %q, want apiserver first, a, b, c last", got)
+	}
 	if err := ts.Stop(); err != nil {
 		t.Fatal(err)
+	}
+	if got := running(); len(got) != 0 {
+		t.Errorf("running after Stop: %q", got)
 	}
 	want := []string{"start a", "start b", "start c", "stop c", "stop b", "stop a"}
 	if !slices.Equal(rec.events, want) {

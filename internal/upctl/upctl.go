@@ -6,6 +6,14 @@
 //	GET  /nodes              → {"nodes":[{"name":"node-1","running":true},…]}
 //	POST /nodes/NAME/stop    → {"name":"node-2","running":false,"changed":true}
 //	POST /nodes/NAME/start   → {"name":"node-2","running":true,"changed":true}
+//	GET  /components         → {"components":[{"name":"apiserver","running":true},…,
+//	                             {"name":"scheduler","running":false,"error":"…"}]}
+//
+// /components lists every component of `up` in its start order (the API
+// server, controllers, scheduler, DNS operator, cluster DNS, each node's
+// cache and agent, …) and whether its Run is still going; `dnsplane status`
+// reads it. A node's components keep running while the node is stopped
+// (they wait to be started again); /nodes says which nodes are stopped.
 //
 // Errors are a status other than 200 with {"error":"…"} in the user's terms.
 package upctl
@@ -53,6 +61,18 @@ type NodeList struct {
 	Nodes []NodeStatus `json:"nodes"`
 }
 
+// ComponentStatus is one component in the protocol.
+type ComponentStatus struct {
+	Name    string `json:"name"`
+	Running bool   `json:"running"`
+	Error   string `json:"error,omitempty"`
+}
+
+// ComponentList is the answer to GET /components.
+type ComponentList struct {
+	Components []ComponentStatus `json:"components"`
+}
+
 type errorBody struct {
 	Error string `json:"error"`
 }
@@ -62,7 +82,9 @@ type errorBody struct {
 type Server struct {
 	DataDir string
 	Nodes   []Node
-	Logger  *slog.Logger
+	// Components lists the control plane's components (GET /components).
+	Components func() []ComponentStatus
+	Logger     *slog.Logger
 
 	ln net.Listener
 }
@@ -127,6 +149,13 @@ func (s *Server) Handler() http.Handler {
 		}
 		writeJSON(w, http.StatusOK, l)
 	})
+	mux.HandleFunc("GET /components", func(w http.ResponseWriter, _ *http.Request) {
+		l := ComponentList{Components: []ComponentStatus{}}
+		if s.Components != nil {
+			l.Components = append(l.Components, s.Components()...)
+		}
+		writeJSON(w, http.StatusOK, l)
+	})
 	mux.HandleFunc("POST /nodes/{name}/{action}", func(w http.ResponseWriter, r *http.Request) {
 		var on bool
 		switch r.PathValue("action") {
@@ -178,6 +207,13 @@ type Client struct{ DataDir string }
 func (c Client) Nodes(ctx context.Context) (NodeList, error) {
 	var l NodeList
 	err := c.do(ctx, http.MethodGet, "/nodes", &l)
+	return l, err
+}
+
+// Components lists the components of `up` and whether each runs.
+func (c Client) Components(ctx context.Context) (ComponentList, error) {
+	var l ComponentList
+	err := c.do(ctx, http.MethodGet, "/components", &l)
 	return l, err
 }
 

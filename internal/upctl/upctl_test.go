@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -34,8 +35,14 @@ func (n *fakeNode) Set(_ context.Context, on bool) (bool, error) {
 // serve runs a Server over a socket in a temp data dir until the test ends.
 func serve(t *testing.T, nodes ...Node) string {
 	t.Helper()
+	return serveServer(t, &Server{Nodes: nodes})
+}
+
+// serveServer is serve for a Server of the test's making.
+func serveServer(t *testing.T, s *Server) string {
+	t.Helper()
 	dir := t.TempDir()
-	s := &Server{DataDir: dir, Nodes: nodes}
+	s.DataDir = dir
 	ctx, cancel := context.WithCancel(context.Background())
 	if err := s.Start(ctx); err != nil {
 		t.Fatal(err)
@@ -150,5 +157,32 @@ func TestStartReplacesStale(t *testing.T) {
 	err := (&Server{DataDir: dir}).Start(context.Background())
 	if err == nil || !strings.Contains(err.Error(), "another dnsplane up serves this data dir") {
 		t.Errorf("second Start: %v", err)
+	}
+}
+
+// TestComponents: GET /components is the control plane's list as is, and
+// an empty list (not null) before it has one.
+func TestComponents(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	want := []ComponentStatus{{Name: "apiserver", Running: true}, {Name: "scheduler", Error: "scheduler: lease lost"}}
+	tests := []struct {
+		name string
+		list func() []ComponentStatus
+		want []ComponentStatus
+	}{
+		{name: "listed", list: func() []ComponentStatus { return want }, want: want},
+		{name: "none", want: []ComponentStatus{}},
+	}
+	for _, tt := range tests {
+		dir := serveServer(t, &Server{Components: tt.list})
+		got, err := Client{DataDir: dir}.Components(ctx)
+		if err != nil {
+			t.Fatalf("%s: %v", tt.name, err)
+		}
+		if !slices.Equal(got.Components, tt.want) || got.Components == nil {
+			t.Errorf("%s: %+v, want %+v", tt.name, got.Components, tt.want)
+		}
 	}
 }
