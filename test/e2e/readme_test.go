@@ -492,7 +492,6 @@ func scratchDir(t *testing.T, root string, rewrite func(string) string) string {
 // docRunner runs one page's commands in its environment.
 type docRunner struct {
 	page    string
-	env     docEnv
 	dir     string // where commands run
 	dataDir string
 	addrs   docAddrs
@@ -667,7 +666,7 @@ func runPage(t *testing.T, root, path string, env docEnv, checks []readmeCheck) 
 	}
 
 	home := t.TempDir()
-	r := &docRunner{page: path, env: env, dataDir: filepath.Join(home, ".dnsplane"), environ: docsEnviron(home)}
+	r := &docRunner{page: path, dataDir: filepath.Join(home, ".dnsplane"), environ: docsEnviron(home)}
 	if env != envOffline {
 		r.addrs = pickDocAddrs(t, upNodes(cmds))
 	}
