@@ -17,16 +17,17 @@ var machineHome = os.Getenv("HOME")
 // empty home under dir and no KUBECONFIG, so that one run without
 // --data-dir or --kubeconfig never reaches the user's ~/.dnsplane or the
 // up their exported KUBECONFIG names (issue 21, item 5: the tests must not
-// depend on the machine being idle). Go's own directories stay where they
-// were: they derive from HOME, and a build with a cold cache would take
-// minutes.
+// depend on the machine being idle). Go's own directories and settings
+// stay where they were: they derive from HOME, and a build with a cold
+// cache would take minutes.
 func isolateFromMachine(dir string) error {
-	out, err := exec.Command("go", "env", "GOCACHE", "GOMODCACHE", "GOPATH").Output()
+	goDirs := []string{"GOCACHE", "GOMODCACHE", "GOPATH", "GOENV"}
+	out, err := exec.Command("go", append([]string{"env"}, goDirs...)...).Output()
 	if err != nil {
 		return fmt.Errorf("go env: %w", err)
 	}
 	vals := strings.Split(strings.TrimRight(string(out), "\n"), "\n")
-	for i, name := range []string{"GOCACHE", "GOMODCACHE", "GOPATH"} {
+	for i, name := range goDirs {
 		if i < len(vals) && vals[i] != "" {
 			if err := os.Setenv(name, vals[i]); err != nil {
 				return err
