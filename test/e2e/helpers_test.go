@@ -58,6 +58,10 @@ func runTests(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, "e2e:", err)
 		return 1
 	}
+	if err := isolateFromMachine(dir); err != nil {
+		fmt.Fprintln(os.Stderr, "e2e:", err)
+		return 1
+	}
 	code := m.Run()
 	if shared.srv != nil {
 		if err := shared.srv.stop(); err != nil {
