@@ -114,11 +114,11 @@ func nameservers(conf string) []string {
 	return servers
 }
 
-// upHealthy is where the test asks whether every component of up is
-// healthy. Today it checks what a user can: the API server's /readyz,
-// every Node Ready, the cluster DNS and every running node's cache
-// answering kubernetes.default. `dnsplane status` (issue 21, item 2)
-// reports the same per component and belongs here.
+// upHealthy asks whether every component of up is healthy, as a user
+// can: the API server's /readyz, every Node Ready, the cluster DNS and
+// every running node's cache answering kubernetes.default, and then
+// `dnsplane status` (issue 21, item 2), which must agree: exit 0 with a
+// Healthy line per component.
 func (c *nodesUp) upHealthy(t *testing.T, when string) {
 	t.Helper()
 	cs := clientFor(t, c.Kubeconfig)
@@ -146,6 +146,19 @@ func (c *nodesUp) upHealthy(t *testing.T, when string) {
 	for _, s := range servers {
 		waitAnswers(t, s, "kubernetes.default.svc.cluster.local", dns.TypeA, []string{"10.96.0.1"})
 	}
+	// API server, etcd, controllers, scheduler, DNS operator, cluster DNS,
+	// and a node cache and an agent per node.
+	want := 6 + 2*len(c.nodes)
+	waitUntil(t, 30*time.Second, when+": dnsplane status exits 0", func(context.Context) (bool, string) {
+		out, errOut, code := runDnsplane(t, "status", "--data-dir", c.DataDir)
+		healthy := 0
+		for line := range strings.Lines(out) {
+			if f := strings.Fields(line); len(f) >= 2 && f[1] == "Healthy" {
+				healthy++
+			}
+		}
+		return code == 0 && healthy == want, fmt.Sprintf("exit %d, %d of %d lines Healthy:\n%s%s", code, healthy, want, out, errOut)
+	})
 }
 
 // podState is what a restart must keep of a pod.
