@@ -33,7 +33,7 @@ var unservedAPIs = []unservedEntry{
 	{"", "pods", "proxy", "no pod runs, so there is nothing to proxy to"},
 	{"", "nodes", "proxy", "there is no kubelet to proxy to"},
 	{"", "services", "proxy", "no pod runs behind a service, so there is nothing to proxy to"},
-	{"authorization.k8s.io", anyResource, "", "there is no authorization, and every authenticated user may do everything"},
+	{"authorization.k8s.io", anyResource, "", "requests are authorized (--authorization-mode), but the access reviews that ask in advance are not built yet"},
 }
 
 // unservedFor returns the entry of unservedAPIs a request path names, and

@@ -85,7 +85,7 @@ func TestUnservedStatus(t *testing.T) {
 		{http.MethodPost, "/api/v1/namespaces/default/pods/x/proxy/healthz",
 			"dnsplane does not serve pods/proxy: no pod runs, so there is nothing to proxy to (docs/apiserver.md#what-is-not-served)"},
 		{http.MethodPost, "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews",
-			"dnsplane does not serve selfsubjectaccessreviews.authorization.k8s.io: there is no authorization, and every authenticated user may do everything (docs/apiserver.md#what-is-not-served)"},
+			"dnsplane does not serve selfsubjectaccessreviews.authorization.k8s.io: requests are authorized (--authorization-mode), but the access reviews that ask in advance are not built yet (docs/apiserver.md#what-is-not-served)"},
 	} {
 		t.Run(tc.method+" "+tc.path, func(t *testing.T) {
 			rec := httptest.NewRecorder()

@@ -25,7 +25,7 @@ import (
 
 // cluster is a fake API with upstream's bootstrap policy, a RoleBinding
 // letting dave read secrets in "team", and pods on two nodes.
-func cluster(t *testing.T) *fake.Clientset {
+func cluster(t testing.TB) *fake.Clientset {
 	t.Helper()
 	p := BootstrapPolicy()
 	var objs []runtime.Object
@@ -52,7 +52,7 @@ func cluster(t *testing.T) *fake.Clientset {
 // started builds modes over the fake cluster and waits until the
 // authorizers have read it: the informers, and the node graph, which
 // event handlers fill after the informers' stores.
-func started(t *testing.T, modes []string) *Authorizer {
+func started(t testing.TB, modes []string) *Authorizer {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	f := informers.NewSharedInformerFactory(cluster(t), 0)

@@ -29,7 +29,7 @@ func TestKubectlUnserved(t *testing.T) {
 		{[]string{"exec", "x", "--", "ls"},
 			failed("Error from server (BadRequest): pod x does not have a host assigned")},
 		{[]string{"auth", "can-i", "get", "pods"},
-			failed("Error from server (NotFound): dnsplane does not serve selfsubjectaccessreviews.authorization.k8s.io: there is no authorization, and every authenticated user may do everything" + doc)},
+			failed("Error from server (NotFound): dnsplane does not serve selfsubjectaccessreviews.authorization.k8s.io: requests are authorized (--authorization-mode), but the access reviews that ask in advance are not built yet" + doc)},
 	} {
 		wantKubectl(t, kc, "", tc.want, append([]string{"-n", ns}, tc.args...)...)
 	}
