@@ -269,6 +269,9 @@ func (s *Server) route(w http.ResponseWriter, r *http.Request) {
 	case p == selfSubjectReviewsPath:
 		s.serveSelfSubjectReview(w, r)
 		return
+	case p == selfSubjectAccessReviewsPath:
+		s.serveSelfSubjectAccessReview(w, r)
+		return
 	case p == "/metrics":
 		promhttp.HandlerFor(s.gatherer, promhttp.HandlerOpts{}).ServeHTTP(w, r)
 		return

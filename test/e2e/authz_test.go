@@ -12,7 +12,7 @@ import (
 // and upstream's bootstrap policy, a token that is not the admin's may ask
 // who it is but not read Secrets in kube-system, exec, or impersonate,
 // until a RoleBinding allows the read; kubectl prints kube-apiserver's
-// messages. Before, every authenticated user could do everything.
+// messages, and `kubectl auth can-i` says so beforehand. Before, every authenticated user could do everything.
 func TestAuthorization(t *testing.T) {
 	requireKubectl(t)
 	tokens := writeFile(t, "tokens.csv", "carol-token,carol,carol-uid\n")
@@ -23,6 +23,9 @@ func TestAuthorization(t *testing.T) {
 	wantKubectl(t, carol, "", ok("carol"), "auth", "whoami", "-o", "jsonpath={.status.userInfo.username}{\"\\n\"}")
 	wantKubectl(t, admin, "", ok("admin"), "auth", "whoami", "-o", "jsonpath={.status.userInfo.username}{\"\\n\"}")
 	wantKubectl(t, admin, "", ok("secret/carol-may-read created"), "-n", "kube-system", "create", "secret", "generic", "carol-may-read", "--from-literal=k=v")
+
+	wantKubectl(t, carol, "", run{stdout: "no\n", exit: 1}, "auth", "can-i", "list", "secrets", "-n", "kube-system")
+	wantKubectl(t, admin, "", ok("yes"), "auth", "can-i", "*", "*")
 
 	forbidden := `Error from server (Forbidden): secrets is forbidden: User "carol" cannot list resource "secrets" in API group "" in the namespace "kube-system"`
 	wantKubectl(t, carol, "", failed(forbidden), "-n", "kube-system", "get", "secrets", "-o", "name")
@@ -41,6 +44,7 @@ func TestAuthorization(t *testing.T) {
 		out, stderr, exit := kubectl(t, carol, "", "-n", "kube-system", "get", "secrets", "-o", "name")
 		return exit == 0 && strings.Contains(out, "secret/carol-may-read"), stderr
 	})
+	wantKubectl(t, carol, "", ok("yes"), "auth", "can-i", "list", "secrets", "-n", "kube-system")
 	// Read only: the Role grants no delete.
 	wantKubectl(t, carol, "", failed(`Error from server (Forbidden): secrets "carol-may-read" is forbidden: User "carol" cannot delete resource "secrets" in API group "" in the namespace "kube-system"`),
 		"-n", "kube-system", "delete", "secret", "carol-may-read")
