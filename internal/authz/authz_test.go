@@ -3,6 +3,7 @@ package authz
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -80,6 +81,15 @@ func started(t testing.TB, modes []string) *Authorizer {
 	return a
 }
 
+// writeStatus is the ErrorWriter of the tests: the Status as JSON.
+func writeStatus(w http.ResponseWriter, _ *http.Request, err error) {
+	var se *apierrors.StatusError
+	if !errors.As(err, &se) {
+		se = apierrors.NewInternalError(err)
+	}
+	authn.WriteStatus(w, se)
+}
+
 func contains(list []string, s string) bool {
 	for _, v := range list {
 		if v == s {
@@ -105,9 +115,7 @@ var (
 func TestFilterDecisions(t *testing.T) {
 	t.Parallel()
 	a := started(t, DefaultModes())
-	h := Filter(a, func(w http.ResponseWriter, _ *http.Request, err error) {
-		authn.WriteStatus(w, err.(*apierrors.StatusError))
-	}, slog.New(slog.DiscardHandler), http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+	h := Filter(a, writeStatus, slog.New(slog.DiscardHandler), http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		w.WriteHeader(http.StatusOK)
 	}))
 	tests := []struct {
@@ -196,9 +204,7 @@ func TestWebsocketExecNeedsCreate(t *testing.T) {
 		}
 		return authorizer.DecisionNoOpinion, "", nil
 	})
-	h := Filter(getOnly, func(w http.ResponseWriter, _ *http.Request, err error) {
-		authn.WriteStatus(w, err.(*apierrors.StatusError))
-	}, slog.New(slog.DiscardHandler), http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {}))
+	h := Filter(getOnly, writeStatus, slog.New(slog.DiscardHandler), http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {}))
 	for path, want := range map[string]int{
 		"/api/v1/namespaces/team/pods/p1/exec?command=id": 403,
 		"/api/v1/namespaces/team/pods/p1/attach":          403,

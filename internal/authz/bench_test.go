@@ -6,8 +6,6 @@ import (
 	"net/http/httptest"
 	"testing"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-
 	"github.com/dnsplane/dnsplane/internal/authn"
 )
 
@@ -19,9 +17,7 @@ import (
 // nothing allows (every binding walked, then the 403 written).
 func BenchmarkFilter(b *testing.B) {
 	a := started(b, DefaultModes())
-	h := Filter(a, func(w http.ResponseWriter, _ *http.Request, err error) {
-		authn.WriteStatus(w, err.(*apierrors.StatusError))
-	}, slog.New(slog.DiscardHandler), http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
+	h := Filter(a, writeStatus, slog.New(slog.DiscardHandler), http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
 	for _, bc := range []struct {
 		name string
 		user authn.User
