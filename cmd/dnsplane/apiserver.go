@@ -15,6 +15,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/dnsplane/dnsplane/internal/apiserver"
+	"github.com/dnsplane/dnsplane/internal/authz"
 	"github.com/dnsplane/dnsplane/internal/controlplane"
 	"github.com/dnsplane/dnsplane/internal/features"
 )
@@ -42,6 +43,8 @@ func (a *apiServerFlags) register(f *pflag.FlagSet) {
 	f.DurationVar(&c.CompactionInterval, "etcd-compaction-interval", 5*time.Minute, "how often old etcd revisions are compacted, as kube-apiserver")
 	f.StringVar(&c.ServiceClusterIPRange, "service-cluster-ip-range", "10.96.0.0/12", "CIDR Service cluster IPs are allocated from")
 	f.StringVar(&c.TokenAuthFile, "token-auth-file", "", `extra bearer tokens, one "token,user,uid,\"group1,group2\"" per line`)
+	f.StringSliceVar(&c.AuthorizationModes, "authorization-mode", authz.DefaultModes(),
+		"ordered list of authorizers, as kube-apiserver's: AlwaysAllow, AlwaysDeny, Node, RBAC (system:masters is always allowed)")
 	f.StringVar(&a.gates, "feature-gates", "", "comma-separated Name=true|false pairs: RelaxedDNSSearchValidation, PodDNSCustomPolicy, PodDNSAutopath, ServerSideFieldValidation")
 	f.StringVar(&a.logLevel, "log-level", "info", "debug, info, warn or error")
 	a.registerLimits(f)

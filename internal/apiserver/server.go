@@ -16,9 +16,11 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/version"
+	"k8s.io/apiserver/pkg/authorization/authorizer"
 	"k8s.io/component-base/featuregate"
 
 	"github.com/dnsplane/dnsplane/internal/authn"
+	"github.com/dnsplane/dnsplane/internal/authz"
 	"github.com/dnsplane/dnsplane/internal/discovery"
 	"github.com/dnsplane/dnsplane/internal/features"
 	"github.com/dnsplane/dnsplane/internal/openapi/document"
@@ -55,7 +57,11 @@ type Config struct {
 
 	Gates         featuregate.FeatureGate // nil = defaults
 	Authenticator authn.Authenticator     // nil = no authentication (tests only)
-	Logger        *slog.Logger
+	// Authorizer decides what an authenticated user may do
+	// (internal/authz, --authorization-mode); nil allows everything, and
+	// every authenticated user may impersonate anyone.
+	Authorizer authorizer.Authorizer
+	Logger     *slog.Logger
 	// Metrics receives the request metrics; nil = a private registry.
 	Metrics prometheus.Registerer
 	// MetricsGatherer serves /metrics; nil = the private registry.
@@ -226,14 +232,24 @@ var publicPaths = []string{"/healthz", "/livez", "/readyz", "/version", "/versio
 // Handler returns the full handler chain, in kube-apiserver's order
 // (DefaultBuildHandlerChain): the request deadline covers authentication,
 // and max-in-flight counts only authenticated requests, so a flood of bad
-// credentials gets 401s without taking slots.
+// credentials gets 401s without taking slots; authorization comes last,
+// on the user impersonation leaves, inside max-in-flight.
 func (s *Server) Handler() http.Handler {
 	var h http.Handler = http.HandlerFunc(s.route)
+	if s.cfg.Authenticator != nil && s.cfg.Authorizer != nil {
+		h = authz.Filter(s.cfg.Authorizer, func(w http.ResponseWriter, r *http.Request, err error) {
+			writeErrorNegotiated(w, r, s.log, err)
+		}, s.log, h)
+	}
 	h = withMaxInFlight(h, s.readOnly, s.mutating)
 	if s.cfg.Authenticator != nil {
+		mayImpersonate := authn.AuthenticatedMayImpersonate
+		if s.cfg.Authorizer != nil {
+			mayImpersonate = authz.Impersonation(s.cfg.Authorizer)
+		}
 		// Impersonation acts on the authenticated user, so it runs after
 		// authentication, as in kube-apiserver.
-		h = authn.Impersonation(authn.AuthenticatedMayImpersonate, s.log, h)
+		h = authn.Impersonation(mayImpersonate, s.log, h)
 		h = authn.Middleware(authn.Union(s.cfg.Authenticator, s.tokens), publicPaths, h)
 	}
 	h = withRequestDeadline(h, s.limits.RequestTimeout)
@@ -252,6 +268,9 @@ func (s *Server) route(w http.ResponseWriter, r *http.Request) {
 		return
 	case p == selfSubjectReviewsPath:
 		s.serveSelfSubjectReview(w, r)
+		return
+	case p == selfSubjectAccessReviewsPath:
+		s.serveSelfSubjectAccessReview(w, r)
 		return
 	case p == "/metrics":
 		promhttp.HandlerFor(s.gatherer, promhttp.HandlerOpts{}).ServeHTTP(w, r)

@@ -21,7 +21,7 @@ func TestUnservedFor(t *testing.T) {
 		{"/api/v1/nodes/n1/proxy", "nodes/proxy"},
 		{"/api/v1/nodes/n1/proxy/metrics/cadvisor", "nodes/proxy"},
 		{"/api/v1/namespaces/ns/services/https:web:443/proxy/", "services/proxy"},
-		{"/apis/authorization.k8s.io/v1/selfsubjectaccessreviews", "selfsubjectaccessreviews.authorization.k8s.io"},
+		{"/apis/authorization.k8s.io/v1/subjectaccessreviews", "subjectaccessreviews.authorization.k8s.io"},
 		{"/apis/authorization.k8s.io/v1/selfsubjectrulesreviews", "selfsubjectrulesreviews.authorization.k8s.io"},
 		{"/apis/authorization.k8s.io/v1/namespaces/ns/localsubjectaccessreviews", "localsubjectaccessreviews.authorization.k8s.io"},
 		{"/apis/authorization.k8s.io/v1", "the API group authorization.k8s.io"},
@@ -84,8 +84,8 @@ func TestUnservedStatus(t *testing.T) {
 			"dnsplane does not serve pods/portforward: there are no containers to forward ports to (docs/apiserver.md#what-is-not-served)"},
 		{http.MethodPost, "/api/v1/namespaces/default/pods/x/proxy/healthz",
 			"dnsplane does not serve pods/proxy: no pod runs, so there is nothing to proxy to (docs/apiserver.md#what-is-not-served)"},
-		{http.MethodPost, "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews",
-			"dnsplane does not serve selfsubjectaccessreviews.authorization.k8s.io: there is no authorization, and every authenticated user may do everything (docs/apiserver.md#what-is-not-served)"},
+		{http.MethodPost, "/apis/authorization.k8s.io/v1/selfsubjectrulesreviews",
+			"dnsplane does not serve selfsubjectrulesreviews.authorization.k8s.io: of the access reviews, only selfsubjectaccessreviews (kubectl auth can-i VERB RESOURCE) is served yet (docs/apiserver.md#what-is-not-served)"},
 	} {
 		t.Run(tc.method+" "+tc.path, func(t *testing.T) {
 			rec := httptest.NewRecorder()

@@ -1,6 +1,7 @@
 package authn
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -65,14 +66,14 @@ func (r ImpersonationRequest) String() string {
 }
 
 // ImpersonationAuthorizer says whether actor may impersonate what r names.
-type ImpersonationAuthorizer func(actor User, r ImpersonationRequest) bool
+type ImpersonationAuthorizer func(ctx context.Context, actor User, r ImpersonationRequest) bool
 
 // AuthenticatedMayImpersonate lets every authenticated user impersonate
 // anyone, and the anonymous user no one. It fits a server without
 // authorization, where every authenticated user may already do everything,
 // so acting as someone else grants nothing more; anonymous requests only
 // reach public paths and must not gain an identity there.
-func AuthenticatedMayImpersonate(actor User, _ ImpersonationRequest) bool {
+func AuthenticatedMayImpersonate(_ context.Context, actor User, _ ImpersonationRequest) bool {
 	return actor.Name != UserAnonymous && !slices.Contains(actor.Groups, GroupUnauthenticated)
 }
 
@@ -94,7 +95,7 @@ func Impersonation(authorize ImpersonationAuthorizer, log *slog.Logger, next htt
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		reqs, err := ParseImpersonation(r.Header)
 		if err != nil {
-			writeStatus(w, apierrors.NewBadRequest(err.Error()))
+			WriteStatus(w, apierrors.NewBadRequest(err.Error()))
 			return
 		}
 		if len(reqs) == 0 {
@@ -104,12 +105,12 @@ func Impersonation(authorize ImpersonationAuthorizer, log *slog.Logger, next htt
 		actor, ok := UserFrom(r.Context())
 		if !ok {
 			// A wiring bug, not the client's fault: fail closed.
-			writeStatus(w, apierrors.NewInternalError(errors.New("no user found for request")))
+			WriteStatus(w, apierrors.NewInternalError(errors.New("no user found for request")))
 			return
 		}
 		for _, req := range reqs {
-			if !authorize(actor, req) {
-				writeStatus(w, apierrors.NewForbidden(req.groupResource(), req.Name, errors.New(forbiddenImpersonation(actor, req))))
+			if !authorize(r.Context(), actor, req) {
+				WriteStatus(w, apierrors.NewForbidden(req.groupResource(), req.Name, errors.New(forbiddenImpersonation(actor, req))))
 				return
 			}
 		}
@@ -277,8 +278,8 @@ func hasPrefixFold(s, prefix string) bool {
 	return len(s) >= len(prefix) && strings.EqualFold(s[:len(prefix)], prefix)
 }
 
-// writeStatus writes err as the metav1.Status kube-apiserver would send.
-func writeStatus(w http.ResponseWriter, err *apierrors.StatusError) {
+// WriteStatus writes err as the metav1.Status kube-apiserver would send.
+func WriteStatus(w http.ResponseWriter, err *apierrors.StatusError) {
 	st := err.Status()
 	st.Kind, st.APIVersion = "Status", "v1"
 	body, mErr := json.Marshal(st)

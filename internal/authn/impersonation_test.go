@@ -136,7 +136,7 @@ func TestImpersonation(t *testing.T) {
 func TestImpersonationStatusesMatchKube(t *testing.T) {
 	for _, err := range []*apierrors.StatusError{apierrors.NewBadRequest("x"), apierrors.NewForbidden(ImpersonationRequest{Resource: "uids"}.groupResource(), "42", errors.New("no"))} {
 		w := httptest.NewRecorder()
-		writeStatus(w, err)
+		WriteStatus(w, err)
 		want := err.Status()
 		want.Kind, want.APIVersion = "Status", "v1"
 		b, _ := json.Marshal(want)

@@ -20,6 +20,7 @@ import (
 	"k8s.io/component-base/featuregate"
 
 	"github.com/dnsplane/dnsplane/internal/apiserver"
+	"github.com/dnsplane/dnsplane/internal/authz"
 	"github.com/dnsplane/dnsplane/internal/controllers"
 	"github.com/dnsplane/dnsplane/internal/ipalloc"
 	"github.com/dnsplane/dnsplane/internal/pki"
@@ -48,8 +49,12 @@ type Config struct {
 	// TokenAuthFile (--token-auth-file) adds tokens to the generated admin
 	// token (kube's CSV format); empty uses only DataDir/tokens.csv.
 	TokenAuthFile string
-	Gates         featuregate.FeatureGate
-	Logger        *slog.Logger
+	// AuthorizationModes (--authorization-mode) are the authorizers, in
+	// order, behind system:masters (internal/authz); nil is
+	// authz.DefaultModes (Node,RBAC).
+	AuthorizationModes []string
+	Gates              featuregate.FeatureGate
+	Logger             *slog.Logger
 	// CompactionInterval is how often old etcd revisions are compacted
 	// (default 5m, as kube-apiserver).
 	CompactionInterval time.Duration
@@ -116,6 +121,9 @@ func (c Config) withDefaults() Config {
 	if c.ShutdownTimeout == 0 {
 		c.ShutdownTimeout = 30 * time.Second
 	}
+	if c.AuthorizationModes == nil {
+		c.AuthorizationModes = authz.DefaultModes()
+	}
 	return c
 }
 
@@ -137,6 +145,9 @@ func (c Config) Validate() error {
 	}
 	if a := c.AdvertiseAddress; a != "" && net.ParseIP(a) == nil {
 		errs = append(errs, ConfigErrorf("--advertise-address %q: want an IP address", a))
+	}
+	if err := authz.ValidateModes(c.AuthorizationModes); err != nil {
+		errs = append(errs, &ConfigError{Err: fmt.Errorf("--authorization-mode: %w", err)})
 	}
 	if !strings.HasPrefix(c.EtcdPrefix, "/") {
 		errs = append(errs, ConfigErrorf("--etcd-prefix %q: want a key prefix starting with /", c.EtcdPrefix))

@@ -235,6 +235,10 @@ func Start(ctx context.Context, c Config) (*ControlPlane, error) {
 	if err != nil {
 		return fail(fmt.Errorf("service account signing key: %w", err))
 	}
+	authorization, err := newAuthorization(c.AuthorizationModes, kubeconfig)
+	if err != nil {
+		return fail(err)
+	}
 	maxObject := 0
 	if len(c.EtcdServers) == 0 {
 		maxObject = apiserver.EmbeddedEtcdMaxObjectBytes
@@ -243,7 +247,8 @@ func Start(ctx context.Context, c Config) (*ControlPlane, error) {
 	srv, err := apiserver.New(apiserver.Config{Store: store, ServiceIPs: ips, ClusterDomain: c.ClusterDomain, Gates: c.Gates, Authenticator: authenticator,
 		OwnDNSAddresses: func() []netip.AddrPort { return dnsAddresses(roles) },
 		Logger:          log, SecurePort: port, BookmarkInterval: c.BookmarkInterval, Limits: c.Limits, MaxObjectBytes: maxObject, KubeletTLS: agents,
-		ServiceAccountKey: saKey, ServiceAccountIssuer: serviceAccountIssuer(c.ClusterDomain)})
+		ServiceAccountKey: saKey, ServiceAccountIssuer: serviceAccountIssuer(c.ClusterDomain),
+		Authorizer: authorization.authorizer})
 	if err != nil {
 		return fail(err)
 	}
@@ -261,6 +266,10 @@ func Start(ctx context.Context, c Config) (*ControlPlane, error) {
 	}
 	log.Info("API server listening", "url", cp.URL, "kubeconfig", kubeconfig)
 	cp.launch(&apiServerComponent{serving: serving, timeout: c.ShutdownTimeout})
+	cp.launch(authorization)
+	if err := authorization.ready(ctx, log); err != nil {
+		return nil, errors.Join(err, cp.Stop())
+	}
 	// What kube-apiserver leaves to kube-controller-manager, in this
 	// process (internal/controllers): by default (`apiserver`) emptying a
 	// Terminating namespace and collecting an owner's dependents; `up`

@@ -43,6 +43,8 @@ func TestBadFlags(t *testing.T) {
 		{"service range", []string{"--service-cluster-ip-range", "nope"}, 2,
 			`error: --service-cluster-ip-range "nope": netip.ParsePrefix("nope"): no '/'`},
 		{"unknown flag", []string{"--bogus"}, 2, "error: unknown flag: --bogus"},
+		{"authorization mode", []string{"--authorization-mode", "Node,Bogus"}, 2,
+			`error: --authorization-mode: authorization-mode "Bogus" is not a valid mode`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -28,8 +28,8 @@ func TestKubectlUnserved(t *testing.T) {
 			failed("Error from server (BadRequest): dnsplane runs no containers: pod " + ns + "/x has no logs; use `dnsplane exec` or `kubectl exec` to run a command with the pod's DNS files")},
 		{[]string{"exec", "x", "--", "ls"},
 			failed("Error from server (BadRequest): pod x does not have a host assigned")},
-		{[]string{"auth", "can-i", "get", "pods"},
-			failed("Error from server (NotFound): dnsplane does not serve selfsubjectaccessreviews.authorization.k8s.io: there is no authorization, and every authenticated user may do everything" + doc)},
+		{[]string{"auth", "can-i", "--list"},
+			failed("Error from server (NotFound): dnsplane does not serve selfsubjectrulesreviews.authorization.k8s.io: of the access reviews, only selfsubjectaccessreviews (kubectl auth can-i VERB RESOURCE) is served yet" + doc)},
 	} {
 		wantKubectl(t, kc, "", tc.want, append([]string{"-n", ns}, tc.args...)...)
 	}

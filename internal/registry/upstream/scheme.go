@@ -14,6 +14,9 @@ import (
 	appsv1 "k8s.io/kubernetes/pkg/apis/apps/v1"
 	appsv1beta1 "k8s.io/kubernetes/pkg/apis/apps/v1beta1"
 	appsv1beta2 "k8s.io/kubernetes/pkg/apis/apps/v1beta2"
+	"k8s.io/kubernetes/pkg/apis/authorization"
+	authorizationv1 "k8s.io/kubernetes/pkg/apis/authorization/v1"
+	authorizationv1beta1 "k8s.io/kubernetes/pkg/apis/authorization/v1beta1"
 	"k8s.io/kubernetes/pkg/apis/autoscaling"
 	autoscalingv1 "k8s.io/kubernetes/pkg/apis/autoscaling/v1"
 	autoscalingv2 "k8s.io/kubernetes/pkg/apis/autoscaling/v2"
@@ -114,6 +117,8 @@ var scheme = sync.OnceValue(func() *runtime.Scheme {
 			[]schema.GroupVersion{resourcev1.SchemeGroupVersion, resourcev1beta2.SchemeGroupVersion, resourcev1beta1.SchemeGroupVersion, resourcev1alpha3.SchemeGroupVersion}},
 		{[]func(*runtime.Scheme) error{admissionregistration.AddToScheme, admissionregistrationv1beta1.AddToScheme, admissionregistrationv1alpha1.AddToScheme, admissionregistrationv1.AddToScheme},
 			[]schema.GroupVersion{admissionregistrationv1.SchemeGroupVersion, admissionregistrationv1beta1.SchemeGroupVersion, admissionregistrationv1alpha1.SchemeGroupVersion}},
+		{[]func(*runtime.Scheme) error{authorization.AddToScheme, authorizationv1beta1.AddToScheme, authorizationv1.AddToScheme},
+			[]schema.GroupVersion{authorizationv1.SchemeGroupVersion, authorizationv1beta1.SchemeGroupVersion}},
 		{[]func(*runtime.Scheme) error{storagemigration.AddToScheme, storagemigrationv1beta1.AddToScheme, storagemigrationv1.AddToScheme},
 			[]schema.GroupVersion{storagemigrationv1.SchemeGroupVersion, storagemigrationv1beta1.SchemeGroupVersion}},
 	} {

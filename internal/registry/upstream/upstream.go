@@ -22,6 +22,11 @@ import (
 // registered kind, as kube-apiserver does to every object it decodes.
 func Default(obj runtime.Object) { scheme().Default(obj) }
 
+// Scheme is the scheme upstream's registry code is handed where
+// kube-apiserver hands it legacyscheme.Scheme (the access reviews'
+// declarative validation, internal/apiserver/accessreviews.go).
+func Scheme() *runtime.Scheme { return scheme() }
+
 // Convert converts in (a defaulted k8s.io/api object) into out, a pointer to
 // the internal type of the same kind that upstream's validators take.
 func Convert(in runtime.Object, out any) error {

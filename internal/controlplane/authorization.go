@@ -1,0 +1,85 @@
+package controlplane
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/dnsplane/dnsplane/internal/authz"
+)
+
+// policyTimeout bounds the bootstrap policy's reconciliation and the
+// authorizers' first sync, as kube-apiserver's rbac/bootstrap-roles hook
+// gives up after 30s.
+const policyTimeout = 30 * time.Second
+
+// authorization is the API server's authorizer (--authorization-mode) and
+// the informers of its own loopback client it reads, kube-apiserver's
+// VersionedInformerFactory: the authorizer is built before the API server
+// and the informers start once it serves.
+type authorization struct {
+	authorizer *authz.Authorizer
+	client     kubernetes.Interface
+	factory    informers.SharedInformerFactory
+}
+
+func newAuthorization(modes []string, kubeconfig string) (*authorization, error) {
+	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	if err != nil {
+		return nil, fmt.Errorf("authorization's loopback client: %w", err)
+	}
+	cfg.UserAgent = "dnsplane-apiserver-authorization"
+	cfg.WarningHandler = rest.NoWarnings{}
+	// The server's client of itself: its own limits apply, not client-go's
+	// 5 requests/s, which would make the policy's first reconciliation
+	// (a few hundred requests) last a minute.
+	cfg.QPS = -1
+	client, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("authorization's loopback client: %w", err)
+	}
+	// kube-apiserver's resync of its versioned informers.
+	factory := informers.NewSharedInformerFactory(client, 10*time.Minute)
+	a, err := authz.New(modes, factory)
+	if err != nil {
+		return nil, err
+	}
+	return &authorization{authorizer: a, client: client, factory: factory}, nil
+}
+
+func (a *authorization) Name() string { return "authorizer-informers" }
+
+// Run feeds the authorizers until ctx ends.
+func (a *authorization) Run(ctx context.Context) error {
+	a.factory.Start(ctx.Done())
+	<-ctx.Done()
+	a.factory.Shutdown()
+	return nil
+}
+
+// ready reconciles upstream's bootstrap policy, as kube-apiserver's
+// rbac/bootstrap-roles post-start hook does whatever the modes (the objects
+// are there when RBAC is turned on later), and then waits until the
+// authorizers have read it: before, RBAC would refuse every user but
+// system:masters, the anonymous /healthz included.
+func (a *authorization) ready(ctx context.Context, log *slog.Logger) error {
+	start := time.Now()
+	if err := authz.EnsurePolicy(ctx, a.client, authz.BootstrapPolicy(), policyTimeout, log); err != nil {
+		return err
+	}
+	err := wait.PollUntilContextTimeout(ctx, 20*time.Millisecond, policyTimeout, true, func(context.Context) (bool, error) {
+		return a.authorizer.HasSynced(), nil
+	})
+	if err != nil {
+		return fmt.Errorf("waiting for the authorizers' informers: %w", err)
+	}
+	log.Debug("authorization ready", "took", time.Since(start))
+	return nil
+}

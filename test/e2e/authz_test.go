@@ -1,0 +1,69 @@
+package e2e
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+)
+
+// TestAuthorization: with the default --authorization-mode (Node,RBAC)
+// and upstream's bootstrap policy, a token that is not the admin's may ask
+// who it is but not read Secrets in kube-system, exec, or impersonate,
+// until a RoleBinding allows the read; kubectl prints kube-apiserver's
+// messages, and `kubectl auth can-i` says so beforehand. Before, every authenticated user could do everything.
+func TestAuthorization(t *testing.T) {
+	requireKubectl(t)
+	tokens := writeFile(t, "tokens.csv", "carol-token,carol,carol-uid\n")
+	srv := startServer(t, t.TempDir(), "--token-auth-file", tokens)
+	admin := srv.Kubeconfig
+	carol := kubeconfigWithUser(t, admin, &clientcmdapi.AuthInfo{Token: "carol-token"})
+
+	wantKubectl(t, carol, "", ok("carol"), "auth", "whoami", "-o", "jsonpath={.status.userInfo.username}{\"\\n\"}")
+	wantKubectl(t, admin, "", ok("admin"), "auth", "whoami", "-o", "jsonpath={.status.userInfo.username}{\"\\n\"}")
+	wantKubectl(t, admin, "", ok("secret/carol-may-read created"), "-n", "kube-system", "create", "secret", "generic", "carol-may-read", "--from-literal=k=v")
+
+	wantKubectl(t, carol, "", run{stdout: "no\n", exit: 1}, "auth", "can-i", "list", "secrets", "-n", "kube-system")
+	wantKubectl(t, admin, "", ok("yes"), "auth", "can-i", "*", "*")
+
+	forbidden := `Error from server (Forbidden): secrets is forbidden: User "carol" cannot list resource "secrets" in API group "" in the namespace "kube-system"`
+	wantKubectl(t, carol, "", failed(forbidden), "-n", "kube-system", "get", "secrets", "-o", "name")
+	wantKubectl(t, carol, "", failed(`Error from server (Forbidden): pods "nosuch" is forbidden: User "carol" cannot get resource "pods" in API group "" in the namespace "kube-system"`),
+		"-n", "kube-system", "exec", "nosuch", "--", "id")
+	wantKubectl(t, carol, "", failed(`Error from server (Forbidden): users "admin" is forbidden: User "carol" cannot impersonate resource "users" in API group "" at the cluster scope`),
+		"--as", "admin", "-n", "kube-system", "get", "secrets", "-o", "name")
+	wantKubectl(t, carol, "", failed(`Error from server (Forbidden): dnses.operator.dnsplane.io "default" is forbidden: User "carol" cannot get resource "dnses" in API group "operator.dnsplane.io" at the cluster scope`),
+		"get", "dnses.operator.dnsplane.io", "default", "-o", "name")
+
+	mustKubectl(t, admin, "", "-n", "kube-system", "create", "role", "secret-reader", "--verb=get,list", "--resource=secrets")
+	mustKubectl(t, admin, "", "-n", "kube-system", "create", "rolebinding", "carol-reads-secrets", "--role=secret-reader", "--user=carol")
+	// The authorizer reads bindings through an informer: allowed once it
+	// has seen the binding, a few milliseconds later.
+	eventually(t, 10*time.Second, 50*time.Millisecond, func() (bool, string) {
+		out, stderr, exit := kubectl(t, carol, "", "-n", "kube-system", "get", "secrets", "-o", "name")
+		return exit == 0 && strings.Contains(out, "secret/carol-may-read"), stderr
+	})
+	wantKubectl(t, carol, "", ok("yes"), "auth", "can-i", "list", "secrets", "-n", "kube-system")
+	// Read only: the Role grants no delete.
+	wantKubectl(t, carol, "", failed(`Error from server (Forbidden): secrets "carol-may-read" is forbidden: User "carol" cannot delete resource "secrets" in API group "" in the namespace "kube-system"`),
+		"-n", "kube-system", "delete", "secret", "carol-may-read")
+
+	// The bootstrap policy is upstream's: the roles kubectl users expect.
+	for _, name := range []string{"clusterrole.rbac.authorization.k8s.io/cluster-admin", "clusterrole.rbac.authorization.k8s.io/system:node",
+		"clusterrolebinding.rbac.authorization.k8s.io/system:public-info-viewer"} {
+		kind, obj, _ := strings.Cut(name, "/")
+		wantKubectl(t, admin, "", ok(name), "get", kind, obj, "-o", "name")
+	}
+}
+
+// TestAuthorizationModeAlwaysAllow: --authorization-mode=AlwaysAllow is
+// kube-apiserver's: every authenticated user may do everything.
+func TestAuthorizationModeAlwaysAllow(t *testing.T) {
+	requireKubectl(t)
+	tokens := writeFile(t, "tokens.csv", "carol-token,carol,carol-uid\n")
+	srv := startServer(t, t.TempDir(), "--token-auth-file", tokens, "--authorization-mode", "AlwaysAllow")
+	carol := kubeconfigWithUser(t, srv.Kubeconfig, &clientcmdapi.AuthInfo{Token: "carol-token"})
+	wantKubectl(t, carol, "", ok("namespace/kube-system"), "get", "namespace", "kube-system", "-o", "name")
+	mustKubectl(t, carol, "", "-n", "kube-system", "get", "secrets")
+}
