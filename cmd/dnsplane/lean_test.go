@@ -56,8 +56,11 @@ import (
 // 10 inits and about 45 kB, 41 kB of it upstream's bootstrap policy
 // (plugin/pkg/auth/authorizer/rbac/bootstrappolicy builds every controller
 // role in its init); 8.38-8.44 MB in 6 runs with it, against 8.37 MB on
-// the tree before (which had grown since the 8.26-8.29 above).
-const initBudget = 8_450_000
+// the tree before (which had grown since the 8.26-8.29 above). With
+// up.json and `dnsplane status` (internal/upstate, internal/statuscheck)
+// as well, 8.37-8.45 MB in 12 runs: the old budget failed CI at 8,453,616,
+// so it is that high run plus the same 0.15 MB for variation.
+const initBudget = 8_600_000
 
 // heavyInits are packages whose init does work only the API server needs,
 // in every process, and what to do instead.
