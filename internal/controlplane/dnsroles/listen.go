@@ -7,6 +7,9 @@ import (
 	"net/netip"
 	"slices"
 	"syscall"
+
+	"github.com/dnsplane/dnsplane/internal/coredns"
+	"github.com/dnsplane/dnsplane/internal/portowner"
 )
 
 // Where `up` listens. Pods' resolv.conf files name the node cache and the
@@ -29,6 +32,29 @@ const MoveRange = 10
 // probeFunc binds addr (UDP and TCP) without SO_REUSEPORT and releases it:
 // coredns.CanListen. Tests inject their own.
 type probeFunc func(addr string) error
+
+// heldError is an address in use (EADDRINUSE) with the processes that
+// hold it, as far as /proc tells (best effort: another user's process
+// shows only to root).
+type heldError struct {
+	err error
+	who string // portowner.Describe
+}
+
+func (h *heldError) Error() string { return h.err.Error() }
+func (h *heldError) Unwrap() error { return h.err }
+
+// probeNamingHolder is coredns.CanListen whose EADDRINUSE says who holds
+// the address (a *heldError).
+func probeNamingHolder(addr string) error {
+	err := coredns.CanListen(addr)
+	if errors.Is(err, syscall.EADDRINUSE) {
+		if who := portowner.Describe(addr, "udp", "tcp"); who != "" {
+			return &heldError{err: err, who: who}
+		}
+	}
+	return err
+}
 
 // moveCandidates are the addresses a default address may move to, in
 // order: addr itself and the next MoveRange-1 addresses, same port, while
@@ -105,6 +131,9 @@ func (c listenChoice) refuse(addr string, err error) error {
 		hint := c.flag + " picks another address"
 		if c.flag == "--nodecache-listen" {
 			hint += `, "" turns it off`
+		}
+		if h, ok := errors.AsType[*heldError](err); ok {
+			hint = h.who + "; " + hint
 		}
 		return fmt.Errorf("%s: %s is already served by another process (%s)", c.role, addr, hint)
 	default:
