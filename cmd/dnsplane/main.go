@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
 
 	"github.com/dnsplane/dnsplane/internal/podexec"
 )
@@ -23,7 +24,7 @@ func main() {
 	if len(os.Args) < 2 || os.Args[1] != etcdMemberCommand {
 		sigs := make(chan os.Signal, 2)
 		signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
-		go forceOnSecond(sigs, os.Stderr, os.Exit)
+		go forceOnSecond(sigs, os.Stderr, os.Exit, time.Now)
 	}
 	code := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
 	stop()

@@ -54,6 +54,8 @@ type upFlags struct {
 	nodes           int
 	// operatorHealthInterval is hidden: tests shorten the 10s.
 	operatorHealthInterval time.Duration
+	// stopDelay is hidden: tests of the forced exit make the stop slow.
+	stopDelay time.Duration
 }
 
 func newUpCommand() *cobra.Command {
@@ -86,7 +88,15 @@ pod CIDR (the /24s of --pod-cidr, by default 10.244.1.0/24 to
 address after --nodecache-listen (127.0.20.10:53, 127.0.20.11:53, ...),
 each moving on when held. Each pod's resolv.conf names its own node's
 cache, then the one cluster DNS. "dnsplane node stop NAME" and "dnsplane
-node start NAME" stop and start a node's agent and cache (docs/nodes.md).`,
+node start NAME" stop and start a node's agent and cache (docs/nodes.md).
+
+While it starts, up reports each step and its duration on stderr (a live
+status on a terminal, "started etcd in 0.31s" lines otherwise), then prints
+the banner on stdout. One up (or apiserver) per --data-dir: another one on
+the same dir is refused, naming its pid; a busy port names its flag and,
+when /proc tells, the process that holds it. Ctrl-C or SIGTERM stops every
+component in order within a few seconds; a second one forces the exit
+(status 130 or 143). docs/operations.md, "Starting and stopping up".`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return u.run(cmd) },
 	}
@@ -105,6 +115,8 @@ node start NAME" stop and start a node's agent and cache (docs/nodes.md).`,
 	f.IntVar(&u.nodes, "nodes", 1, "how many nodes to run on this machine (1-16): node-1 to node-N, each with an agent and a node cache; 1 runs the node --node-name")
 	f.DurationVar(&u.operatorHealthInterval, "operator-health-interval", 0, "how often the DNS operator reads the forward health (tests)")
 	_ = f.MarkHidden("operator-health-interval")
+	f.DurationVar(&u.stopDelay, "test-stop-delay", 0, "make the ordered stop take this long (tests of the forced exit only)")
+	_ = f.MarkHidden("test-stop-delay")
 	return cmd
 }
 
@@ -205,6 +217,9 @@ func (u *upFlags) run(cmd *cobra.Command) error {
 		c.Roles = append(c.Roles, agentrole.New(ac))
 	}
 	c.Roles = append(c.Roles, &controlSocketRole{nodes: socketNodes})
+	if u.stopDelay > 0 {
+		c.Roles = append(c.Roles, stopDelayRole{d: u.stopDelay})
+	}
 	return runControlPlane(cmd, c)
 }
 

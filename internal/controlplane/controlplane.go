@@ -157,8 +157,13 @@ func Start(ctx context.Context, c Config) (*ControlPlane, error) {
 		ln.Close()
 		return nil, fmt.Errorf("creating data dir (--data-dir): %w", err)
 	}
-	// One process per data dir, taken before anything in it is read or
-	// written: a second `up` fails here naming the first one's pid.
+	// Someone else's dir is refused before the lock file is written.
+	if err := checkOwnDir(c.DataDir); err != nil {
+		ln.Close()
+		return nil, err
+	}
+	// One process per data dir, taken before anything in it is written: a
+	// second `up` fails here naming the first one's pid.
 	lock, err := datadirlock.Acquire(c.DataDir)
 	if err != nil {
 		ln.Close()

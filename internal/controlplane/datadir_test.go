@@ -86,7 +86,8 @@ func overwrite(t *testing.T, dir, suffix string, offset int64) string {
 
 // TestStartRefusesDataDir: a data dir that is a file, held by another
 // process or damaged is refused with a message saying what to do, and
-// nothing in it is modified. (A damaged database is test/e2e's
+// nothing in it is modified. Unreadable is not tested: root, which the
+// tests run as, reads any mode. (A damaged database is test/e2e's
 // TestUpRefusesDamagedDataDir: bbolt panics on it, which only the etcd
 // child process survives; a foreign kubeconfig is TestStartRefusesEarly.)
 func TestStartRefusesDataDir(t *testing.T) {
@@ -112,6 +113,18 @@ func TestStartRefusesDataDir(t *testing.T) {
 			}
 			return filepath.Join(p, "data"), filepath.Dir(p)
 		}, []string{"creating data dir (--data-dir): mkdir ", "/file: not a directory"}, false},
+		{"someone else's files", func(t *testing.T) (string, string) {
+			dir := t.TempDir()
+			for _, name := range []string{"notes.txt", "go.mod"} {
+				if err := os.WriteFile(filepath.Join(dir, name), []byte(name), 0o600); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := os.Mkdir(filepath.Join(dir, "src"), 0o700); err != nil {
+				t.Fatal(err)
+			}
+			return dir, dir
+		}, []string{" holds files dnsplane did not write (go.mod, notes.txt, src) and none of its own: choose a new or empty --data-dir"}, true},
 		{"held by another process", func(t *testing.T) (string, string) {
 			dir := t.TempDir()
 			l, err := datadirlock.Acquire(dir)

@@ -264,3 +264,28 @@ func TestMoveCandidates(t *testing.T) {
 		t.Errorf("moveCandidates stays in the /24: %v", got)
 	}
 }
+
+// TestMetricsAddressHeld: a --nodecache-metrics address another process
+// holds is refused naming the flag and the holder (CoreDNS would only log
+// it and serve without metrics).
+func TestMetricsAddressHeld(t *testing.T) {
+	t.Parallel()
+	held, err := net.Listen("tcp", "127.0.53.60:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer held.Close()
+	addr := held.Addr().String()
+	comm, _ := os.ReadFile("/proc/self/comm")
+	want := fmt.Sprintf("node cache metrics: %s is already in use by another process (%s, pid %d); choose another address with --nodecache-metrics, or leave it out",
+		addr, strings.TrimSpace(string(comm)), os.Getpid())
+	r := New(Config{Listen: "127.0.53.61:0", NodeCacheListen: "127.0.53.62:0", NodeCacheMetrics: addr})
+	if err := r.ChooseAddresses(nil); err == nil || err.Error() != want {
+		t.Errorf("ChooseAddresses: %v; want %s", err, want)
+	}
+	// Without a node cache nothing serves the metrics: nothing to refuse.
+	r = New(Config{Listen: "127.0.53.61:0", NodeCacheMetrics: addr})
+	if err := r.ChooseAddresses(nil); err != nil {
+		t.Errorf("ChooseAddresses without a node cache: %v", err)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"net/netip"
 	"slices"
 	"syscall"
@@ -186,6 +187,9 @@ func (r *Roles) chooseAddresses(logger *slog.Logger, probe probeFunc) error {
 		}
 		avoid = append(avoid, nc)
 	}
+	if err := checkMetricsAddr(d.NodeCacheMetrics, len(r.nodeListen) > 0); err != nil {
+		return err
+	}
 	if len(moves) > 0 && logger != nil {
 		logger.Warn("a default DNS address is held by another process; serving on the next free one on port 53, which pods' resolv.conf files name",
 			moves...)
@@ -203,4 +207,26 @@ func (r *Roles) bannerNote(addr string) string {
 		return " (not port 53: pods' resolvers cannot reach it)"
 	}
 	return ""
+}
+
+// checkMetricsAddr binds the node cache's metrics address once, when there
+// is a node cache: CoreDNS's prometheus plugin only logs a port it cannot
+// bind and serves on without metrics, which a user asking for them with
+// --nodecache-metrics would not notice.
+func checkMetricsAddr(addr string, nodeCache bool) error {
+	if addr == "" || !nodeCache {
+		return nil
+	}
+	ln, err := net.Listen("tcp", addr)
+	switch {
+	case errors.Is(err, syscall.EADDRINUSE):
+		who := ""
+		if w := portowner.Describe(addr, "tcp"); w != "" {
+			who = " (" + w + ")"
+		}
+		return fmt.Errorf("node cache metrics: %s is already in use by another process%s; choose another address with --nodecache-metrics, or leave it out", addr, who)
+	case err != nil:
+		return fmt.Errorf("node cache metrics: --nodecache-metrics %s: %w", addr, err)
+	}
+	return ln.Close()
 }
