@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
+	"k8s.io/klog/v2"
 
 	"github.com/dnsplane/dnsplane/internal/controlplane"
 	"github.com/dnsplane/dnsplane/internal/progress"
@@ -22,7 +23,16 @@ const spinnerInterval = 100 * time.Millisecond
 // terminal, plain lines otherwise (docs/operations.md, "Start-up").
 func startProgress(w io.Writer) progress.Renderer {
 	f, ok := w.(*os.File)
-	return progress.New(w, ok && term.IsTerminal(int(f.Fd()))) //nolint:gosec // a file descriptor fits an int
+	live := ok && term.IsTerminal(int(f.Fd())) //nolint:gosec // a file descriptor fits an int
+	r := progress.New(w, live)
+	if live {
+		// Upstream libraries that log without a context logger write
+		// through klog's global logger straight to stderr; through the
+		// renderer they do not tear the live line.
+		klog.LogToStderr(false)
+		klog.SetOutput(r.Writer(w))
+	}
+	return r
 }
 
 // runWithProgress is controlplane.Run with c.Progress told how start-up

@@ -100,6 +100,7 @@ func TestStartRefusesDataDir(t *testing.T) {
 		isConfig bool
 	}{
 		{"a file", func(t *testing.T) (string, string) {
+			t.Helper()
 			p := filepath.Join(t.TempDir(), "data")
 			if err := os.WriteFile(p, []byte("notes"), 0o600); err != nil {
 				t.Fatal(err)
@@ -107,6 +108,7 @@ func TestStartRefusesDataDir(t *testing.T) {
 			return p, filepath.Dir(p)
 		}, []string{"--data-dir ", "/data is not a directory: choose another --data-dir"}, true},
 		{"a path through a file", func(t *testing.T) (string, string) {
+			t.Helper()
 			p := filepath.Join(t.TempDir(), "file")
 			if err := os.WriteFile(p, []byte("notes"), 0o600); err != nil {
 				t.Fatal(err)
@@ -114,6 +116,7 @@ func TestStartRefusesDataDir(t *testing.T) {
 			return filepath.Join(p, "data"), filepath.Dir(p)
 		}, []string{"creating data dir (--data-dir): mkdir ", "/file: not a directory"}, false},
 		{"someone else's files", func(t *testing.T) (string, string) {
+			t.Helper()
 			dir := t.TempDir()
 			for _, name := range []string{"notes.txt", "go.mod"} {
 				if err := os.WriteFile(filepath.Join(dir, name), []byte(name), 0o600); err != nil {
@@ -126,6 +129,7 @@ func TestStartRefusesDataDir(t *testing.T) {
 			return dir, dir
 		}, []string{" holds files dnsplane did not write (go.mod, notes.txt, src) and none of its own: choose a new or empty --data-dir"}, true},
 		{"held by another process", func(t *testing.T) (string, string) {
+			t.Helper()
 			dir := t.TempDir()
 			l, err := datadirlock.Acquire(dir)
 			if err != nil {
@@ -135,6 +139,7 @@ func TestStartRefusesDataDir(t *testing.T) {
 			return dir, dir
 		}, []string{"is in use by ", "(pid " + strconv.Itoa(os.Getpid()) + "); stop it or choose another --data-dir"}, true},
 		{"garbage in the write-ahead log", func(t *testing.T) (string, string) {
+			t.Helper()
 			dir := servedDataDir(t)
 			overwrite(t, filepath.Join(dir, "etcd", "member", "wal"), ".wal", 0)
 			return dir, dir
