@@ -106,8 +106,8 @@ type ControlPlane struct {
 	stopErr    error
 
 	// lock holds the data dir (datadirlock) until Stop; served says
-	// start-up finished, so the lock file stays behind (a refused start
-	// removes the one it created).
+	// start-up finished, so Stop removes the lock file (a refused start
+	// removes it only when it created it, leaving the dir as it was).
 	lock   *datadirlock.Lock
 	served bool
 }
