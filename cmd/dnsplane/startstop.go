@@ -50,27 +50,36 @@ func runWithProgress(cmd *cobra.Command, c controlplane.Config, ready func(*cont
 	t0 := time.Now()
 	started := false
 	finished := make(chan struct{})
+	// stopping gets the time the stop began, once said (sayStopping).
+	stopping := make(chan time.Time, 1)
 	err := controlplane.Run(cmd.Context(), c, func(cp *controlplane.ControlPlane) {
 		started = true
 		stopSpinner()
 		r.Ready(time.Since(t0))
 		ready(cp)
-		go sayStopping(cmd.Context(), finished, cmd.ErrOrStderr())
+		go sayStopping(cmd.Context(), finished, cmd.ErrOrStderr(), stopping)
 	})
 	close(finished)
 	if !started {
 		stopSpinner()
 		r.Failed()
+		return err
+	}
+	if since, ok := <-stopping; ok {
+		fmt.Fprintf(cmd.ErrOrStderr(), "stopped in %.2fs\n", time.Since(since).Seconds())
 	}
 	return err
 }
 
 // sayStopping tells the user, once ctx ends (the first SIGINT or SIGTERM,
-// main.go), that the stop is under way and how to force it.
-func sayStopping(ctx context.Context, finished <-chan struct{}, w io.Writer) {
+// main.go), that the stop is under way and how to force it, and sends the
+// time on stopping; it closes stopping either way.
+func sayStopping(ctx context.Context, finished <-chan struct{}, w io.Writer, stopping chan<- time.Time) {
+	defer close(stopping)
 	select {
 	case <-ctx.Done():
 		fmt.Fprintln(w, stoppingLine)
+		stopping <- time.Now()
 	case <-finished:
 	}
 }

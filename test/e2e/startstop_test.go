@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"syscall"
@@ -76,6 +77,9 @@ func TestStopInOrder(t *testing.T) {
 			}
 			if !strings.Contains(u.stderr.String(), stoppingLine+"\n") {
 				t.Errorf("stderr lacks %q", stoppingLine)
+			}
+			if !regexp.MustCompile(`(?m)^stopped in \d+\.\d\ds$`).MatchString(u.stderr.String()) {
+				t.Errorf("stderr lacks \"stopped in N.NNs\":\n%s", u.stderr.tail())
 			}
 			for _, name := range []string{"up.lock", "up.sock"} {
 				if _, err := os.Lstat(filepath.Join(dataDir, name)); !errors.Is(err, fs.ErrNotExist) {
