@@ -72,13 +72,16 @@ func (a *apiServerFlags) config(cmd *cobra.Command, roles ...controlplane.Role) 
 	if err != nil {
 		return controlplane.Config{}, &exitError{code: exitUsage, msg: err.Error()}
 	}
-	logger, err := newLogger(cmd.ErrOrStderr(), a.logLevel)
+	// Start-up progress and the logs share stderr; on a terminal the
+	// logs pass through the live status so that neither tears the other.
+	progress := startProgress(cmd.ErrOrStderr())
+	logger, err := newLogger(progress.Writer(cmd.ErrOrStderr()), a.logLevel)
 	if err != nil {
 		return controlplane.Config{}, &exitError{code: exitUsage, msg: err.Error()}
 	}
 	c := a.c
 	limits := a.limits
-	c.Gates, c.Logger, c.Limits, c.Roles = fg, logger, &limits, roles
+	c.Gates, c.Logger, c.Limits, c.Roles, c.Progress = fg, logger, &limits, roles, progress
 	if len(c.EtcdServers) == 0 {
 		// The embedded etcd runs in a child process of this binary, so that
 		// its failures (a full disk, too many open files, a damaged data
@@ -99,7 +102,7 @@ func runControlPlane(cmd *cobra.Command, c controlplane.Config) error {
 	if err := c.Validate(); err != nil {
 		return &exitError{code: exitUsage, msg: err.Error()}
 	}
-	err := controlplane.Run(cmd.Context(), c, func(cp *controlplane.ControlPlane) {
+	err := runWithProgress(cmd, c, func(cp *controlplane.ControlPlane) {
 		fmt.Fprint(cmd.OutOrStdout(), cp.Banner())
 	})
 	if _, ok := errors.AsType[*controlplane.ConfigError](err); ok {

@@ -10,12 +10,22 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
 
 	"github.com/dnsplane/dnsplane/internal/podexec"
 )
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	// The first signal ends ctx and the ordered stop; a second one forces
+	// the exit (startstop.go).
+	// Not in the etcd member: it ignores signals and stops last, when
+	// its parent closes its stdin (etcdmember.go).
+	if len(os.Args) < 2 || os.Args[1] != etcdMemberCommand {
+		sigs := make(chan os.Signal, 2)
+		signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+		go forceOnSecond(sigs, os.Stderr, os.Exit, time.Now)
+	}
 	code := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
 	stop()
 	os.Exit(code)

@@ -56,6 +56,8 @@ type upFlags struct {
 	nodes           int
 	// operatorHealthInterval is hidden: tests shorten the 10s.
 	operatorHealthInterval time.Duration
+	// stopDelay is hidden: tests of the forced exit make the stop slow.
+	stopDelay time.Duration
 }
 
 func newUpCommand() *cobra.Command {
@@ -94,7 +96,15 @@ Every component runs in this one process (etcd in a child of it). Once
 everything serves, up writes <data-dir>/up.json for scripts (its pid, the
 API server URL, the kubeconfig, the DNS addresses, each node) and removes it
 when it stops; "dnsplane status" reads it and checks each component
-(docs/operations.md, "Status and up.json").`,
+(docs/operations.md, "Status and up.json").
+
+While it starts, up reports each step and its duration on stderr (a live
+status on a terminal, "started etcd in 0.31s" lines otherwise), then prints
+the banner on stdout. One up (or apiserver) per --data-dir: another one on
+the same dir is refused, naming its pid; a busy port names its flag and,
+when /proc tells, the process that holds it. Ctrl-C or SIGTERM stops every
+component in order within a few seconds; a second one forces the exit
+(status 130 or 143). docs/operations.md, "Starting and stopping up".`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return u.run(cmd) },
 	}
@@ -113,6 +123,8 @@ when it stops; "dnsplane status" reads it and checks each component
 	f.IntVar(&u.nodes, "nodes", 1, "how many nodes to run on this machine (1-16): node-1 to node-N, each with an agent and a node cache; 1 runs the node --node-name")
 	f.DurationVar(&u.operatorHealthInterval, "operator-health-interval", 0, "how often the DNS operator reads the forward health (tests)")
 	_ = f.MarkHidden("operator-health-interval")
+	f.DurationVar(&u.stopDelay, "test-stop-delay", 0, "make the ordered stop take this long (tests of the forced exit only)")
+	_ = f.MarkHidden("test-stop-delay")
 	return cmd
 }
 
@@ -225,6 +237,9 @@ func (u *upFlags) run(cmd *cobra.Command) error {
 		return s
 	}
 	c.Roles = append(c.Roles, &controlSocketRole{nodes: socketNodes, state: state})
+	if u.stopDelay > 0 {
+		c.Roles = append(c.Roles, stopDelayRole{d: u.stopDelay})
+	}
 	return runControlPlane(cmd, c)
 }
 

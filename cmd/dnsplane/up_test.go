@@ -12,6 +12,7 @@ import (
 	"regexp"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -102,7 +103,7 @@ func TestUpServesAndStops(t *testing.T) {
 	upstream := startUpstream(t, net.IPv4(192, 0, 2, 80))
 	dnsAddr := fmt.Sprintf("127.0.0.1:%d", freeUDPPort(t))
 	nodeAddr := fmt.Sprintf("127.0.0.1:%d", freeUDPPort(t))
-	out := &notifyingBuffer{marker: "kubectl --kubeconfig", seen: make(chan struct{})}
+	out := &notifyingBuffer{marker: "export KUBECONFIG=", seen: make(chan struct{})}
 	var errOut bytes.Buffer
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -255,7 +256,7 @@ func TestUpRefusesServedDNSAddress(t *testing.T) {
 	}()
 	_, stderr, code := runCmd(t, "", "up", "--data-dir", t.TempDir(), "--secure-port", "0", "--log-level", "error",
 		"--dns-listen", dnsAddr, "--nodecache-listen", "", "--upstream", "192.0.2.53")
-	want := "cluster DNS: " + dnsAddr + " is already served by another process (--dns-listen picks another address)"
+	want := "cluster DNS: " + dnsAddr + " is already served by another process (" + self() + "; --dns-listen picks another address)"
 	if code != exitInvalid || !strings.Contains(stderr, want) {
 		t.Errorf("exit %d, stderr %q; want exit %d and %q", code, stderr, exitInvalid, want)
 	}
@@ -311,7 +312,7 @@ func TestSecurePortInUse(t *testing.T) {
 	port := fmt.Sprint(l.Addr().(*net.TCPAddr).Port)
 	dir := filepath.Join(t.TempDir(), "data")
 	_, errOut, code := runCmd(t, "", "apiserver", "--data-dir", dir, "--secure-port", port)
-	want := "error: --secure-port " + port + ": 127.0.0.1:" + port + " is already in use by another process; choose another port with --secure-port (0 picks a free one)"
+	want := "error: --secure-port " + port + ": 127.0.0.1:" + port + " is already in use by another process (" + self() + "); choose another port with --secure-port (0 picks a free one)"
 	if code != exitInvalid || !strings.HasPrefix(errOut, want) {
 		t.Errorf("exit %d, stderr %q; want exit %d and %q", code, errOut, exitInvalid, want)
 	}
@@ -385,7 +386,7 @@ func TestUpMovesOffHeldDefaults(t *testing.T) {
 		t.Fatal(err)
 	}
 	upstream := startUpstream(t, net.IPv4(192, 0, 2, 80))
-	out := &notifyingBuffer{marker: "kubectl --kubeconfig", seen: make(chan struct{})}
+	out := &notifyingBuffer{marker: "export KUBECONFIG=", seen: make(chan struct{})}
 	errOut := &notifyingBuffer{seen: make(chan struct{})}
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
@@ -501,7 +502,9 @@ func TestUpRefusesHeldGivenAddress(t *testing.T) {
 		return fmt.Sprintf("127.0.0.1:%d", freeUDPPort(t))
 	}
 	held := func(*testing.T) string { return defaultDNSListen }
-	const dnsHeld = "cluster DNS: %s is already served by another process (--dns-listen picks another address)"
+	// WHO: the process portowner names, this test's (or, for a default
+	// address held before the test, whichever holds it).
+	const dnsHeld = "cluster DNS: %s is already served by another process (WHO; --dns-listen picks another address)"
 	tests := []struct {
 		name            string
 		dns, nodeCache  func(*testing.T) string
@@ -510,7 +513,7 @@ func TestUpRefusesHeldGivenAddress(t *testing.T) {
 	}{
 		{name: "dns", dns: hold, nodeCache: free, want: dnsHeld},
 		{name: "nodecache", dns: free, nodeCache: hold,
-			want: `node cache: %s is already served by another process (--nodecache-listen picks another address, "" turns it off)`},
+			want: `node cache: %s is already served by another process (WHO; --nodecache-listen picks another address, "" turns it off)`},
 		{name: "the default, given", needDefaultHeld: true, dns: held, nodeCache: free, want: dnsHeld},
 	}
 	for _, tt := range tests {
@@ -526,12 +529,24 @@ func TestUpRefusesHeldGivenAddress(t *testing.T) {
 			dir := filepath.Join(t.TempDir(), "data")
 			out, errOut, code := runCmd(t, "", "up", "--data-dir", dir, "--secure-port", "0", "--upstream", "192.0.2.53",
 				"--dns-listen", dnsAddr, "--nodecache-listen", ncAddr)
-			if want := "error: " + fmt.Sprintf(tt.want, taken) + "\n"; code != exitInvalid || out != "" || errOut != want {
-				t.Errorf("exit %d, stdout %q, stderr %q; want exit %d and %q", code, out, errOut, exitInvalid, want)
+			who := regexp.QuoteMeta(self())
+			if tt.needDefaultHeld {
+				who = `[^;()]+, pid \d+`
+			}
+			want := "^" + strings.Replace(regexp.QuoteMeta("error: "+fmt.Sprintf(tt.want, taken)+"\n"), "WHO", who, 1) + "$"
+			if code != exitInvalid || out != "" || !regexp.MustCompile(want).MatchString(errOut) {
+				t.Errorf("exit %d, stdout %q, stderr %q; want exit %d and %s", code, out, errOut, exitInvalid, want)
 			}
 			if _, err := os.Stat(filepath.Join(dir, "etcd")); !os.IsNotExist(err) {
 				t.Errorf("etcd dir: %v; want none", err)
 			}
 		})
 	}
+}
+
+// self is how portowner names this process, which holds the addresses
+// the tests take: "dnsplane.test, pid N".
+func self() string {
+	comm, _ := os.ReadFile("/proc/self/comm")
+	return strings.TrimSpace(string(comm)) + ", pid " + strconv.Itoa(os.Getpid())
 }

@@ -87,6 +87,9 @@ type Config struct {
 	Roles []Role
 	// ShutdownTimeout bounds the API server's graceful stop (default 30s).
 	ShutdownTimeout time.Duration
+	// Progress hears each start-up step and its duration; nil hears
+	// nothing.
+	Progress Progress
 }
 
 // ConfigError is a Config that cannot run: a bad flag value. Its message
@@ -123,6 +126,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.AuthorizationModes == nil {
 		c.AuthorizationModes = authz.DefaultModes()
+	}
+	if c.Progress == nil {
+		c.Progress = noProgress{}
 	}
 	return c
 }

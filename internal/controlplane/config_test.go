@@ -50,3 +50,18 @@ type badRole struct{}
 
 func (badRole) Validate() error                         { return ConfigErrorf("--bad-flag: no") }
 func (badRole) Components(Cluster) ([]Component, error) { return nil, nil }
+
+func TestShellQuote(t *testing.T) {
+	t.Parallel()
+	for in, want := range map[string]string{
+		"/root/.dnsplane/kubeconfig": "/root/.dnsplane/kubeconfig",
+		"/tmp/my dir/kubeconfig":     "'/tmp/my dir/kubeconfig'",
+		"/tmp/it's":                  `'/tmp/it'\''s'`,
+		"/tmp/$HOME":                 "'/tmp/$HOME'",
+		"":                           "''",
+	} {
+		if got := ShellQuote(in); got != want {
+			t.Errorf("ShellQuote(%q) = %s, want %s", in, got, want)
+		}
+	}
+}

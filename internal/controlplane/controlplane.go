@@ -14,14 +14,17 @@ import (
 	"strconv"
 	"sync"
 	"syscall"
+	"time"
 
 	"golang.org/x/sync/errgroup"
 
 	"github.com/dnsplane/dnsplane/internal/apiserver"
 	"github.com/dnsplane/dnsplane/internal/authn"
 	"github.com/dnsplane/dnsplane/internal/controllers"
+	"github.com/dnsplane/dnsplane/internal/datadirlock"
 	"github.com/dnsplane/dnsplane/internal/ipalloc"
 	"github.com/dnsplane/dnsplane/internal/pki"
+	"github.com/dnsplane/dnsplane/internal/portowner"
 	"github.com/dnsplane/dnsplane/internal/scheduler"
 	"github.com/dnsplane/dnsplane/internal/storage"
 )
@@ -108,6 +111,12 @@ type ControlPlane struct {
 	components []*runningComponent
 	stopOnce   sync.Once
 	stopErr    error
+
+	// lock holds the data dir (datadirlock) until Stop; served says
+	// start-up finished, so Stop removes the lock file (a refused start
+	// removes it only when it created it, leaving the dir as it was).
+	lock   *datadirlock.Lock
+	served bool
 }
 
 type runningComponent struct {
@@ -176,21 +185,41 @@ func Start(ctx context.Context, c Config) (*ControlPlane, error) {
 	if err != nil {
 		return nil, err
 	}
+	if fi, err := os.Stat(c.DataDir); err == nil && !fi.IsDir() {
+		ln.Close()
+		return nil, ConfigErrorf("--data-dir %s is not a directory: choose another --data-dir", c.DataDir)
+	}
 	if err := os.MkdirAll(c.DataDir, 0o700); err != nil {
 		ln.Close()
-		return nil, fmt.Errorf("creating data dir: %w", err)
+		return nil, fmt.Errorf("creating data dir (--data-dir): %w", err)
+	}
+	// Someone else's dir is refused before the lock file is written.
+	if err := checkOwnDir(c.DataDir); err != nil {
+		ln.Close()
+		return nil, err
+	}
+	// One process per data dir, taken before anything in it is written: a
+	// second `up` fails here naming the first one's pid.
+	lock, err := datadirlock.Acquire(c.DataDir)
+	if err != nil {
+		ln.Close()
+		if held, ok := errors.AsType[*datadirlock.HeldError](err); ok {
+			return nil, &ConfigError{Err: held}
+		}
+		return nil, err
 	}
 	// Files in the data dir that dnsplane did not write are refused before
 	// etcd creates anything there.
 	if err := pki.CheckAdmin(c.DataDir); err != nil {
 		ln.Close()
+		_ = lock.Release(false)
 		if foreign, ok := errors.AsType[*pki.ForeignFileError](err); ok {
 			return nil, &ConfigError{Err: fmt.Errorf("%w: move it away or choose another --data-dir", foreign)}
 		}
 		return nil, fmt.Errorf("data dir: %w", err)
 	}
 	groupCtx := context.WithoutCancel(ctx)
-	cp := &ControlPlane{log: log, roles: c.Roles, dataDir: c.DataDir}
+	cp := &ControlPlane{log: log, roles: c.Roles, dataDir: c.DataDir, lock: lock}
 	cp.group, cp.groupCtx = errgroup.WithContext(groupCtx)
 	fail := func(err error) (*ControlPlane, error) {
 		ln.Close()
@@ -198,10 +227,12 @@ func Start(ctx context.Context, c Config) (*ControlPlane, error) {
 		return nil, err
 	}
 
+	done := step(c.Progress, StepEtcd)
 	client, err := cp.connectEtcd(ctx, c)
 	if err != nil {
 		return fail(err)
 	}
+	done()
 	store := storage.New(client, c.EtcdPrefix)
 	compactCtx, stopCompactor := context.WithCancel(groupCtx)
 	go storage.RunCompactor(compactCtx, client, c.CompactionInterval, log)
@@ -212,6 +243,7 @@ func Start(ctx context.Context, c Config) (*ControlPlane, error) {
 		return fail(fmt.Errorf("--service-cluster-ip-range: %w", err))
 	}
 	port := ln.Addr().(*net.TCPAddr).Port
+	done = step(c.Progress, StepCertificates)
 	bundle, err := pki.Ensure(filepath.Join(c.DataDir, "pki"), serverHosts(c.BindAddress))
 	if err != nil {
 		return fail(fmt.Errorf("certificates: %w", err))
@@ -235,6 +267,8 @@ func Start(ctx context.Context, c Config) (*ControlPlane, error) {
 	if err != nil {
 		return fail(fmt.Errorf("service account signing key: %w", err))
 	}
+	done()
+	done = step(c.Progress, StepAPIServer)
 	authorization, err := newAuthorization(c.AuthorizationModes, kubeconfig)
 	if err != nil {
 		return fail(err)
@@ -270,16 +304,17 @@ func Start(ctx context.Context, c Config) (*ControlPlane, error) {
 	if err := authorization.ready(ctx, log); err != nil {
 		return nil, errors.Join(err, cp.Stop())
 	}
+	done()
 	// What kube-apiserver leaves to kube-controller-manager, in this
 	// process (internal/controllers): by default (`apiserver`) emptying a
 	// Terminating namespace and collecting an owner's dependents; `up`
 	// runs them all.
 	if ctl := c.controllers(bundle); len(ctl.Controllers) > 0 {
-		cp.launch(&controllers.Component{Kubeconfig: kubeconfig, Logger: log.With("component", "controllers"), Options: ctl})
+		cp.launchReported(c.Progress, &controllers.Component{Kubeconfig: kubeconfig, Logger: log.With("component", "controllers"), Options: ctl})
 	}
 	if c.Scheduler {
 		// One replica: no leader election (docs/controllers.md).
-		cp.launch(&scheduler.Component{Kubeconfig: kubeconfig, Logger: log.With("component", "scheduler")})
+		cp.launchReported(c.Progress, &scheduler.Component{Kubeconfig: kubeconfig, Logger: log.With("component", "scheduler")})
 	}
 	cp.launch(&apiServerControllers{kubeconfig: kubeconfig, clientCA: bundle.CACertPEM, namespaces: SystemNamespaces()})
 	if advertise, err := advertiseAddress(c.AdvertiseAddress, c.BindAddress); err != nil {
@@ -303,14 +338,25 @@ func Start(ctx context.Context, c Config) (*ControlPlane, error) {
 		if err := ctx.Err(); err != nil {
 			return nil, errors.Join(fmt.Errorf("starting %s: %w", comp.Name(), context.Cause(ctx)), cp.Stop())
 		}
+		done := step(c.Progress, comp.Name())
 		if s, ok := comp.(Starter); ok {
 			if err := s.Start(ctx); err != nil {
 				return nil, errors.Join(err, cp.Stop())
 			}
 		}
 		cp.launch(comp)
+		done()
 	}
+	cp.served = true
 	return cp, nil
+}
+
+// launchReported is launch for a component the user knows by name (the
+// controllers, the scheduler): its launch is a step of the progress.
+func (cp *ControlPlane) launchReported(p Progress, comp Component) {
+	done := step(p, comp.Name())
+	cp.launch(comp)
+	done()
 }
 
 // cluster is what components need to reach the API server.
@@ -358,18 +404,25 @@ func (cp *ControlPlane) Stop() error {
 		cp.mu.Unlock()
 		for i := len(comps) - 1; i >= 0; i-- {
 			rc := comps[i]
+			t0 := time.Now()
 			rc.cancel()
 			<-rc.done
-			cp.log.Debug("stopped", "component", rc.name)
+			cp.log.Debug("stopped", "component", rc.name, "took", time.Since(t0))
 		}
 		var errs []error
 		if cp.group != nil {
 			errs = append(errs, cp.group.Wait())
 		}
+		t0 := time.Now()
 		for _, c := range cp.closers {
 			errs = append(errs, c())
 		}
+		cp.log.Debug("stopped", "component", "storage", "took", time.Since(t0))
 		cp.closers = nil
+		// Last: etcd has let go of the dir.
+		if cp.lock != nil {
+			errs = append(errs, cp.lock.Release(cp.served))
+		}
 		cp.stopErr = errors.Join(errs...)
 	})
 	return cp.stopErr
@@ -382,7 +435,11 @@ func listen(bind string, port int) (net.Listener, error) {
 	ln, err := net.Listen("tcp", addr)
 	switch {
 	case errors.Is(err, syscall.EADDRINUSE):
-		return nil, fmt.Errorf("--secure-port %d: %s is already in use by another process; choose another port with --secure-port (0 picks a free one): %w", port, addr, err)
+		who := ""
+		if w := portowner.Describe(addr, "tcp"); w != "" {
+			who = " (" + w + ")"
+		}
+		return nil, fmt.Errorf("--secure-port %d: %s is already in use by another process%s; choose another port with --secure-port (0 picks a free one): %w", port, addr, who, err)
 	case err != nil:
 		return nil, fmt.Errorf("listening on %s (--bind-address, --secure-port): %w", addr, err)
 	}

@@ -93,7 +93,8 @@ func TestBootstrapAndOrder(t *testing.T) {
 	if svc.Spec.ClusterIP != "10.96.0.1" || svc.Spec.Ports[0].Port != 443 || strconv.Itoa(svc.Spec.Ports[0].TargetPort.IntValue()) != port {
 		t.Errorf("kubernetes service: %+v", svc.Spec)
 	}
-	if want := "dnsplane API server at " + ts.URL + "\nkubeconfig: " + ts.Kubeconfig + "\n"; ts.Banner() != want {
+	if want := "dnsplane API server at " + ts.URL + "\nkubeconfig: " + ts.Kubeconfig + "\n\nTry:\n  export KUBECONFIG=" + ts.Kubeconfig +
+		"\n  kubectl get namespaces\n"; ts.Banner() != want {
 		t.Errorf("banner %q, want %q", ts.Banner(), want)
 	}
 	running := func() (names []string) {
@@ -170,7 +171,7 @@ users:
 	}{
 		{"port out of range", 70000, "", "--secure-port 70000: want a port number, 0-65535 (0 picks a free one)", true},
 		{"port in use", takenPort, "", "--secure-port " + strconv.Itoa(takenPort) + ": 127.0.0.1:" + strconv.Itoa(takenPort) +
-			" is already in use by another process; choose another port with --secure-port (0 picks a free one)", false},
+			" is already in use by another process (" + self() + "); choose another port with --secure-port (0 picks a free one)", false},
 		{"foreign kubeconfig", 0, foreign, `kubeconfig was not written by dnsplane (its current context is "kind-kind"), and dnsplane does not overwrite it: move it away or choose another --data-dir`, true},
 	}
 	for _, tt := range tests {
@@ -214,4 +215,10 @@ func TestDataDirMode(t *testing.T) {
 	if fi.Mode().Perm() != 0o700 {
 		t.Errorf("data dir mode %v, want 0700", fi.Mode().Perm())
 	}
+}
+
+// self is how portowner names this process: "controlplane.test, pid N".
+func self() string {
+	comm, _ := os.ReadFile("/proc/self/comm")
+	return strings.TrimSpace(string(comm)) + ", pid " + strconv.Itoa(os.Getpid())
 }

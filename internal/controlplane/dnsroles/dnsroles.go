@@ -246,7 +246,7 @@ type Roles struct {
 	// nodeListen are the addresses the node caches serve on, settled by
 	// ChooseAddresses (planned until then).
 	nodeListen []string
-	// probe checks that an address can be bound (coredns.CanListen).
+	// probe checks that an address can be bound (probeNamingHolder).
 	probe probeFunc
 	// moved maps an address ChooseAddresses moved a server to to the
 	// default it moved from, for the banner.
@@ -258,7 +258,7 @@ type Roles struct {
 // New returns the DNS roles for c.
 func New(c Config) *Roles {
 	planned, _ := c.plannedNodeCaches()
-	return &Roles{cfg: c, own: c.ownAddresses(), cluster: &clusterDNS{notify: &notifier{}}, probe: coredns.CanListen, moved: map[string]string{},
+	return &Roles{cfg: c, own: c.ownAddresses(), cluster: &clusterDNS{notify: &notifier{}}, probe: probeNamingHolder, moved: map[string]string{},
 		nodeListen: planned}
 }
 
@@ -433,14 +433,23 @@ func (d *Config) plannedNodeCaches() ([]string, error) {
 	return out, nil
 }
 
-// tryLines are the banner's examples for a DNS server at addr.
+// tryLines are the banner's examples for a DNS server at addr: the
+// environment kubectl needs, then a look at the nodes, a workload the
+// scheduler spreads over them and a name the DNS server answers
+// (docs/operations.md, "Start-up").
 func tryLines(kubeconfig, addr, clusterDomain string) string {
 	ap := netip.MustParseAddrPort(addr)
 	cd := strings.Trim(clusterDomain, ".")
+	dig := "dig @" + ap.Addr().String()
+	if ap.Port() != 53 {
+		dig += fmt.Sprintf(" -p %d", ap.Port())
+	}
 	return fmt.Sprintf(`
 Try:
-  kubectl --kubeconfig %s get namespaces
-  dig @%s -p %d kubernetes.default.svc.%s
-  dig @%s -p %d kubernetes.search.default.%s.ap.k8s.io   # autopath: CNAME to the Service
-`, kubeconfig, ap.Addr(), ap.Port(), cd, ap.Addr(), ap.Port(), cd)
+  export KUBECONFIG=%s
+  kubectl get nodes
+  kubectl create deployment web --image=nginx --replicas=3
+  %s kubernetes.default.svc.%s
+  %s kubernetes.search.default.%s.ap.k8s.io   # autopath: CNAME to the Service
+`, controlplane.ShellQuote(kubeconfig), dig, cd, dig, cd)
 }

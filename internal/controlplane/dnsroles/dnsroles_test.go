@@ -2,6 +2,7 @@ package dnsroles
 
 import (
 	"errors"
+	"fmt"
 	"log/slog"
 	"net"
 	"os"
@@ -82,12 +83,32 @@ func TestBanner(t *testing.T) {
   node cache:  off
 
 Try:
-  kubectl --kubeconfig /d/kubeconfig get namespaces
+  export KUBECONFIG=/d/kubeconfig
+  kubectl get nodes
+  kubectl create deployment web --image=nginx --replicas=3
   dig @127.0.0.1 -p 10053 kubernetes.default.svc.cluster.local
   dig @127.0.0.1 -p 10053 kubernetes.search.default.cluster.local.ap.k8s.io   # autopath: CNAME to the Service
 `
 	if got := r.Banner(cl); got != want {
 		t.Errorf("banner:\n%s\nwant:\n%s", got, want)
+	}
+}
+
+// TestBannerPort53: dig needs no -p for port 53, and the export line can
+// be pasted into a shell whatever the path.
+func TestBannerPort53(t *testing.T) {
+	t.Parallel()
+	r := New(Config{Listen: "127.0.53.10:53", NodeCacheListen: "127.0.54.10:53"})
+	cl := controlplane.Cluster{URL: "https://127.0.0.1:6443", Kubeconfig: "/home/me/my data/it's/kubeconfig"}
+	if _, err := r.Components(cl); err != nil {
+		t.Fatal(err)
+	}
+	b := r.Banner(cl)
+	for _, want := range []string{"  kubeconfig:  /home/me/my data/it's/kubeconfig\n", "  cluster DNS: 127.0.53.10:53\n", "  node cache:  127.0.54.10:53\n",
+		"  export KUBECONFIG='/home/me/my data/it'\\''s/kubeconfig'\n", "  dig @127.0.54.10 kubernetes.default.svc.cluster.local\n"} {
+		if !strings.Contains(b, want) {
+			t.Errorf("banner lacks %q:\n%s", want, b)
+		}
 	}
 }
 
@@ -105,7 +126,7 @@ func TestBannerMoved(t *testing.T) {
 	}
 	got := r.Banner(cl)
 	for _, want := range []string{"  cluster DNS: 127.0.10.10:53\n", "  node cache:  127.0.20.11:53 (127.0.20.10:53 is held by another process)\n",
-		"dig @127.0.20.11 -p 53 kubernetes.default.svc.cluster.local"} {
+		"dig @127.0.20.11 kubernetes.default.svc.cluster.local"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("banner lacks %q:\n%s", want, got)
 		}
@@ -225,8 +246,12 @@ func TestChooseAddressesRealSockets(t *testing.T) {
 		t.Errorf("Listen() = %s; want %s", r.Listen(), want)
 	}
 	given := New(Config{Listen: addr})
-	if err := given.ChooseAddresses(nil); err == nil || !strings.Contains(err.Error(), "is already served by another process (--dns-listen picks another address)") {
-		t.Errorf("given and held: %v", err)
+	// The holder is named from /proc: this test process.
+	comm, _ := os.ReadFile("/proc/self/comm")
+	want := fmt.Sprintf("cluster DNS: %s is already served by another process (%s, pid %d; --dns-listen picks another address)",
+		addr, strings.TrimSpace(string(comm)), os.Getpid())
+	if err := given.ChooseAddresses(nil); err == nil || err.Error() != want {
+		t.Errorf("given and held: %v; want %s", err, want)
 	}
 }
 
@@ -237,5 +262,30 @@ func TestMoveCandidates(t *testing.T) {
 	}
 	if got := moveCandidates("127.0.10.250:53"); len(got) != 6 || got[5] != "127.0.10.255:53" {
 		t.Errorf("moveCandidates stays in the /24: %v", got)
+	}
+}
+
+// TestMetricsAddressHeld: a --nodecache-metrics address another process
+// holds is refused naming the flag and the holder (CoreDNS would only log
+// it and serve without metrics).
+func TestMetricsAddressHeld(t *testing.T) {
+	t.Parallel()
+	held, err := net.Listen("tcp", "127.0.53.60:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer held.Close()
+	addr := held.Addr().String()
+	comm, _ := os.ReadFile("/proc/self/comm")
+	want := fmt.Sprintf("node cache metrics: %s is already in use by another process (%s, pid %d); choose another address with --nodecache-metrics, or leave it out",
+		addr, strings.TrimSpace(string(comm)), os.Getpid())
+	r := New(Config{Listen: "127.0.53.61:0", NodeCacheListen: "127.0.53.62:0", NodeCacheMetrics: addr})
+	if err := r.ChooseAddresses(nil); err == nil || err.Error() != want {
+		t.Errorf("ChooseAddresses: %v; want %s", err, want)
+	}
+	// Without a node cache nothing serves the metrics: nothing to refuse.
+	r = New(Config{Listen: "127.0.53.61:0", NodeCacheMetrics: addr})
+	if err := r.ChooseAddresses(nil); err != nil {
+		t.Errorf("ChooseAddresses without a node cache: %v", err)
 	}
 }

@@ -4,9 +4,13 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"net/netip"
 	"slices"
 	"syscall"
+
+	"github.com/dnsplane/dnsplane/internal/coredns"
+	"github.com/dnsplane/dnsplane/internal/portowner"
 )
 
 // Where `up` listens. Pods' resolv.conf files name the node cache and the
@@ -29,6 +33,29 @@ const MoveRange = 10
 // probeFunc binds addr (UDP and TCP) without SO_REUSEPORT and releases it:
 // coredns.CanListen. Tests inject their own.
 type probeFunc func(addr string) error
+
+// heldError is an address in use (EADDRINUSE) with the processes that
+// hold it, as far as /proc tells (best effort: another user's process
+// shows only to root).
+type heldError struct {
+	err error
+	who string // portowner.Describe
+}
+
+func (h *heldError) Error() string { return h.err.Error() }
+func (h *heldError) Unwrap() error { return h.err }
+
+// probeNamingHolder is coredns.CanListen whose EADDRINUSE says who holds
+// the address (a *heldError).
+func probeNamingHolder(addr string) error {
+	err := coredns.CanListen(addr)
+	if errors.Is(err, syscall.EADDRINUSE) {
+		if who := portowner.Describe(addr, "udp", "tcp"); who != "" {
+			return &heldError{err: err, who: who}
+		}
+	}
+	return err
+}
 
 // moveCandidates are the addresses a default address may move to, in
 // order: addr itself and the next MoveRange-1 addresses, same port, while
@@ -106,6 +133,9 @@ func (c listenChoice) refuse(addr string, err error) error {
 		if c.flag == "--nodecache-listen" {
 			hint += `, "" turns it off`
 		}
+		if h, ok := errors.AsType[*heldError](err); ok {
+			hint = h.who + "; " + hint
+		}
 		return fmt.Errorf("%s: %s is already served by another process (%s)", c.role, addr, hint)
 	default:
 		return fmt.Errorf("%s: %s %s: %w", c.role, c.flag, addr, err)
@@ -157,6 +187,9 @@ func (r *Roles) chooseAddresses(logger *slog.Logger, probe probeFunc) error {
 		}
 		avoid = append(avoid, nc)
 	}
+	if err := checkMetricsAddr(d.NodeCacheMetrics, len(r.nodeListen) > 0); err != nil {
+		return err
+	}
 	if len(moves) > 0 && logger != nil {
 		logger.Warn("a default DNS address is held by another process; serving on the next free one on port 53, which pods' resolv.conf files name",
 			moves...)
@@ -174,4 +207,26 @@ func (r *Roles) bannerNote(addr string) string {
 		return " (not port 53: pods' resolvers cannot reach it)"
 	}
 	return ""
+}
+
+// checkMetricsAddr binds the node cache's metrics address once, when there
+// is a node cache: CoreDNS's prometheus plugin only logs a port it cannot
+// bind and serves on without metrics, which a user asking for them with
+// --nodecache-metrics would not notice.
+func checkMetricsAddr(addr string, nodeCache bool) error {
+	if addr == "" || !nodeCache {
+		return nil
+	}
+	ln, err := net.Listen("tcp", addr)
+	switch {
+	case errors.Is(err, syscall.EADDRINUSE):
+		who := ""
+		if w := portowner.Describe(addr, "tcp"); w != "" {
+			who = " (" + w + ")"
+		}
+		return fmt.Errorf("node cache metrics: %s is already in use by another process%s; choose another address with --nodecache-metrics, or leave it out", addr, who)
+	case err != nil:
+		return fmt.Errorf("node cache metrics: --nodecache-metrics %s: %w", addr, err)
+	}
+	return ln.Close()
 }

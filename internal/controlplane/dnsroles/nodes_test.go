@@ -147,7 +147,7 @@ func TestNodeCachesGatedAndNamed(t *testing.T) {
 	}
 	banner := r.Banner(cl)
 	for _, want := range []string{"  node cache:  127.0.24.10:53 on node-1\n               127.0.24.11:53 on node-2\n               127.0.24.12:53 on node-3\n",
-		"dig @127.0.24.10 -p 53 kubernetes.default.svc.cluster.local"} {
+		"dig @127.0.24.10 kubernetes.default.svc.cluster.local"} {
 		if !strings.Contains(banner, want) {
 			t.Errorf("banner lacks %q:\n%s", want, banner)
 		}
