@@ -44,6 +44,8 @@ import (
 	"k8s.io/controller-manager/pkg/informerfactory"
 	"k8s.io/klog/v2"
 	kcmconfig "k8s.io/kubernetes/pkg/controller/apis/config"
+
+	"github.com/dnsplane/dnsplane/internal/shutdownlog"
 )
 
 // Client rates: kube-controller-manager's default of 20 requests a second
@@ -174,7 +176,8 @@ func (c *Component) Run(ctx context.Context) error {
 	if log == nil {
 		log = slog.Default()
 	}
-	ctx = klog.NewContext(ctx, logr.FromSlogHandler(log.Handler()))
+	// A request cut short by the stop is not an error (internal/shutdownlog).
+	ctx = klog.NewContext(ctx, logr.FromSlogHandler(shutdownlog.New(log.Handler(), ctx.Done())))
 	cfg, err := clientcmd.BuildConfigFromFlags("", c.Kubeconfig)
 	if err != nil {
 		return fmt.Errorf("controllers: %w", err)

@@ -36,6 +36,8 @@ import (
 	"k8s.io/klog/v2"
 	configv1 "k8s.io/kube-scheduler/config/v1"
 	kubescheduler "k8s.io/kubernetes/pkg/scheduler"
+
+	"github.com/dnsplane/dnsplane/internal/shutdownlog"
 )
 
 // Client rates: kube-scheduler's default client (50/s) and client-go's
@@ -99,7 +101,8 @@ func (c *Component) Run(ctx context.Context) error {
 	if log == nil {
 		log = slog.Default()
 	}
-	ctx = klog.NewContext(ctx, logr.FromSlogHandler(log.Handler()))
+	// A request cut short by the stop is not an error (internal/shutdownlog).
+	ctx = klog.NewContext(ctx, logr.FromSlogHandler(shutdownlog.New(log.Handler(), ctx.Done())))
 	cfg, err := clientcmd.BuildConfigFromFlags("", c.Kubeconfig)
 	if err != nil {
 		return fmt.Errorf("scheduler: %w", err)
