@@ -1,7 +1,11 @@
 package apiserver
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
 	"slices"
 	"strings"
 	"testing"
@@ -17,6 +21,8 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/dnsplane/dnsplane/internal/authn"
 )
 
 // bobsRules is a stand-in for RBAC's rule resolver (internal/authz has
@@ -226,4 +232,46 @@ func TestReviewsDiscovery(t *testing.T) {
 	if i, j, k := slices.Index(names, "apps"), slices.Index(names, "authentication.k8s.io"), slices.Index(names, "authorization.k8s.io"); i < 0 || j != i+1 || k != j+1 {
 		t.Errorf("groups %v: want authentication.k8s.io and authorization.k8s.io after apps", names)
 	}
+}
+
+// FuzzReviews posts arbitrary bodies to every review, as any authenticated
+// user may: upstream's decoding, conversion, validation and REST code must
+// answer with a review or an API error, never panic, and a review answered
+// is of the kind asked. Paths come from reviewFor, fuzzed here too: a kind
+// it finds is namespaced exactly when the path names a namespace.
+func FuzzReviews(f *testing.F) {
+	f.Add("/apis/authorization.k8s.io/v1/namespaces/team/localsubjectaccessreviews",
+		[]byte(`{"apiVersion":"authorization.k8s.io/v1","kind":"LocalSubjectAccessReview","metadata":{"namespace":"team"},"spec":{"user":"bob","resourceAttributes":{"namespace":"team","verb":"get","resource":"pods"}}}`))
+	f.Add("/apis/authentication.k8s.io/v1/tokenreviews", []byte(`{"apiVersion":"authentication.k8s.io/v1","kind":"TokenReview","spec":{"token":"x","audiences":["a"]}}`))
+	f.Add("/apis/authorization.k8s.io/v1/selfsubjectrulesreviews", []byte(`{"apiVersion":"authorization.k8s.io/v1","kind":"SelfSubjectRulesReview","spec":{"namespace":"team"}}`))
+	f.Add("/apis/authorization.k8s.io/v1/subjectaccessreviews", []byte(`{"apiVersion":"authorization.k8s.io/v1","kind":"SubjectAccessReview","spec":{"user":"bob","resourceAttributes":{"fieldSelector":{"rawSelector":"a=="}}}}`))
+	f.Add("/apis/authorization.k8s.io/v1/selfsubjectaccessreviews", []byte(`{"apiVersion":"authentication.k8s.io/v1","kind":"TokenReview","spec":{"token":"x"}}`))
+	f.Add("/apis/authentication.k8s.io/v1/selfsubjectreviews", []byte("\x00\x01"))
+	srv, err := New(Config{Store: failingStore{}, Authorizer: bobMayReadPods, RuleResolver: bobsRules})
+	if err != nil {
+		f.Fatal(err)
+	}
+	ctx := authn.WithUser(context.Background(), authn.User{Name: "bob", Groups: []string{"system:authenticated"}})
+	f.Fuzz(func(t *testing.T, path string, body []byte) {
+		k, namespace, ok := reviewFor(path)
+		if !ok {
+			return
+		}
+		if k.Namespaced != (namespace != "") {
+			t.Fatalf("%q: %s with namespace %q", path, k.Plural, namespace)
+		}
+		rec := httptest.NewRecorder()
+		req := httptest.NewRequest(http.MethodPost, "https://127.0.0.1"+path, bytes.NewReader(body)).WithContext(ctx)
+		srv.serveReview(rec, req, k, namespace)
+		switch rec.Code {
+		case http.StatusCreated:
+			var tm metav1.TypeMeta
+			if err := json.Unmarshal(rec.Body.Bytes(), &tm); err != nil || tm.GroupVersionKind() != k.GVK {
+				t.Fatalf("%s answered %s (%v), want a %s", path, rec.Body, err, k.GVK.Kind)
+			}
+		case http.StatusBadRequest, http.StatusUnprocessableEntity, http.StatusRequestEntityTooLarge:
+		default:
+			t.Fatalf("%s: %d %s", path, rec.Code, rec.Body)
+		}
+	})
 }
