@@ -203,7 +203,13 @@ func (s *Server) serveReview(w http.ResponseWriter, r *http.Request, k reviewKin
 		return
 	}
 	answer.GetObjectKind().SetGroupVersionKind(k.GVK)
-	writeJSON(w, http.StatusCreated, answer)
+	// Protobuf when the client asks for it first, as client-go's
+	// protobuf clients do (kube-scheduler's and kube-controller-manager's
+	// delegated authentication among them); JSON otherwise.
+	protobuf := negotiateOutput(r.Header.Get("Accept"), true).protobuf
+	if err := writeBody(w, http.StatusCreated, protobuf, answer); err != nil {
+		writeErrorNegotiated(w, r, s.log, apierrors.NewInternalError(err))
+	}
 }
 
 // accessAuthorizer is what the access reviews ask: the server's

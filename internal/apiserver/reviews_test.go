@@ -189,7 +189,24 @@ func TestTokenReview(t *testing.T) {
 			}
 		})
 	}
-	_, err := ts.client.AuthenticationV1().TokenReviews().Create(ctx, &authenticationv1.TokenReview{}, metav1.CreateOptions{})
+	// A protobuf client (client-go's ContentType, as kube's components
+	// set it) sends and gets protobuf.
+	pbCfg := rest.CopyConfig(ts.config)
+	pbCfg.ContentType = "application/vnd.kubernetes.protobuf"
+	pbCfg.AcceptContentTypes = "application/vnd.kubernetes.protobuf"
+	pb, err := kubernetes.NewForConfig(pbCfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var contentType string
+	got := &authenticationv1.TokenReview{}
+	err = pb.AuthenticationV1().RESTClient().Post().Resource("tokenreviews").
+		Body(&authenticationv1.TokenReview{Spec: authenticationv1.TokenReviewSpec{Token: ts.config.BearerToken}}).
+		Do(ctx).ContentType(&contentType).Into(got)
+	if err != nil || contentType != "application/vnd.kubernetes.protobuf" || !got.Status.Authenticated || got.Status.User.Username != "admin" {
+		t.Errorf("protobuf review of the admin's token: %s %+v, %v", contentType, got, err)
+	}
+	_, err = ts.client.AuthenticationV1().TokenReviews().Create(ctx, &authenticationv1.TokenReview{}, metav1.CreateOptions{})
 	if want := "token is required for TokenReview in authentication"; !apierrors.IsBadRequest(err) || err.Error() != want {
 		t.Errorf("no token: %v, want the 400 %q", err, want)
 	}
