@@ -89,6 +89,9 @@ func review(group, kind, plural string, namespaced bool, newObj func() any) api.
 
 // reviewDiscovery is what discovery announces of the reviews: create
 // only, as kube-apiserver lists them (kubectl api-resources shows them).
+// They stay out of the OpenAPI documents: there, kubectl create -f would
+// validate them client side, which lists CustomResourceDefinitions
+// dnsplane does not serve (docs/apiserver.md, "Reviews").
 func reviewDiscovery() []discovery.Resource {
 	out := make([]discovery.Resource, 0, len(reviewKinds))
 	for _, k := range reviewKinds {
