@@ -16,6 +16,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/version"
+	"k8s.io/apiserver/pkg/authentication/authenticator"
 	"k8s.io/apiserver/pkg/authorization/authorizer"
 	"k8s.io/component-base/featuregate"
 
@@ -61,7 +62,11 @@ type Config struct {
 	// (internal/authz, --authorization-mode); nil allows everything, and
 	// every authenticated user may impersonate anyone.
 	Authorizer authorizer.Authorizer
-	Logger     *slog.Logger
+	// RuleResolver lists a user's rules for SelfSubjectRulesReview
+	// (kubectl auth can-i --list): the authorizers' own
+	// (authz.Authorizer.RuleResolver); nil lists AlwaysAllow's everything.
+	RuleResolver authorizer.RuleResolver
+	Logger       *slog.Logger
 	// Metrics receives the request metrics; nil = a private registry.
 	Metrics prometheus.Registerer
 	// MetricsGatherer serves /metrics; nil = the private registry.
@@ -127,6 +132,11 @@ type Server struct {
 	// tokens authenticates service account tokens (serviceaccounts.go);
 	// nil without a signing key.
 	tokens authn.Authenticator
+	// saTokens is tokens as k8s.io/apiserver's token authenticator, with
+	// the audiences it checks, for TokenReview (reviews.go); apiAudiences
+	// are the API server's (--api-audiences, the issuer).
+	saTokens     authenticator.Token
+	apiAudiences []string
 
 	watchCaches *watchCaches
 }
@@ -155,9 +165,14 @@ func New(cfg Config) (*Server, error) {
 		cfg.SecurePort = 6443
 	}
 	s := &Server{}
-	tokens, tokenAuth, err := serviceAccountTokens(cfg, s)
+	tokens, saTokens, err := serviceAccountTokens(cfg, s)
 	if err != nil {
 		return nil, err
+	}
+	var tokenAuth authn.Authenticator
+	var apiAudiences []string
+	if saTokens != nil {
+		tokenAuth, apiAudiences = authn.Token(saTokens), tokens.Audiences
 	}
 	reg, err := newRegistry(registry.Strategies(registry.Config{
 		DNS:                  validation.OptionsFromGates(cfg.Gates),
@@ -213,11 +228,12 @@ func New(cfg Config) (*Server, error) {
 	*s = Server{
 		cfg: cfg, log: cfg.Logger, reg: reg, store: cfg.Store,
 		gates: cfg.Gates, now: cfg.Now,
-		discovery: discovery.New(discoveryResources(reg)), openapi: oa, fields: fields, metrics: m, gatherer: gatherer,
+		discovery: discovery.New(withReviews(discoveryResources(reg))), openapi: oa, fields: fields, metrics: m, gatherer: gatherer,
 		registerer: registerer, limits: limits,
-		readOnly:    newInflightPool(limits.MaxRequestsInflight, im, readOnlyKind),
-		mutating:    newInflightPool(limits.MaxMutatingRequestsInflight, im, mutatingKind),
-		tokens:      tokenAuth,
+		readOnly: newInflightPool(limits.MaxRequestsInflight, im, readOnlyKind),
+		mutating: newInflightPool(limits.MaxMutatingRequestsInflight, im, mutatingKind),
+		tokens:   tokenAuth,
+		saTokens: saTokens, apiAudiences: apiAudiences,
 		watchCaches: newWatchCaches(cfg.Store, cfg.Logger, wcm, cfg.WatchCacheCapacity),
 	}
 	return s, nil
@@ -266,12 +282,6 @@ func (s *Server) route(w http.ResponseWriter, r *http.Request) {
 	case p == "/version" || p == "/version/":
 		writeRawJSON(w, http.StatusOK, versionInfo())
 		return
-	case p == selfSubjectReviewsPath:
-		s.serveSelfSubjectReview(w, r)
-		return
-	case p == selfSubjectAccessReviewsPath:
-		s.serveSelfSubjectAccessReview(w, r)
-		return
 	case p == "/metrics":
 		promhttp.HandlerFor(s.gatherer, promhttp.HandlerOpts{}).ServeHTTP(w, r)
 		return
@@ -289,6 +299,10 @@ func (s *Server) route(w http.ResponseWriter, r *http.Request) {
 		return
 	case len(p) > len("/openapi/v3/") && p[:len("/openapi/v3/")] == "/openapi/v3/":
 		s.openapi.ServeGroupVersion(w, r, p[len("/openapi/v3/"):])
+		return
+	}
+	if k, namespace, ok := reviewFor(p); ok {
+		s.serveReview(w, r, k, namespace)
 		return
 	}
 	if e, what, ok := unservedFor(p); ok {
@@ -318,6 +332,9 @@ func (s *Server) route(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) servesGroup(group string) bool {
+	if servesReviewGroup(schema.GroupVersion{Group: group}) {
+		return true
+	}
 	for _, gv := range s.reg.GroupVersions() {
 		if gv.Group == group {
 			return true
@@ -327,6 +344,10 @@ func (s *Server) servesGroup(group string) bool {
 }
 
 func (s *Server) serveGroupVersion(w http.ResponseWriter, r *http.Request, gv schema.GroupVersion) {
+	if servesReviewGroup(gv) {
+		s.discovery.ServeGroupVersion(w, r, gv)
+		return
+	}
 	for _, served := range s.reg.GroupVersions() {
 		if served == gv {
 			s.discovery.ServeGroupVersion(w, r, gv)

@@ -12,7 +12,6 @@ import (
 	satoken "k8s.io/kubernetes/pkg/serviceaccount"
 
 	dpcorev1 "github.com/dnsplane/dnsplane/api/core/v1"
-	"github.com/dnsplane/dnsplane/internal/authn"
 	"github.com/dnsplane/dnsplane/internal/registry/core/serviceaccount"
 )
 
@@ -24,7 +23,7 @@ import (
 // serviceAccountTokens returns the issuer of serviceaccounts/token and the
 // authenticator of its tokens, which checks the service account and the
 // bound object still exist through s; (nil, nil) when cfg has no key.
-func serviceAccountTokens(cfg Config, s *Server) (*serviceaccount.Tokens, authn.Authenticator, error) {
+func serviceAccountTokens(cfg Config, s *Server) (*serviceaccount.Tokens, authenticator.Token, error) {
 	if cfg.ServiceAccountKey == nil {
 		return nil, nil, nil
 	}
@@ -43,7 +42,7 @@ func serviceAccountTokens(cfg Config, s *Server) (*serviceaccount.Tokens, authn.
 	auds := []string{cfg.ServiceAccountIssuer}
 	tokens := &serviceaccount.Tokens{Generator: gen, Audiences: auds, Now: cfg.Now}
 	a := satoken.JWTTokenAuthenticator([]string{cfg.ServiceAccountIssuer}, keys, authenticator.Audiences(auds), satoken.NewValidator(tokenObjects{objects{s}}))
-	return tokens, authn.Token(a), nil
+	return tokens, a, nil
 }
 
 // tokenObjects is what the token authenticator reads to tell that a

@@ -27,15 +27,12 @@ type unservedEntry struct {
 
 // unservedAPIs are answered with errUnserved. A subresource or group that
 // dnsplane comes to serve must leave this table:
-// TestUnservedIsNotServed fails while both have it. Of authorization.k8s.io,
-// selfsubjectaccessreviews is served (accessreviews.go), routed before
-// this table is asked.
+// TestUnservedIsNotServed fails while both have it.
 var unservedAPIs = []unservedEntry{
 	{"", "pods", "portforward", "there are no containers to forward ports to"},
 	{"", "pods", "proxy", "no pod runs, so there is nothing to proxy to"},
 	{"", "nodes", "proxy", "there is no kubelet to proxy to"},
 	{"", "services", "proxy", "no pod runs behind a service, so there is nothing to proxy to"},
-	{"authorization.k8s.io", anyResource, "", "of the access reviews, only selfsubjectaccessreviews (kubectl auth can-i VERB RESOURCE) is served yet"},
 }
 
 // unservedFor returns the entry of unservedAPIs a request path names, and

@@ -75,7 +75,7 @@ func TestImpersonationThroughTheServer(t *testing.T) {
 		{"anonymous on a public path", anon, "GET", "/healthz", map[string]string{"Impersonate-User": "admin"}, 403,
 			`users "admin" is forbidden: User "system:anonymous" cannot impersonate resource "users" in API group "" at the cluster scope`},
 		{"anonymous elsewhere", anon, "GET", "/api/v1/namespaces", map[string]string{"Impersonate-User": "admin"}, 401, "Unauthorized"},
-		{"whoami is create only", admin, "GET", selfSubjectReviewsPath, nil, 405,
+		{"whoami is create only", admin, "GET", "/apis/authentication.k8s.io/v1/selfsubjectreviews", nil, 405,
 			`GET is not supported on resources of kind "selfsubjectreviews.authentication.k8s.io"`},
 	}
 	for _, tt := range tests {

@@ -87,7 +87,8 @@ func NeedsInformers(list []string) bool {
 // Authorizer is the union New builds, with what waits for its informers.
 type Authorizer struct {
 	authorizer.Authorizer
-	// RuleResolver lists a user's rules (SelfSubjectRulesReview, later).
+	// RuleResolver lists a user's rules (SelfSubjectRulesReview, kubectl
+	// auth can-i --list), each mode's in the modes' order.
 	RuleResolver authorizer.RuleResolver
 	synced       []cache.InformerSynced
 }

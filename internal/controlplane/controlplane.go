@@ -282,7 +282,7 @@ func Start(ctx context.Context, c Config) (*ControlPlane, error) {
 		OwnDNSAddresses: func() []netip.AddrPort { return dnsAddresses(roles) },
 		Logger:          log, SecurePort: port, BookmarkInterval: c.BookmarkInterval, Limits: c.Limits, MaxObjectBytes: maxObject, KubeletTLS: agents,
 		ServiceAccountKey: saKey, ServiceAccountIssuer: serviceAccountIssuer(c.ClusterDomain),
-		Authorizer: authorization.authorizer})
+		Authorizer: authorization.authorizer, RuleResolver: authorization.authorizer.RuleResolver})
 	if err != nil {
 		return fail(err)
 	}

@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -66,4 +67,8 @@ func TestAuthorizationModeAlwaysAllow(t *testing.T) {
 	carol := kubeconfigWithUser(t, srv.Kubeconfig, &clientcmdapi.AuthInfo{Token: "carol-token"})
 	wantKubectl(t, carol, "", ok("namespace/kube-system"), "get", "namespace", "kube-system", "-o", "name")
 	mustKubectl(t, carol, "", "-n", "kube-system", "get", "secrets")
+	// AlwaysAllow's rules are everything (kubectl auth can-i --list).
+	if got := rowFor(mustKubectl(t, carol, "", "auth", "can-i", "--list"), "*.*"); !slices.Equal(got, []string{"*.*", "[]", "[]", "[*]"}) {
+		t.Errorf("carol's can-i --list under AlwaysAllow: the row of *.* is %q", got)
+	}
 }

@@ -10,7 +10,7 @@ import (
 // with a server lacking the API, with a message naming what is not served
 // and why (docs/apiserver.md, "What is not served") instead of "the server
 // could not find the requested resource". auth whoami, which is served,
-// still answers.
+// still answers; auth can-i --list is served too (reviews_test.go).
 func TestKubectlUnserved(t *testing.T) {
 	requireKubectl(t)
 	kc := sharedServer(t).Kubeconfig
@@ -28,8 +28,8 @@ func TestKubectlUnserved(t *testing.T) {
 			failed("Error from server (BadRequest): dnsplane runs no containers: pod " + ns + "/x has no logs; use `dnsplane exec` or `kubectl exec` to run a command with the pod's DNS files")},
 		{[]string{"exec", "x", "--", "ls"},
 			failed("Error from server (BadRequest): pod x does not have a host assigned")},
-		{[]string{"auth", "can-i", "--list"},
-			failed("Error from server (NotFound): dnsplane does not serve selfsubjectrulesreviews.authorization.k8s.io: of the access reviews, only selfsubjectaccessreviews (kubectl auth can-i VERB RESOURCE) is served yet" + doc)},
+		{[]string{"get", "--raw", "/api/v1/namespaces/" + ns + "/pods/x/proxy/"},
+			failed("Error from server (NotFound): dnsplane does not serve pods/proxy: no pod runs, so there is nothing to proxy to" + doc)},
 	} {
 		wantKubectl(t, kc, "", tc.want, append([]string{"-n", ns}, tc.args...)...)
 	}

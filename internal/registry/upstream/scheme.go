@@ -14,6 +14,10 @@ import (
 	appsv1 "k8s.io/kubernetes/pkg/apis/apps/v1"
 	appsv1beta1 "k8s.io/kubernetes/pkg/apis/apps/v1beta1"
 	appsv1beta2 "k8s.io/kubernetes/pkg/apis/apps/v1beta2"
+	"k8s.io/kubernetes/pkg/apis/authentication"
+	authenticationv1 "k8s.io/kubernetes/pkg/apis/authentication/v1"
+	authenticationv1alpha1 "k8s.io/kubernetes/pkg/apis/authentication/v1alpha1"
+	authenticationv1beta1 "k8s.io/kubernetes/pkg/apis/authentication/v1beta1"
 	"k8s.io/kubernetes/pkg/apis/authorization"
 	authorizationv1 "k8s.io/kubernetes/pkg/apis/authorization/v1"
 	authorizationv1beta1 "k8s.io/kubernetes/pkg/apis/authorization/v1beta1"
@@ -119,6 +123,8 @@ var scheme = sync.OnceValue(func() *runtime.Scheme {
 			[]schema.GroupVersion{admissionregistrationv1.SchemeGroupVersion, admissionregistrationv1beta1.SchemeGroupVersion, admissionregistrationv1alpha1.SchemeGroupVersion}},
 		{[]func(*runtime.Scheme) error{authorization.AddToScheme, authorizationv1beta1.AddToScheme, authorizationv1.AddToScheme},
 			[]schema.GroupVersion{authorizationv1.SchemeGroupVersion, authorizationv1beta1.SchemeGroupVersion}},
+		{[]func(*runtime.Scheme) error{authentication.AddToScheme, authenticationv1beta1.AddToScheme, authenticationv1alpha1.AddToScheme, authenticationv1.AddToScheme},
+			[]schema.GroupVersion{authenticationv1.SchemeGroupVersion, authenticationv1beta1.SchemeGroupVersion, authenticationv1alpha1.SchemeGroupVersion}},
 		{[]func(*runtime.Scheme) error{storagemigration.AddToScheme, storagemigrationv1beta1.AddToScheme, storagemigrationv1.AddToScheme},
 			[]schema.GroupVersion{storagemigrationv1.SchemeGroupVersion, storagemigrationv1beta1.SchemeGroupVersion}},
 	} {

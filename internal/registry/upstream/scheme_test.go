@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	admissionregistrationinstall "k8s.io/kubernetes/pkg/apis/admissionregistration/install"
 	appsinstall "k8s.io/kubernetes/pkg/apis/apps/install"
+	authenticationinstall "k8s.io/kubernetes/pkg/apis/authentication/install"
 	authorizationinstall "k8s.io/kubernetes/pkg/apis/authorization/install"
 	autoscalinginstall "k8s.io/kubernetes/pkg/apis/autoscaling/install"
 	batchinstall "k8s.io/kubernetes/pkg/apis/batch/install"
@@ -38,6 +39,7 @@ func TestSchemeIsInstalls(t *testing.T) {
 		storageinstall.Install, rbacinstall.Install, resourceinstall.Install,
 		autoscalinginstall.Install, certificatesinstall.Install, networkinginstall.Install, policyinstall.Install, schedulinginstall.Install,
 		admissionregistrationinstall.Install, storagemigrationinstall.Install, authorizationinstall.Install,
+		authenticationinstall.Install,
 	} {
 		install(want)
 	}
@@ -55,7 +57,7 @@ func TestSchemeIsInstalls(t *testing.T) {
 		}
 	}
 	for _, group := range []string{"", "apps", "batch", "coordination.k8s.io", "discovery.k8s.io", "events.k8s.io",
-		"admissionregistration.k8s.io", "storagemigration.k8s.io", "autoscaling", "authorization.k8s.io"} {
+		"admissionregistration.k8s.io", "storagemigration.k8s.io", "autoscaling", "authorization.k8s.io", "authentication.k8s.io"} {
 		if g, w := got.PrioritizedVersionsForGroup(group), want.PrioritizedVersionsForGroup(group); len(w) == 0 || !reflect.DeepEqual(g, w) {
 			t.Errorf("version priorities of group %q: got %v, want %v", group, g, w)
 		}

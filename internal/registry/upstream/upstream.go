@@ -24,7 +24,7 @@ func Default(obj runtime.Object) { scheme().Default(obj) }
 
 // Scheme is the scheme upstream's registry code is handed where
 // kube-apiserver hands it legacyscheme.Scheme (the access reviews'
-// declarative validation, internal/apiserver/accessreviews.go).
+// declarative validation, internal/apiserver/reviews.go).
 func Scheme() *runtime.Scheme { return scheme() }
 
 // Convert converts in (a defaulted k8s.io/api object) into out, a pointer to
