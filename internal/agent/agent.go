@@ -316,7 +316,10 @@ func (a *Agent) checkHostLimits(_ context.Context) {
 // servers that predate that (docs/agent.md).
 func (a *Agent) ensureLeaseNamespace(ctx context.Context) error {
 	_, err := a.kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: leaseNamespace}}, metav1.CreateOptions{})
-	if err != nil && !apierrors.IsAlreadyExists(err) {
+	// A node may not create namespaces (upstream's system:node rules): a
+	// 403 leaves it to the lease controller, which says so when the
+	// namespace is really missing.
+	if err != nil && !apierrors.IsAlreadyExists(err) && !apierrors.IsForbidden(err) {
 		return fmt.Errorf("creating namespace %s for the node lease: %w", leaseNamespace, err)
 	}
 	return nil
