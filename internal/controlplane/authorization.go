@@ -10,7 +10,6 @@ import (
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/dnsplane/dnsplane/internal/authz"
 )
@@ -30,11 +29,8 @@ type authorization struct {
 	factory    informers.SharedInformerFactory
 }
 
-func newAuthorization(modes []string, kubeconfig string) (*authorization, error) {
-	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
-	if err != nil {
-		return nil, fmt.Errorf("authorization's loopback client: %w", err)
-	}
+func newAuthorization(modes []string, loopback *rest.Config) (*authorization, error) {
+	cfg := rest.CopyConfig(loopback)
 	cfg.UserAgent = "dnsplane-apiserver-authorization"
 	cfg.WarningHandler = rest.NoWarnings{}
 	// The server's client of itself: its own limits apply, not client-go's

@@ -223,10 +223,16 @@ func Start(ctx context.Context, c Config) (*ControlPlane, error) {
 		return fail(fmt.Errorf("admin credentials: %w", err))
 	}
 	cp.Kubeconfig = kubeconfig
+	self, err := newLoopback()
+	if err != nil {
+		return fail(err)
+	}
+	loopbackConfig := self.config(cp.URL, bundle.CACertPEM)
 	authenticator, err := authenticators(bundle.CA, tokenFile, c.TokenAuthFile, log)
 	if err != nil {
 		return fail(err)
 	}
+	authenticator = authn.Union(self, authenticator)
 	agents, err := kubeletTLS(filepath.Join(c.DataDir, "pki"), bundle)
 	if err != nil {
 		return fail(fmt.Errorf("certificates: %w", err))
@@ -235,7 +241,7 @@ func Start(ctx context.Context, c Config) (*ControlPlane, error) {
 	if err != nil {
 		return fail(fmt.Errorf("service account signing key: %w", err))
 	}
-	authorization, err := newAuthorization(c.AuthorizationModes, kubeconfig)
+	authorization, err := newAuthorization(c.AuthorizationModes, loopbackConfig)
 	if err != nil {
 		return fail(err)
 	}
@@ -278,16 +284,22 @@ func Start(ctx context.Context, c Config) (*ControlPlane, error) {
 		cp.launch(&controllers.Component{Kubeconfig: kubeconfig, Logger: log.With("component", "controllers"), Options: ctl})
 	}
 	if c.Scheduler {
-		// One replica: no leader election (docs/controllers.md).
-		cp.launch(&scheduler.Component{Kubeconfig: kubeconfig, Logger: log.With("component", "scheduler")})
+		// One replica: no leader election (docs/controllers.md). Its own
+		// identity, which upstream's bootstrap policy binds to the
+		// system:kube-scheduler and system:volume-scheduler roles.
+		schedulerKubeconfig := filepath.Join(c.DataDir, "pki", "scheduler.kubeconfig")
+		if err := pki.WriteRoleKubeconfig(schedulerKubeconfig, cp.URL, bundle, pki.SchedulerUser, nil); err != nil {
+			return nil, errors.Join(fmt.Errorf("scheduler credentials: %w", err), cp.Stop())
+		}
+		cp.launch(&scheduler.Component{Kubeconfig: schedulerKubeconfig, Logger: log.With("component", "scheduler")})
 	}
-	cp.launch(&apiServerControllers{kubeconfig: kubeconfig, clientCA: bundle.CACertPEM, namespaces: SystemNamespaces()})
+	cp.launch(&apiServerControllers{loopback: loopbackConfig, clientCA: bundle.CACertPEM, namespaces: SystemNamespaces()})
 	if advertise, err := advertiseAddress(c.AdvertiseAddress, c.BindAddress); err != nil {
 		return nil, errors.Join(err, cp.Stop())
 	} else if advertise == nil {
 		log.Warn("no address to advertise: the kubernetes Service gets no endpoints; set --advertise-address")
 	} else {
-		cp.launch(&kubernetesEndpoints{kubeconfig: kubeconfig, etcd: client, etcdPrefix: c.EtcdPrefix,
+		cp.launch(&kubernetesEndpoints{loopback: loopbackConfig, etcd: client, etcdPrefix: c.EtcdPrefix,
 			advertise: advertise, serviceIP: firstAddress(ips.Range()), port: port, log: log})
 	}
 
