@@ -12,6 +12,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/dnsplane/dnsplane/internal/authz"
+	"github.com/dnsplane/dnsplane/internal/operator/operatorpolicy"
 )
 
 // policyTimeout bounds the bootstrap policy's reconciliation and the
@@ -67,7 +68,7 @@ func (a *authorization) Run(ctx context.Context) error {
 // system:masters, the anonymous /healthz included.
 func (a *authorization) ready(ctx context.Context, log *slog.Logger) error {
 	start := time.Now()
-	if err := authz.EnsurePolicy(ctx, a.client, authz.BootstrapPolicy(), policyTimeout, log); err != nil {
+	if err := authz.EnsurePolicy(ctx, a.client, policy(), policyTimeout, log); err != nil {
 		return err
 	}
 	err := wait.PollUntilContextTimeout(ctx, 20*time.Millisecond, policyTimeout, true, func(context.Context) (bool, error) {
@@ -78,4 +79,18 @@ func (a *authorization) ready(ctx context.Context, log *slog.Logger) error {
 	}
 	log.Debug("authorization ready", "took", time.Since(start))
 	return nil
+}
+
+// policy is upstream's bootstrap policy and the DNS operator's roles
+// (internal/operator/operatorpolicy), reconciled alike at every start: `up` runs the
+// operator as its own user, and `dnsplane operator` may run it against any
+// dnsplane API server with that user's credentials.
+func policy() authz.Policy {
+	p := authz.BootstrapPolicy()
+	cr, crb, role, rb := operatorpolicy.RBAC()
+	p.ClusterRoles = append(p.ClusterRoles, cr)
+	p.ClusterRoleBindings = append(p.ClusterRoleBindings, crb)
+	p.Roles[role.Namespace] = append(p.Roles[role.Namespace], role)
+	p.RoleBindings[rb.Namespace] = append(p.RoleBindings[rb.Namespace], rb)
+	return p
 }

@@ -20,7 +20,6 @@ const (
 	NodesGroup             = "system:nodes"
 	SchedulerUser          = "system:kube-scheduler"
 	ControllerManagerUser  = "system:kube-controller-manager"
-	DNSOperatorUser        = "system:dnsplane-operator"
 	roleKubeconfigFileMode = 0o600
 )
 

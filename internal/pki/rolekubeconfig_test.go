@@ -27,7 +27,7 @@ func TestWriteRoleKubeconfig(t *testing.T) {
 	}{
 		{"node", NodeUserPrefix + "node-1", []string{NodesGroup}},
 		{"scheduler", SchedulerUser, nil},
-		{"operator", DNSOperatorUser, nil},
+		{"operator", "system:dnsplane:dns-operator", nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
