@@ -281,7 +281,19 @@ func Start(ctx context.Context, c Config) (*ControlPlane, error) {
 	// Terminating namespace and collecting an owner's dependents; `up`
 	// runs them all.
 	if ctl := c.controllers(bundle); len(ctl.Controllers) > 0 {
-		cp.launch(&controllers.Component{Kubeconfig: kubeconfig, Logger: log.With("component", "controllers"), Options: ctl})
+		// The API server's own deletion controllers (`apiserver`) are its
+		// loopback; kube-controller-manager's set (`up`) is
+		// system:kube-controller-manager, each controller its service
+		// account (docs/controllers.md#identities).
+		comp := &controllers.Component{Config: loopbackConfig, Logger: log.With("component", "controllers"), Options: ctl}
+		if ctl.UseServiceAccountCredentials {
+			path := filepath.Join(c.DataDir, "pki", "controller-manager.kubeconfig")
+			if err := pki.WriteRoleKubeconfig(path, cp.URL, bundle, pki.ControllerManagerUser, nil); err != nil {
+				return nil, errors.Join(fmt.Errorf("controllers' credentials: %w", err), cp.Stop())
+			}
+			comp.Config, comp.Kubeconfig = nil, path
+		}
+		cp.launch(comp)
 	}
 	if c.Scheduler {
 		// One replica: no leader election (docs/controllers.md). Its own
