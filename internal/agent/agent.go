@@ -356,7 +356,13 @@ func (a *Agent) restore(ctx context.Context) error {
 	// Not fatal: a directory that cannot be removed is retried by
 	// housekeeping, and the node's pods are served meanwhile.
 	a.removeOrphans(live)
-	if err := a.events.load(ctx, a.kube, live); err != nil {
+	switch err := a.events.load(ctx, a.kube, live); {
+	case apierrors.IsForbidden(err):
+		// An agent that is its node (system:node:<name>) may not list
+		// Events (upstream's node rules), so a restart may repeat a
+		// warning, as kubelet's restarts do (docs/agent.md).
+		a.log.Debug("not reading the pods' past events", "err", err)
+	case err != nil:
 		// Without the list a restart may repeat a warning; not fatal.
 		a.log.Warn("reading the pods' events", "err", err)
 	}

@@ -76,6 +76,24 @@ func TestNodeIdentities(t *testing.T) {
 	wantKubectl(t, node1, "", failed(`Error from server (Forbidden): pods "intruder" is forbidden: pod does not have "kubernetes.io/config.mirror" annotation, node "node-1" can only create mirror pods`),
 		"-n", "kube-system", "run", "intruder", "--image=example", "--overrides", `{"spec":{"nodeName":"node-1"}}`)
 
+	// kubectl exec reaches node-1's exec server, which looks the pod up
+	// with the node's credentials.
+	if out := mustKubectl(t, admin, "", "-n", ns, "exec", mine, "--", "cat", "/etc/resolv.conf"); !strings.Contains(out, "nameserver "+c.cacheOf["node-1"]) {
+		t.Errorf("kubectl exec into %s: resolv.conf\n%s\nwithout node-1's cache %s", mine, out, c.cacheOf["node-1"])
+	}
+
+	// The controllers are their service accounts (upstream's
+	// --use-service-account-credentials): each one exists, and creating
+	// the pods was the ReplicaSet controller's right, not the controller
+	// manager's.
+	for _, sa := range []string{"deployment-controller", "replicaset-controller", "endpointslice-controller"} {
+		wantKubectl(t, admin, "", ok("serviceaccount/"+sa), "-n", "kube-system", "get", "serviceaccount", sa, "-o", "name")
+	}
+	wantKubectl(t, admin, "", ok("yes"), "auth", "can-i", "create", "pods", "-n", ns, "--as=system:serviceaccount:kube-system:replicaset-controller")
+	wantKubectl(t, admin, "", run{stdout: "no\n", exit: 1}, "auth", "can-i", "create", "pods", "-n", ns, "--as=system:kube-controller-manager")
+	wantKubectl(t, admin, "", run{stdout: "no\n", exit: 1}, "auth", "can-i", "get", "secrets", "-n", "kube-system", "--as=system:dnsplane:dns-operator")
+	wantKubectl(t, admin, "", ok("yes"), "auth", "can-i", "update", "configmaps", "-n", "dnsplane-system", "--as=system:dnsplane:dns-operator")
+
 	// The cluster still works end to end: the Service's EndpointSlice
 	// names the four pods, and the cluster DNS and node-1's cache answer.
 	svcIP := mustKubectl(t, admin, "", "get", "service", "web", "-n", ns, "-o", "jsonpath={.spec.clusterIP}")
