@@ -195,7 +195,7 @@ func (c *Component) Run(ctx context.Context) error {
 	if log == nil {
 		log = slog.Default()
 	}
-	ctx = klog.NewContext(ctx, logr.FromSlogHandler(log.Handler()))
+	ctx = klog.NewContext(ctx, logr.FromSlogHandler(stoppingHandler{Handler: log.Handler(), stop: ctx}))
 	var cfg *rest.Config
 	if c.Config != nil {
 		cfg = rest.CopyConfig(c.Config)
