@@ -65,6 +65,7 @@ why it runs or not (docs/controllers.md).`,
 	registerControllerFlags(f, &c.Options, []string{"*"})
 	f.StringVar(&c.ClusterSigningCertFile, "cluster-signing-cert-file", "", "CA certificate that signs approved CertificateSigningRequests (none: no CSR is signed)")
 	f.StringVar(&c.ClusterSigningKeyFile, "cluster-signing-key-file", "", "the CA's private key")
+	f.BoolVar(&c.UseServiceAccountCredentials, "use-service-account-credentials", false, "run each controller as its own service account in kube-system, as kube-controller-manager's flag (docs/controllers.md#identities)")
 	f.StringVar(&logLevel, "log-level", "info", "debug, info, warn or error")
 	f.BoolVar(&list, "list", false, "print every controller, and why it runs or does not, and exit")
 	return cmd

@@ -198,6 +198,9 @@ func (u *upFlags) run(cmd *cobra.Command) error {
 	}
 	c.ClusterDomain = u.clusterDomain
 	c.Scheduler = true
+	// Each controller as its own service account, as kubeadm runs
+	// kube-controller-manager (docs/controllers.md#identities).
+	c.Controllers.UseServiceAccountCredentials = true
 	serviceRange := c.ServiceClusterIPRange
 	if serviceRange == "" {
 		serviceRange = defaultServiceRange

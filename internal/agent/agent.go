@@ -316,7 +316,10 @@ func (a *Agent) checkHostLimits(_ context.Context) {
 // servers that predate that (docs/agent.md).
 func (a *Agent) ensureLeaseNamespace(ctx context.Context) error {
 	_, err := a.kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: leaseNamespace}}, metav1.CreateOptions{})
-	if err != nil && !apierrors.IsAlreadyExists(err) {
+	// A node may not create namespaces (upstream's system:node rules): a
+	// 403 leaves it to the lease controller, which says so when the
+	// namespace is really missing.
+	if err != nil && !apierrors.IsAlreadyExists(err) && !apierrors.IsForbidden(err) {
 		return fmt.Errorf("creating namespace %s for the node lease: %w", leaseNamespace, err)
 	}
 	return nil
@@ -353,7 +356,13 @@ func (a *Agent) restore(ctx context.Context) error {
 	// Not fatal: a directory that cannot be removed is retried by
 	// housekeeping, and the node's pods are served meanwhile.
 	a.removeOrphans(live)
-	if err := a.events.load(ctx, a.kube, live); err != nil {
+	switch err := a.events.load(ctx, a.kube, live); {
+	case apierrors.IsForbidden(err):
+		// An agent that is its node (system:node:<name>) may not list
+		// Events (upstream's node rules), so a restart may repeat a
+		// warning, as kubelet's restarts do (docs/agent.md).
+		a.log.Debug("not reading the pods' past events", "err", err)
+	case err != nil:
 		// Without the list a restart may repeat a warning; not fatal.
 		a.log.Warn("reading the pods' events", "err", err)
 	}

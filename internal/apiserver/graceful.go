@@ -9,6 +9,7 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apiserver/pkg/admission"
 
 	"github.com/dnsplane/dnsplane/internal/registry/rest"
 	"github.com/dnsplane/dnsplane/internal/storage"
@@ -194,6 +195,9 @@ func (s *Server) deleteObject(ctx context.Context, res *Resource, namespace, nam
 		}
 		obj, err := decodeStored(res, kv)
 		if err != nil {
+			return nil, false, err
+		}
+		if err := admitNodeWrite(ctx, res, admission.Delete, "", namespace, name, nil, obj); err != nil {
 			return nil, false, err
 		}
 		if err := checkPreconditions(res, obj, req.pre); err != nil {

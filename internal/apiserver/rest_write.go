@@ -12,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apiserver/pkg/admission"
 
 	"github.com/dnsplane/dnsplane/internal/registry/rest"
 	"github.com/dnsplane/dnsplane/internal/storage"
@@ -91,6 +92,9 @@ func (s *Server) createObject(ctx context.Context, res *Resource, info requestIn
 	}
 	if m := accessor(obj); m.GetName() == "" && m.GetGenerateName() != "" {
 		m.SetName(generateName(m.GetGenerateName()))
+	}
+	if err := admitNodeWrite(ctx, res, admission.Create, info.Subresource, accessor(obj).GetNamespace(), accessor(obj).GetName(), obj, nil); err != nil {
+		return nil, err
 	}
 	initMetadata(obj, s.now())
 	initGeneration(res, obj)
@@ -227,6 +231,11 @@ func (s *Server) updateObject(ctx context.Context, res *Resource, info requestIn
 
 // updateFrom stores obj over old, which is the current object as read.
 func (s *Server) updateFrom(ctx context.Context, res *Resource, info requestInfo, obj, old any, dryRun bool) (any, error) {
+	// The object as the client sent it (patched), as kube-apiserver's
+	// admission sees it, before the strategy keeps what may not change.
+	if err := admitNodeWrite(ctx, res, admission.Update, info.Subresource, info.Namespace, info.Name, obj, old); err != nil {
+		return nil, err
+	}
 	if info.Subresource == "status" {
 		managed := accessor(obj).GetManagedFields()
 		annotations := accessor(obj).GetAnnotations()

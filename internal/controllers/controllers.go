@@ -29,6 +29,7 @@ import (
 	"github.com/go-logr/logr"
 	"github.com/google/uuid"
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/discovery"
 	cacheddiscovery "k8s.io/client-go/discovery/cached/memory"
@@ -41,6 +42,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/client-go/tools/leaderelection"
 	"k8s.io/client-go/tools/leaderelection/resourcelock"
+	"k8s.io/controller-manager/pkg/clientbuilder"
 	"k8s.io/controller-manager/pkg/informerfactory"
 	"k8s.io/klog/v2"
 	kcmconfig "k8s.io/kubernetes/pkg/controller/apis/config"
@@ -93,12 +95,21 @@ type Context struct {
 	// RootCA is the CA bundle that verifies the API server, which the root
 	// CA publisher writes into every namespace's kube-root-ca.crt.
 	RootCA []byte
+
+	// clients builds each controller's client (NewClient).
+	clients clientbuilder.ControllerClientBuilder
 }
 
-// NewClient is a client whose requests carry the controller's name in
-// their user agent, as kube-controller-manager's client builder does.
+// NewClient is the controller's client, from kube-controller-manager's
+// client builder: with Options.UseServiceAccountCredentials, as the
+// service account kube-system/<name> (created when missing) with tokens
+// it requests and renews; otherwise as the controllers' own user. Either
+// way its requests carry the name in their user agent.
 func (c *Context) NewClient(name string) (kubernetes.Interface, error) {
-	cfg := c.NewConfig(name)
+	cfg, err := c.NewConfig(name)
+	if err != nil {
+		return nil, err
+	}
 	client, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("%s client: %w", name, err)
@@ -115,12 +126,13 @@ func newClientset(cfg *rest.Config, what string) (kubernetes.Interface, error) {
 	return client, nil
 }
 
-// NewConfig is the clients' configuration with the controller's name in
-// its user agent.
-func (c *Context) NewConfig(name string) *rest.Config {
-	cfg := rest.CopyConfig(c.Config)
-	rest.AddUserAgent(cfg, name)
-	return cfg
+// NewConfig is the controller's client configuration (NewClient).
+func (c *Context) NewConfig(name string) (*rest.Config, error) {
+	cfg, err := c.clients.Config(name)
+	if err != nil {
+		return nil, fmt.Errorf("%s client: %w", name, err)
+	}
+	return cfg, nil
 }
 
 // Options are the flags of `dnsplane controllers`, which `up` and
@@ -138,6 +150,12 @@ type Options struct {
 	// --cluster-signing-cert-file/--cluster-signing-key-file); without
 	// them no CSR is signed.
 	ClusterSigningCertFile, ClusterSigningKeyFile string
+	// UseServiceAccountCredentials runs each controller as its own
+	// service account in kube-system, bound to its system:controller:<name>
+	// role by upstream's bootstrap policy, as kube-controller-manager's
+	// --use-service-account-credentials; the controllers' own user then
+	// only needs system:kube-controller-manager's rights.
+	UseServiceAccountCredentials bool
 }
 
 // Component runs the selected controllers against the API server of a
@@ -145,7 +163,10 @@ type Options struct {
 // component (internal/controlplane).
 type Component struct {
 	Kubeconfig string
-	Logger     *slog.Logger
+	// Config, when set, is used instead of Kubeconfig (the API server's
+	// in-memory loopback credential).
+	Config *rest.Config
+	Logger *slog.Logger
 	Options
 	// LeaderElect runs the controllers only while this process holds the
 	// kube-system/kube-controller-manager Lease (several replicas); Run
@@ -176,11 +197,16 @@ func (c *Component) Run(ctx context.Context) error {
 	if log == nil {
 		log = slog.Default()
 	}
-	// A request cut short by the stop is not an error (internal/shutdownlog).
+	// What a stop cuts short is not an error (internal/shutdownlog).
 	ctx = klog.NewContext(ctx, logr.FromSlogHandler(shutdownlog.New(log.Handler(), ctx.Done())))
-	cfg, err := clientcmd.BuildConfigFromFlags("", c.Kubeconfig)
-	if err != nil {
-		return fmt.Errorf("controllers: %w", err)
+	var cfg *rest.Config
+	if c.Config != nil {
+		cfg = rest.CopyConfig(c.Config)
+	} else {
+		var err error
+		if cfg, err = clientcmd.BuildConfigFromFlags("", c.Kubeconfig); err != nil {
+			return fmt.Errorf("controllers: %w", err)
+		}
 	}
 	cfg.QPS, cfg.Burst = clientQPS, clientBurst
 	rest.AddUserAgent(cfg, "dnsplane-controllers")
@@ -332,6 +358,12 @@ func newContext(cfg *rest.Config, o Options) (startableContext, func(), error) {
 	mapper := restmapper.NewDeferredDiscoveryRESTMapper(cacheddiscovery.NewMemCacheClient(mapperDiscovery))
 	typed := informers.NewSharedInformerFactory(client, resync)
 	metadataInformers := metadatainformer.NewSharedInformerFactoryWithOptions(md, resync, metadatainformer.WithTransform(dropManagedFields))
+	// kube-controller-manager's CreateControllerContext: the dynamic
+	// builder's clients carry no credential of the root config.
+	var clients clientbuilder.ControllerClientBuilder = clientbuilder.SimpleControllerClientBuilder{ClientConfig: cfg}
+	if o.UseServiceAccountCredentials {
+		clients = clientbuilder.NewDynamicClientBuilder(rest.AnonymousClientConfig(cfg), client.CoreV1(), metav1.NamespaceSystem)
+	}
 	started := make(chan struct{})
 	cc := startableContext{
 		Context: &Context{
@@ -340,6 +372,7 @@ func newContext(cfg *rest.Config, o Options) (startableContext, func(), error) {
 			InformersStarted:          started,
 			ComponentConfig:           componentConfig,
 			RootCA:                    rootCA,
+			clients:                   clients,
 		},
 		started: started,
 	}

@@ -60,7 +60,10 @@ func lifecycleDescriptors() []Descriptor {
 // at 20 times the QPS and 100 times the burst of the others (it deletes
 // everything in a namespace, a request per object).
 func newNamespaceController(ctx context.Context, c *Context) (func(context.Context), error) {
-	cfg := c.NewConfig("namespace-controller")
+	cfg, err := c.NewConfig("namespace-controller")
+	if err != nil {
+		return nil, err
+	}
 	cfg.QPS *= 20
 	cfg.Burst *= 100
 	client, err := newClientset(cfg, "namespace controller")
@@ -114,7 +117,10 @@ func firstDiscovery(ctx context.Context, discover func() ([]*metav1.APIResourceL
 // newGarbageCollector is kube-controller-manager's, with its defaults: 20
 // workers, events ignored, discovery synced every 30 s.
 func newGarbageCollector(ctx context.Context, c *Context) (func(context.Context), error) {
-	cfg := c.NewConfig("generic-garbage-collector")
+	cfg, err := c.NewConfig("generic-garbage-collector")
+	if err != nil {
+		return nil, err
+	}
 	client, err := newClientset(cfg, "garbage collector")
 	if err != nil {
 		return nil, err

@@ -143,7 +143,11 @@ func newDisruptionController(ctx context.Context, c *Context) (func(context.Cont
 	if err != nil {
 		return nil, err
 	}
-	scales, err := scale.NewForConfig(c.NewConfig("disruption-controller"), c.RESTMapper, dynamic.LegacyAPIPathResolverFunc,
+	scaleCfg, err := c.NewConfig("disruption-controller")
+	if err != nil {
+		return nil, err
+	}
+	scales, err := scale.NewForConfig(scaleCfg, c.RESTMapper, dynamic.LegacyAPIPathResolverFunc,
 		scale.NewDiscoveryScaleKindResolver(client.Discovery()))
 	if err != nil {
 		return nil, fmt.Errorf("disruption controller scale client: %w", err)

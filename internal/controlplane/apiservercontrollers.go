@@ -9,7 +9,6 @@ import (
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/kubernetes/pkg/controlplane/controller/clusterauthenticationtrust"
 	"k8s.io/kubernetes/pkg/controlplane/controller/legacytokentracking"
 	"k8s.io/kubernetes/pkg/controlplane/controller/systemnamespaces"
@@ -35,7 +34,7 @@ import (
 // The bootstrap (bootstrap.go) creates the namespaces before the API
 // server serves; these keep what they own as kube-apiserver does.
 type apiServerControllers struct {
-	kubeconfig string
+	loopback   *rest.Config
 	clientCA   []byte // PEM
 	namespaces []string
 }
@@ -44,7 +43,7 @@ func (c *apiServerControllers) Name() string { return "apiserver-controllers" }
 
 // Run runs the controllers until ctx ends.
 func (c *apiServerControllers) Run(ctx context.Context) error {
-	client, err := loopbackClient(c.kubeconfig)
+	client, err := loopbackClient(c.loopback)
 	if err != nil {
 		return err
 	}
@@ -73,11 +72,8 @@ func (c *apiServerControllers) Run(ctx context.Context) error {
 
 // loopbackClient is the API server's client of itself, for the
 // controllers kube-apiserver runs in its own process.
-func loopbackClient(kubeconfig string) (*kubernetes.Clientset, error) {
-	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
-	if err != nil {
-		return nil, fmt.Errorf("loopback client: %w", err)
-	}
+func loopbackClient(loopback *rest.Config) (*kubernetes.Clientset, error) {
+	cfg := rest.CopyConfig(loopback)
 	cfg.UserAgent = "dnsplane-apiserver-controllers"
 	// The v1 Endpoints deprecation Warning would be logged on every
 	// reconcile: these clients are the server talking to itself.

@@ -10,9 +10,9 @@ import (
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/dnsplane/dnsplane/internal/authz"
+	"github.com/dnsplane/dnsplane/internal/operator/operatorpolicy"
 )
 
 // policyTimeout bounds the bootstrap policy's reconciliation and the
@@ -30,11 +30,8 @@ type authorization struct {
 	factory    informers.SharedInformerFactory
 }
 
-func newAuthorization(modes []string, kubeconfig string) (*authorization, error) {
-	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
-	if err != nil {
-		return nil, fmt.Errorf("authorization's loopback client: %w", err)
-	}
+func newAuthorization(modes []string, loopback *rest.Config) (*authorization, error) {
+	cfg := rest.CopyConfig(loopback)
 	cfg.UserAgent = "dnsplane-apiserver-authorization"
 	cfg.WarningHandler = rest.NoWarnings{}
 	// The server's client of itself: its own limits apply, not client-go's
@@ -71,7 +68,7 @@ func (a *authorization) Run(ctx context.Context) error {
 // system:masters, the anonymous /healthz included.
 func (a *authorization) ready(ctx context.Context, log *slog.Logger) error {
 	start := time.Now()
-	if err := authz.EnsurePolicy(ctx, a.client, authz.BootstrapPolicy(), policyTimeout, log); err != nil {
+	if err := authz.EnsurePolicy(ctx, a.client, policy(), policyTimeout, log); err != nil {
 		return err
 	}
 	err := wait.PollUntilContextTimeout(ctx, 20*time.Millisecond, policyTimeout, true, func(context.Context) (bool, error) {
@@ -82,4 +79,18 @@ func (a *authorization) ready(ctx context.Context, log *slog.Logger) error {
 	}
 	log.Debug("authorization ready", "took", time.Since(start))
 	return nil
+}
+
+// policy is upstream's bootstrap policy and the DNS operator's roles
+// (internal/operator/operatorpolicy), reconciled alike at every start: `up` runs the
+// operator as its own user, and `dnsplane operator` may run it against any
+// dnsplane API server with that user's credentials.
+func policy() authz.Policy {
+	p := authz.BootstrapPolicy()
+	cr, crb, role, rb := operatorpolicy.RBAC()
+	p.ClusterRoles = append(p.ClusterRoles, cr)
+	p.ClusterRoleBindings = append(p.ClusterRoleBindings, crb)
+	p.Roles[role.Namespace] = append(p.Roles[role.Namespace], role)
+	p.RoleBindings[rb.Namespace] = append(p.RoleBindings[rb.Namespace], rb)
+	return p
 }

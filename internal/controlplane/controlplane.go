@@ -255,10 +255,16 @@ func Start(ctx context.Context, c Config) (*ControlPlane, error) {
 		return fail(fmt.Errorf("admin credentials: %w", err))
 	}
 	cp.Kubeconfig = kubeconfig
+	self, err := newLoopback()
+	if err != nil {
+		return fail(err)
+	}
+	loopbackConfig := self.config(cp.URL, bundle.CACertPEM)
 	authenticator, err := authenticators(bundle.CA, tokenFile, c.TokenAuthFile, log)
 	if err != nil {
 		return fail(err)
 	}
+	authenticator = authn.Union(self, authenticator)
 	agents, err := kubeletTLS(filepath.Join(c.DataDir, "pki"), bundle)
 	if err != nil {
 		return fail(fmt.Errorf("certificates: %w", err))
@@ -269,7 +275,7 @@ func Start(ctx context.Context, c Config) (*ControlPlane, error) {
 	}
 	done()
 	done = step(c.Progress, StepAPIServer)
-	authorization, err := newAuthorization(c.AuthorizationModes, kubeconfig)
+	authorization, err := newAuthorization(c.AuthorizationModes, loopbackConfig)
 	if err != nil {
 		return fail(err)
 	}
@@ -310,19 +316,37 @@ func Start(ctx context.Context, c Config) (*ControlPlane, error) {
 	// Terminating namespace and collecting an owner's dependents; `up`
 	// runs them all.
 	if ctl := c.controllers(bundle); len(ctl.Controllers) > 0 {
-		cp.launchReported(c.Progress, &controllers.Component{Kubeconfig: kubeconfig, Logger: log.With("component", "controllers"), Options: ctl})
+		// The API server's own deletion controllers (`apiserver`) are its
+		// loopback; kube-controller-manager's set (`up`) is
+		// system:kube-controller-manager, each controller its service
+		// account (docs/controllers.md#identities).
+		comp := &controllers.Component{Config: loopbackConfig, Logger: log.With("component", "controllers"), Options: ctl}
+		if ctl.UseServiceAccountCredentials {
+			path := filepath.Join(c.DataDir, "pki", "controller-manager.kubeconfig")
+			if err := pki.WriteRoleKubeconfig(path, cp.URL, bundle, pki.ControllerManagerUser, nil); err != nil {
+				return nil, errors.Join(fmt.Errorf("controllers' credentials: %w", err), cp.Stop())
+			}
+			comp.Config, comp.Kubeconfig = nil, path
+		}
+		cp.launchReported(c.Progress, comp)
 	}
 	if c.Scheduler {
-		// One replica: no leader election (docs/controllers.md).
-		cp.launchReported(c.Progress, &scheduler.Component{Kubeconfig: kubeconfig, Logger: log.With("component", "scheduler")})
+		// One replica: no leader election (docs/controllers.md). Its own
+		// identity, which upstream's bootstrap policy binds to the
+		// system:kube-scheduler and system:volume-scheduler roles.
+		schedulerKubeconfig := filepath.Join(c.DataDir, "pki", "scheduler.kubeconfig")
+		if err := pki.WriteRoleKubeconfig(schedulerKubeconfig, cp.URL, bundle, pki.SchedulerUser, nil); err != nil {
+			return nil, errors.Join(fmt.Errorf("scheduler credentials: %w", err), cp.Stop())
+		}
+		cp.launchReported(c.Progress, &scheduler.Component{Kubeconfig: schedulerKubeconfig, Logger: log.With("component", "scheduler")})
 	}
-	cp.launch(&apiServerControllers{kubeconfig: kubeconfig, clientCA: bundle.CACertPEM, namespaces: SystemNamespaces()})
+	cp.launch(&apiServerControllers{loopback: loopbackConfig, clientCA: bundle.CACertPEM, namespaces: SystemNamespaces()})
 	if advertise, err := advertiseAddress(c.AdvertiseAddress, c.BindAddress); err != nil {
 		return nil, errors.Join(err, cp.Stop())
 	} else if advertise == nil {
 		log.Warn("no address to advertise: the kubernetes Service gets no endpoints; set --advertise-address")
 	} else {
-		cp.launch(&kubernetesEndpoints{kubeconfig: kubeconfig, etcd: client, etcdPrefix: c.EtcdPrefix,
+		cp.launch(&kubernetesEndpoints{loopback: loopbackConfig, etcd: client, etcdPrefix: c.EtcdPrefix,
 			advertise: advertise, serviceIP: firstAddress(ips.Range()), port: port, log: log})
 	}
 

@@ -9,6 +9,7 @@ import (
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 	utilnet "k8s.io/apimachinery/pkg/util/net"
+	"k8s.io/client-go/rest"
 
 	"github.com/dnsplane/dnsplane/internal/controlplane/kubernetesservice"
 )
@@ -27,7 +28,7 @@ const (
 // a lease on its address; a clean stop removes its own at once, a crashed
 // one drops out when its lease expires.
 type kubernetesEndpoints struct {
-	kubeconfig string
+	loopback   *rest.Config
 	etcd       *clientv3.Client
 	etcdPrefix string
 	advertise  net.IP
@@ -40,7 +41,7 @@ func (k *kubernetesEndpoints) Name() string { return "kubernetes-service-endpoin
 
 // Run reconciles until ctx ends, then removes this API server's address.
 func (k *kubernetesEndpoints) Run(ctx context.Context) error {
-	client, err := loopbackClient(k.kubeconfig)
+	client, err := loopbackClient(k.loopback)
 	if err != nil {
 		return err
 	}

@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	operatorv1 "github.com/dnsplane/dnsplane/api/operator/v1"
+	"github.com/dnsplane/dnsplane/internal/operator/operatorpolicy"
 	"github.com/dnsplane/dnsplane/internal/operator/render"
 )
 
@@ -230,5 +231,14 @@ func TestDesiredStatusAntiFlap(t *testing.T) {
 				t.Errorf("observedGeneration %d, want 2", got.ObservedGeneration)
 			}
 		})
+	}
+}
+
+// TestPolicyNamespace: the operator's roles are in the namespace it
+// writes to.
+func TestPolicyNamespace(t *testing.T) {
+	t.Parallel()
+	if operatorpolicy.Namespace != Namespace || operatorpolicy.User == "" {
+		t.Errorf("operatorpolicy.Namespace %q, operator.Namespace %q", operatorpolicy.Namespace, Namespace)
 	}
 }

@@ -28,7 +28,8 @@ func TestHandler(t *testing.T) {
 		{"and dropped when debug is off", true, slog.LevelInfo, patchCanceled, ""},
 		{"a deadline while stopping too", true, slog.LevelDebug, fmt.Errorf("list: %w", context.DeadlineExceeded), "level=DEBUG"},
 		{"a cancellation before the stop stays an error", false, slog.LevelInfo, patchCanceled, "level=ERROR"},
-		{"another error while stopping stays an error", true, slog.LevelInfo, errors.New("conflict"), "level=ERROR"},
+		{"any error while stopping is debug", true, slog.LevelDebug, errors.New("Unable to sync caches"), "level=DEBUG"},
+		{"another error before the stop stays an error", false, slog.LevelInfo, errors.New("conflict"), "level=ERROR"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

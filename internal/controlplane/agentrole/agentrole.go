@@ -78,6 +78,10 @@ func RenewIntervalFor(grace time.Duration) time.Duration {
 	return max(grace/5, 100*time.Millisecond)
 }
 
+// KubeconfigPath is the agent's own kubeconfig (its node's identity) in
+// its certificate dir, where kubelet keeps kubelet.conf's credentials.
+func KubeconfigPath(certDir string) string { return filepath.Join(certDir, "kubelet.kubeconfig") }
+
 // StateDir is where the agent writes pods' files for a data dir.
 func StateDir(dataDir string) string { return filepath.Join(dataDir, "agent") }
 
@@ -97,14 +101,6 @@ func (r *Role) Validate() error {
 
 // Components implements controlplane.Role.
 func (r *Role) Components(cl controlplane.Cluster) ([]controlplane.Component, error) {
-	restCfg, err := clientcmd.BuildConfigFromFlags("", cl.Kubeconfig)
-	if err != nil {
-		return nil, fmt.Errorf("agent: reading the admin kubeconfig: %w", err)
-	}
-	kube, err := kubernetes.NewForConfig(restCfg)
-	if err != nil {
-		return nil, fmt.Errorf("agent: %w", err)
-	}
 	stateDir := r.cfg.StateDir
 	if stateDir == "" {
 		stateDir = StateDir(cl.DataDir)
@@ -112,6 +108,21 @@ func (r *Role) Components(cl controlplane.Cluster) ([]controlplane.Component, er
 	certDir := r.cfg.CertDir
 	if certDir == "" {
 		certDir = filepath.Join(cl.DataDir, "pki")
+	}
+	// The agent is its node, as kubelet is: system:node:<name> in
+	// system:nodes, which upstream's Node authorizer and NodeRestriction
+	// confine to its own Node, Lease and pods (docs/apiserver.md#identities).
+	kubeconfig := KubeconfigPath(certDir)
+	if err := pki.WriteRoleKubeconfig(kubeconfig, cl.URL, cl.PKI, pki.NodeUserPrefix+r.cfg.NodeName, []string{pki.NodesGroup}); err != nil {
+		return nil, fmt.Errorf("agent: node credentials: %w", err)
+	}
+	restCfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	if err != nil {
+		return nil, fmt.Errorf("agent: reading its kubeconfig: %w", err)
+	}
+	kube, err := kubernetes.NewForConfig(restCfg)
+	if err != nil {
+		return nil, fmt.Errorf("agent: %w", err)
 	}
 	certFile, keyFile, err := pki.EnsureAgentServing(certDir, cl.PKI, []string{"127.0.0.1"})
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"path/filepath"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -18,7 +19,9 @@ import (
 	"github.com/dnsplane/dnsplane/api/client/clientset/versioned"
 	"github.com/dnsplane/dnsplane/internal/controlplane"
 	"github.com/dnsplane/dnsplane/internal/operator"
+	"github.com/dnsplane/dnsplane/internal/operator/operatorpolicy"
 	"github.com/dnsplane/dnsplane/internal/operator/render"
+	"github.com/dnsplane/dnsplane/internal/pki"
 )
 
 // Instances is the in-process cluster DNS as the operator sees it: what
@@ -83,9 +86,15 @@ func (r *Role) Components(cl controlplane.Cluster) ([]controlplane.Component, er
 	if err != nil {
 		return nil, controlplane.ConfigErrorf("--service-cluster-ip-range %q: %v", r.cfg.ServiceRange, err)
 	}
-	restCfg, err := clientcmd.BuildConfigFromFlags("", cl.Kubeconfig)
+	// Its own user, which the roles the API server reconciles
+	// (operatorpolicy) allow what it does and no more.
+	kubeconfig := filepath.Join(cl.DataDir, "pki", "dns-operator.kubeconfig")
+	if err := pki.WriteRoleKubeconfig(kubeconfig, cl.URL, cl.PKI, operatorpolicy.User, nil); err != nil {
+		return nil, fmt.Errorf("operator: credentials: %w", err)
+	}
+	restCfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
 	if err != nil {
-		return nil, fmt.Errorf("operator: reading the admin kubeconfig: %w", err)
+		return nil, fmt.Errorf("operator: reading its kubeconfig: %w", err)
 	}
 	kube, err := kubernetes.NewForConfig(restCfg)
 	if err != nil {

@@ -1,0 +1,110 @@
+package e2e
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/dnsplane/dnsplane/internal/controlplane/nodeplan"
+)
+
+// TestNodeIdentities: each agent of `up --nodes 2` runs as its node
+// (system:node:<name>), with credentials in its state dir, and with them
+// real kubectl may write its own Node and the pods bound to it but gets
+// kube's 403 for the other node's Node and pods, for a Secret no pod of
+// it uses and for creating pods in kube-system (Node authorizer and
+// NodeRestriction). Meanwhile Deployment → pods → EndpointSlice → DNS
+// works with every role on its own identity. Before, every agent was the
+// admin, and a node could change any Node and pod.
+func TestNodeIdentities(t *testing.T) {
+	requireRoot(t)
+	requireKubectl(t)
+	c := startNodesUp(t, 2, 67, 68)
+	admin := c.Kubeconfig
+	client := clientFor(t, admin)
+	node1 := filepath.Join(nodeplan.StateDir(c.DataDir, "node-1"), "pki", "kubelet.kubeconfig")
+
+	ns := newNamespace(t, admin)
+	mustKubectl(t, admin, "", "create", "deployment", "web", "-n", ns, "--image=example", "--replicas=4")
+	mustKubectl(t, admin, "", "expose", "deployment", "web", "-n", ns, "--port=80")
+	mustKubectl(t, admin, "", "-n", ns, "create", "secret", "generic", "unused", "--from-literal=k=v")
+	rolloutStatus(t, admin, ns, "deployment/web")
+	pods := waitRunning(t, client, ns, "app=web", 4)
+	on := map[string]corev1.Pod{}
+	for _, p := range pods {
+		on[p.Spec.NodeName] = p
+	}
+	if _, ok := on["node-1"]; !ok {
+		t.Fatalf("no pod of web on node-1: %v", on)
+	}
+	if _, ok := on["node-2"]; !ok {
+		t.Fatalf("no pod of web on node-2: %v", on)
+	}
+	mine, theirs := on["node-1"].Name, on["node-2"].Name
+
+	wantKubectl(t, node1, "", ok("system:node:node-1"), "auth", "whoami", "-o", "jsonpath={.status.userInfo.username}{\"\\n\"}")
+	// Its own Node and the pods bound to it.
+	wantKubectl(t, node1, "", ok("node/node-1 patched"), "patch", "node", "node-1", "--type=merge", "-p", `{"metadata":{"annotations":{"e2e":"mine"}}}`)
+	// kubectl patch reads pods/status first, which no node may (nor in
+	// kube): the agent writes status with PUT, and so does replace.
+	mineJSON := mustKubectl(t, node1, "", "-n", ns, "get", "pod", mine, "-o", "json")
+	wantKubectl(t, node1, mineJSON, ok("pod/"+mine+" replaced"), "-n", ns, "replace", "--subresource=status", "-f", "-")
+	wantKubectl(t, node1, "", ok("pod/"+mine), "-n", ns, "get", "pod", mine, "-o", "name")
+	// Not the other node's.
+	wantKubectl(t, node1, "", failed(`Error from server (Forbidden): nodes "node-2" is forbidden: User "system:node:node-1" cannot get resource "nodes" in API group "" at the cluster scope: node: node 'node-1' cannot read 'node-2', only its own Node object`),
+		"patch", "node", "node-2", "--type=merge", "-p", `{"metadata":{"annotations":{"e2e":"theirs"}}}`)
+	// Writing without reading first (PUT of what the admin read) meets
+	// NodeRestriction.
+	theirNode := mustKubectl(t, admin, "", "get", "node", "node-2", "-o", "json")
+	wantKubectl(t, node1, theirNode, failed(`Error from server (Forbidden): error when replacing "STDIN": nodes "node-2" is forbidden: node "node-1" is not allowed to modify node "node-2"`),
+		"replace", "-f", "-")
+	wantKubectl(t, node1, "", failed(`Error from server (Forbidden): nodes "node-1" is forbidden: is not allowed to modify labels: node-role.kubernetes.io/control-plane`),
+		"label", "node", "node-1", "node-role.kubernetes.io/control-plane=")
+	theirsJSON := mustKubectl(t, admin, "", "-n", ns, "get", "pod", theirs, "-o", "json")
+	wantKubectl(t, node1, theirsJSON, failed(fmt.Sprintf(`Error from server (Forbidden): error when replacing "STDIN": pods %q is forbidden: node "node-1" can only update pod status for pods with spec.nodeName set to itself`, theirs)),
+		"-n", ns, "replace", "--subresource=status", "-f", "-")
+	wantKubectl(t, node1, "", failed(fmt.Sprintf(`Error from server (Forbidden): pods %q is forbidden: node "node-1" can only delete pods with spec.nodeName set to itself`, theirs)),
+		"-n", ns, "delete", "pod", theirs, "--wait=false")
+	wantKubectl(t, node1, "", failed(fmt.Sprintf(`Error from server (Forbidden): pods %q is forbidden: User "system:node:node-1" cannot get resource "pods" in API group "" in the namespace %q: node: no relationship found between node 'node-1' and this object`, theirs, ns)),
+		"-n", ns, "get", "pod", theirs, "-o", "name")
+	wantKubectl(t, node1, "", failed(fmt.Sprintf(`Error from server (Forbidden): secrets "unused" is forbidden: User "system:node:node-1" cannot get resource "secrets" in API group "" in the namespace %q: node: no relationship found between node 'node-1' and this object`, ns)),
+		"-n", ns, "get", "secret", "unused", "-o", "name")
+	wantKubectl(t, node1, "", failed(`Error from server (Forbidden): pods "intruder" is forbidden: pod does not have "kubernetes.io/config.mirror" annotation, node "node-1" can only create mirror pods`),
+		"-n", "kube-system", "run", "intruder", "--image=example", "--overrides", `{"spec":{"nodeName":"node-1"}}`)
+
+	// kubectl exec reaches node-1's exec server, which looks the pod up
+	// with the node's credentials.
+	if out := mustKubectl(t, admin, "", "-n", ns, "exec", mine, "--", "cat", "/etc/resolv.conf"); !strings.Contains(out, "nameserver "+c.cacheOf["node-1"]) {
+		t.Errorf("kubectl exec into %s: resolv.conf\n%s\nwithout node-1's cache %s", mine, out, c.cacheOf["node-1"])
+	}
+
+	// The controllers are their service accounts (upstream's
+	// --use-service-account-credentials): each one exists, and creating
+	// the pods was the ReplicaSet controller's right, not the controller
+	// manager's.
+	for _, sa := range []string{"deployment-controller", "replicaset-controller", "endpointslice-controller"} {
+		wantKubectl(t, admin, "", ok("serviceaccount/"+sa), "-n", "kube-system", "get", "serviceaccount", sa, "-o", "name")
+	}
+	wantKubectl(t, admin, "", ok("yes"), "auth", "can-i", "create", "pods", "-n", ns, "--as=system:serviceaccount:kube-system:replicaset-controller")
+	wantKubectl(t, admin, "", run{stdout: "no\n", exit: 1}, "auth", "can-i", "create", "pods", "-n", ns, "--as=system:kube-controller-manager")
+	wantKubectl(t, admin, "", run{stdout: "no\n", exit: 1}, "auth", "can-i", "get", "secrets", "-n", "kube-system", "--as=system:dnsplane:dns-operator")
+	wantKubectl(t, admin, "", ok("yes"), "auth", "can-i", "update", "configmaps", "-n", "dnsplane-system", "--as=system:dnsplane:dns-operator")
+
+	// The cluster still works end to end: the Service's EndpointSlice
+	// names the four pods, and the cluster DNS and node-1's cache answer.
+	svcIP := mustKubectl(t, admin, "", "get", "service", "web", "-n", ns, "-o", "jsonpath={.spec.clusterIP}")
+	eventually(t, 30*time.Second, 100*time.Millisecond, func() (bool, string) {
+		out, _, _ := kubectl(t, admin, "", "-n", ns, "get", "endpointslices", "-l", "kubernetes.io/service-name=web", "-o", "jsonpath={.items[*].endpoints[*].addresses[0]}")
+		return len(strings.Fields(out)) == 4, out
+	})
+	for _, addr := range []string{c.ClusterDNS, c.cacheOf["node-1"] + ":53"} {
+		eventually(t, 30*time.Second, 100*time.Millisecond, func() (bool, string) {
+			ip, err := lookupA(addr, "web."+ns+".svc.cluster.local.")
+			return err == nil && ip == svcIP, fmt.Sprintf("%s: %q %v, want %s", addr, ip, err, svcIP)
+		})
+	}
+}
