@@ -17,7 +17,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/dnsplane/dnsplane/internal/controlplane"
@@ -30,15 +29,12 @@ import (
 // apiPods looks pods up through the API, as a stand-in for the agent's.
 type apiPods struct{ c kubernetes.Interface }
 
-func (p apiPods) PodUID(ctx context.Context, ns, name string) (types.UID, error) {
+func (p apiPods) Pod(ctx context.Context, ns, name string) (*corev1.Pod, error) {
 	pod, err := p.c.CoreV1().Pods(ns).Get(ctx, name, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
-		return "", podserver.ErrPodNotFound
+		return nil, podserver.ErrPodNotFound
 	}
-	if err != nil {
-		return "", err
-	}
-	return pod.UID, nil
+	return pod, err
 }
 
 const (
