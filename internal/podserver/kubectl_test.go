@@ -6,10 +6,12 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
+	"fmt"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -17,6 +19,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/dnsplane/dnsplane/internal/controlplane"
@@ -178,6 +181,23 @@ func TestKubectl(t *testing.T) {
 			if code != 3 || out != "hello\n" || !strings.Contains(errOut, "oops") {
 				t.Errorf("exec stdin/exit: exit %d, stdout %q, stderr %q", code, out, errOut)
 			}
+			// The pod sets no user: nobody runs the command.
+			if out, errOut, code := run(proto.env, "", "exec", "-n", "ns1", "web", "--", "id", "-u"); code != 0 || out != "65534\n" {
+				t.Errorf("exec id -u: exit %d, stdout %q, stderr %q", code, out, errOut)
+			}
+			// A killed kubectl leaves no command behind (issue 22 item 3).
+			arg := fmt.Sprintf("600.%d", time.Now().UnixNano()%1e6)
+			k := exec.CommandContext(ctx, kubectl, "--kubeconfig", ts.Kubeconfig, "exec", "-n", "ns1", "web", "--", "sleep", arg)
+			k.Env = append(os.Environ(), proto.env...)
+			if err := k.Start(); err != nil {
+				t.Fatal(err)
+			}
+			waitProcs(t, arg, 1)
+			if err := k.Process.Kill(); err != nil {
+				t.Fatal(err)
+			}
+			_ = k.Wait() // killed
+			waitProcs(t, arg, 0)
 		})
 	}
 
@@ -201,5 +221,28 @@ func TestKubectl(t *testing.T) {
 			}
 			t.Logf("kubectl %s: %s", strings.Join(tc.args, " "), strings.TrimSpace(errOut))
 		})
+	}
+}
+
+// waitProcs polls until want processes have arg in their command line
+// (unique to the test: others on the machine may run their own sleep).
+func waitProcs(t *testing.T, arg string, want int) {
+	t.Helper()
+	var got []string
+	err := wait.PollUntilContextTimeout(t.Context(), 20*time.Millisecond, 15*time.Second, true, func(context.Context) (bool, error) {
+		got = nil
+		ents, err := os.ReadDir("/proc")
+		if err != nil {
+			return false, err
+		}
+		for _, e := range ents {
+			if cmdline, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline")); err == nil && slices.Contains(strings.Split(string(cmdline), "\x00"), arg) {
+				got = append(got, e.Name())
+			}
+		}
+		return len(got) == want, nil
+	})
+	if err != nil {
+		t.Fatalf("processes with %q: %v, want %d", arg, got, want)
 	}
 }
