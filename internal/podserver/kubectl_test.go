@@ -8,10 +8,12 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/netip"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -22,6 +24,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/dnsplane/dnsplane/internal/agentdial"
 	"github.com/dnsplane/dnsplane/internal/controlplane"
 	"github.com/dnsplane/dnsplane/internal/controlplane/controlplanetest"
 	"github.com/dnsplane/dnsplane/internal/pki"
@@ -57,7 +60,15 @@ func TestKubectl(t *testing.T) {
 		t.Skip("needs root (mount namespaces)")
 	}
 	ctx := t.Context()
-	ts := controlplanetest.StartTestServer(t, controlplane.Config{})
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	agentPort := l.Addr().(*net.TCPAddr).Port
+	// The agent runs outside the API server's process, on loopback: the
+	// API server dials it because its rules say so, and nothing else there.
+	ts := controlplanetest.StartTestServer(t, controlplane.Config{AgentRules: agentdial.Rules{
+		Networks: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}, Ports: []uint16{uint16(agentPort)}}}) //nolint:gosec // a TCP port
 	c := ts.Client
 
 	// The agent's side: its serving certificate from the cluster CA, its
@@ -81,10 +92,6 @@ func TestKubectl(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
 	sctx, stop := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(sctx, l) }()
@@ -95,12 +102,15 @@ func TestKubectl(t *testing.T) {
 		}
 	})
 
-	node := func(name string, port int32) {
+	node := func(name string, port int32, addr ...string) {
 		n, err := c.CoreV1().Nodes().Create(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
 		n.Status.Addresses = []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: "127.0.0.1"}}
+		if len(addr) > 0 {
+			n.Status.Addresses = []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: addr[0]}}
+		}
 		n.Status.DaemonEndpoints.KubeletEndpoint.Port = port
 		if _, err := c.CoreV1().Nodes().UpdateStatus(ctx, n, metav1.UpdateOptions{}); err != nil {
 			t.Fatal(err)
@@ -108,6 +118,16 @@ func TestKubectl(t *testing.T) {
 	}
 	node("node-1", int32(l.Addr().(*net.TCPAddr).Port))
 	node("node-silent", 0)
+	// Nodes whose writer names endpoints of its choice (issue 22 item 4):
+	// a port on the API server's host that is not the agent's, which is
+	// open (the API server's own), and a Service IP.
+	apiPort := ts.URL[strings.LastIndexByte(ts.URL, ':')+1:]
+	apiPortN, err := strconv.Atoi(apiPort)
+	if err != nil {
+		t.Fatal(err)
+	}
+	node("node-other-port", int32(apiPortN))               //nolint:gosec // a TCP port
+	node("node-service-ip", int32(agentPort), "10.96.0.1") //nolint:gosec // a TCP port
 	if _, err := c.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "ns1"}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
@@ -125,6 +145,8 @@ func TestKubectl(t *testing.T) {
 	pod("unscheduled", "")
 	pod("silent", "node-silent")
 	pod("nofiles", "node-1")
+	pod("other-port", "node-other-port")
+	pod("service-ip", "node-service-ip")
 	dir := podfiles.Dir(state, "ns1", "web", web.UID)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
@@ -210,6 +232,10 @@ func TestKubectl(t *testing.T) {
 		{"no node", []string{"exec", "-n", "ns1", "unscheduled", "--", "true"}, "pod unscheduled does not have a host assigned"},
 		{"node without endpoint", []string{"exec", "-n", "ns1", "silent", "--", "true"}, `node "node-silent" of pod ns1/silent has no exec endpoint`},
 		{"no files", []string{"exec", "-n", "ns1", "nofiles", "--", "true"}, "pod ns1/nofiles has no DNS files yet"},
+		{"agent port not allowed", []string{"exec", "-n", "ns1", "other-port", "--", "true"},
+			fmt.Sprintf(`the API server does not dial 127.0.0.1:%s for node "node-other-port"'s agent: port %s is not an agent port (%d)`, apiPort, apiPort, agentPort)},
+		{"service IP", []string{"exec", "-n", "ns1", "service-ip", "--", "true"},
+			fmt.Sprintf(`the API server does not dial 10.96.0.1:%d for node "node-service-ip"'s agent: 10.96.0.1 is in 10.96.0.0/12, which holds no agents`, agentPort)},
 		{"bad container", []string{"exec", "-n", "ns1", "web", "-c", "other", "--", "true"}, "container other is not valid for pod web"},
 		{"logs", []string{"logs", "-n", "ns1", "web"}, "dnsplane runs no containers: pod ns1/web has no logs; use `dnsplane exec` or `kubectl exec` to run a command with the pod's DNS files"},
 		{"attach", []string{"attach", "-n", "ns1", "web"}, "dnsplane runs no containers: pod ns1/web has no process to attach to"},
