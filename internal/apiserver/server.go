@@ -123,6 +123,10 @@ type Server struct {
 	metrics   *requestMetrics
 	gatherer  prometheus.Gatherer
 
+	// execSessions counts exec sessions against the connection limit
+	// (execbudget.go).
+	execSessions execBudget
+
 	// registerer takes the metrics of the limits (limits.go, connlimit.go).
 	registerer prometheus.Registerer
 	limits     Limits
@@ -173,6 +177,7 @@ func New(cfg Config) (*Server, error) {
 		Logger:               cfg.Logger,
 		KubeletTLS:           cfg.KubeletTLS,
 		AgentDial:            cfg.AgentDial,
+		ExecSessions:         &s.execSessions,
 		Now:                  cfg.Now,
 		ServiceAccountTokens: tokens,
 	}))

@@ -45,6 +45,15 @@ type Agents struct {
 	// to (a Hostname address resolves at dial time); nil =
 	// agentdial.Rules{}: no special addresses, port 10250 only.
 	Dial DialPolicy
+	// Sessions counts each exec session against the API server's
+	// connection limit while it lasts; nil = unlimited.
+	Sessions SessionLimiter
+}
+
+// SessionLimiter admits a session (release ends it) or says why not, as a
+// kube API error.
+type SessionLimiter interface {
+	Acquire() (release func(), err error)
 }
 
 // DialPolicy says why an endpoint may not be dialed as node's agent, or
@@ -210,7 +219,20 @@ func exec(agents Agents) rest.Subresource {
 			h = translator.NewTranslatingHandler(h,
 				translator.NewStreamTranslatorHandler(loc, transport, 0, translator.Options{Stdin: opts.stdin, Stdout: opts.stdout, Stderr: opts.stderr, Tty: opts.tty}),
 				wsstream.IsWebSocketRequestWithStreamCloseProtocol)
+			release := func() {}
+			if agents.Sessions != nil {
+				if release, err = agents.Sessions.Acquire(); err != nil {
+					log.Warn("exec refused", "namespace", pod.Namespace, "pod", pod.Name, "err", err)
+					return rest.Response{}, err
+				}
+			}
 			log.Info("exec", "namespace", pod.Namespace, "pod", pod.Name, "container", container, "node", pod.Spec.NodeName, "agent", host)
+			// The proxy returns when the session ends, either side.
+			session := h
+			h = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				defer release()
+				session.ServeHTTP(w, r)
+			})
 			return rest.Response{Handler: h}, nil
 		},
 	}
