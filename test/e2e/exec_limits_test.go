@@ -90,14 +90,14 @@ func TestExecSessionsKeepUpAlive(t *testing.T) {
 		t.Errorf("the refusal does not say why: %v", refusal)
 	}
 	mustKubectl(t, u.Kubeconfig, "", "get", "pod", "-n", ns, "web")
-	if open, err := openDescriptors(u.process.cmd.Process.Pid); err == nil {
+	if open, err := openDescriptors(u.cmd.Process.Pid); err == nil {
 		t.Logf("%d of %d descriptors open with %d sessions", open, execNofile, accepted)
 		if open > execNofile-64 {
 			t.Errorf("%d descriptors open, want at least 64 of %d free", open, execNofile)
 		}
 	}
-	if !u.process.running() {
-		t.Fatalf("the process died: %v", u.process.err)
+	if !u.running() {
+		t.Fatalf("the process died: %v", u.err)
 	}
 	for _, addr := range []string{u.NodeCache, u.ClusterDNS} {
 		if got, err := lookupA(addr, "kubernetes.default.svc.cluster.local."); err != nil || got != "10.96.0.1" {
@@ -107,7 +107,9 @@ func TestExecSessionsKeepUpAlive(t *testing.T) {
 	// The clients go; so do their commands.
 	hangUp()
 	for range execSessions {
-		<-done
+		if err := <-done; err == nil {
+			t.Error("a session ended without an error: its command was not cut off")
+		}
 	}
 	eventually(t, 30*time.Second, 50*time.Millisecond, func() (bool, string) {
 		left := processesWith(t, arg)
