@@ -250,8 +250,8 @@ func TestKubectl(t *testing.T) {
 	}
 }
 
-// waitProcs polls until want processes have arg in their command line
-// (unique to the test: others on the machine may run their own sleep).
+// waitProcs polls until want sleep processes have arg in their command
+// line (unique to the test: others on the machine may run their own sleep).
 func waitProcs(t *testing.T, arg string, want int) {
 	t.Helper()
 	var got []string
@@ -262,7 +262,9 @@ func waitProcs(t *testing.T, arg string, want int) {
 			return false, err
 		}
 		for _, e := range ents {
-			if cmdline, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline")); err == nil && slices.Contains(strings.Split(string(cmdline), "\x00"), arg) {
+			// A sleep's, not kubectl's, whose command line has arg too.
+			cmdline, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+			if args := strings.Split(string(cmdline), "\x00"); err == nil && filepath.Base(args[0]) == "sleep" && slices.Contains(args, arg) {
 				got = append(got, e.Name())
 			}
 		}
