@@ -100,3 +100,25 @@ func TestParseArgs(t *testing.T) {
 		}
 	}
 }
+
+// FuzzParseArgs: the subcommand's arguments never panic the parser, and
+// what it accepts is written back by Args to the same parse.
+func FuzzParseArgs(f *testing.F) {
+	f.Add("--user=1000:2000\x00--groups=3,4\x00/d\x00--\x00id")
+	f.Add("--privileged\x00/d\x00--\x00sh")
+	f.Add("/d\x00--\x00true")
+	f.Add("--user=4294967295:0\x00/d\x00--\x00x")
+	f.Fuzz(func(t *testing.T, joined string) {
+		dir, id, argv, err := ParseArgs(strings.Split(joined, "\x00"))
+		if err != nil {
+			return
+		}
+		dir2, id2, argv2, err := ParseArgs(Args(dir, id, argv))
+		if err != nil || dir2 != dir || !reflect.DeepEqual(id2, id) || !reflect.DeepEqual(argv2, argv) {
+			t.Errorf("round trip of %q: %q %+v %q %v, want %q %+v %q", joined, dir2, id2, argv2, err, dir, id, argv)
+		}
+		if id.UID == 1<<32-1 || id.GID == 1<<32-1 {
+			t.Errorf("%q: accepted (uid_t)-1: %+v", joined, id)
+		}
+	})
+}
