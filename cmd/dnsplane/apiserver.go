@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"time"
@@ -14,6 +16,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
+	"github.com/dnsplane/dnsplane/internal/agentdial"
 	"github.com/dnsplane/dnsplane/internal/apiserver"
 	"github.com/dnsplane/dnsplane/internal/authz"
 	"github.com/dnsplane/dnsplane/internal/controlplane"
@@ -26,6 +29,9 @@ type apiServerFlags struct {
 	limits   apiserver.Limits
 	gates    string
 	logLevel string
+	// The agent endpoints pods/exec may dial (agentdial.Rules).
+	agentNetworks []net.IPNet
+	agentPorts    []uint
 }
 
 func (a *apiServerFlags) register(f *pflag.FlagSet) {
@@ -47,6 +53,10 @@ func (a *apiServerFlags) register(f *pflag.FlagSet) {
 		"ordered list of authorizers, as kube-apiserver's: AlwaysAllow, AlwaysDeny, Node, RBAC (system:masters is always allowed)")
 	f.StringVar(&a.gates, "feature-gates", "", "comma-separated Name=true|false pairs: RelaxedDNSSearchValidation, PodDNSCustomPolicy, PodDNSAutopath, ServerSideFieldValidation")
 	f.StringVar(&a.logLevel, "log-level", "info", "debug, info, warn or error")
+	f.IPNetSliceVar(&a.agentNetworks, "kubelet-allowed-networks", nil,
+		"CIDRs of the node agents' addresses that pods/exec may dial (default: any address but loopback, link-local, unspecified and multicast; never the service CIDR)")
+	f.UintSliceVar(&a.agentPorts, "kubelet-allowed-ports", []uint{agentdial.DefaultPort},
+		"the node agents' exec ports (status.daemonEndpoints.kubeletEndpoint.port) that pods/exec may dial")
 	a.registerLimits(f)
 }
 
@@ -80,6 +90,19 @@ func (a *apiServerFlags) config(cmd *cobra.Command, roles ...controlplane.Role) 
 		return controlplane.Config{}, &exitError{code: exitUsage, msg: err.Error()}
 	}
 	c := a.c
+	for _, n := range a.agentNetworks {
+		p, err := netip.ParsePrefix(n.String())
+		if err != nil {
+			return controlplane.Config{}, &exitError{code: exitUsage, msg: fmt.Sprintf("--kubelet-allowed-networks: %s is not a CIDR", n.String())}
+		}
+		c.AgentRules.Networks = append(c.AgentRules.Networks, p)
+	}
+	for _, port := range a.agentPorts {
+		if port == 0 || port > 65535 {
+			return controlplane.Config{}, &exitError{code: exitUsage, msg: fmt.Sprintf("--kubelet-allowed-ports: %d is not a port", port)}
+		}
+		c.AgentRules.Ports = append(c.AgentRules.Ports, uint16(port))
+	}
 	limits := a.limits
 	c.Gates, c.Logger, c.Limits, c.Roles, c.Progress = fg, logger, &limits, roles, progress
 	if len(c.EtcdServers) == 0 {

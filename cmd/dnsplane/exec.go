@@ -27,8 +27,11 @@ func newExecCommand() *cobra.Command {
 		Short: "Run a command with a pod's resolv.conf and hosts on /etc",
 		Long: `Run a command on this machine with the pod's DNS files, as its node's agent
 wrote them, bind-mounted read-only on /etc/resolv.conf and /etc/hosts in a
-private mount namespace: what a container of the pod would resolve. Needs
-root on Linux. The exit status is the command's.
+private mount namespace: what a container of the pod would resolve. The
+command runs as the pod's securityContext user and group (runAsUser,
+runAsGroup; 65534:65534 when the pod sets none) with no capabilities and
+no_new_privs; only a privileged container's runs as root. Needs root on
+Linux. The exit status is the command's.
 
 The pod is read through the API (--kubeconfig, or <data-dir>/kubeconfig with
 --data-dir, else kubectl's default: $KUBECONFIG, ~/.kube/config); its files
@@ -77,11 +80,17 @@ dir; else /var/lib/dnsplane/agent.`,
 			if err != nil {
 				return &exitError{code: exitUsage, msg: err.Error()}
 			}
-			dir, err := podexec.FindPodDir(cmd.Context(), client, podexec.StateDirFor(stateDir, dataDir), namespace, args[0])
+			dir, pod, err := podexec.FindPodDir(cmd.Context(), client, podexec.StateDirFor(stateDir, dataDir), namespace, args[0])
 			if err != nil {
 				return &exitError{code: exitInvalid, msg: err.Error()}
 			}
-			argv := append([]string{os.Args[0], podexec.Subcommand, dir, "--"}, args[1:]...)
+			// As kubectl exec without -c: the pod's first container's
+			// identity, so both ways into a pod run the same user.
+			id, err := podexec.IdentityOf(pod, "")
+			if err != nil {
+				return &exitError{code: exitInvalid, msg: err.Error()}
+			}
+			argv := append([]string{os.Args[0], podexec.Subcommand}, podexec.Args(dir, id, args[1:])...)
 			err = execPodexec(argv)
 			return &exitError{code: podexec.ExitCannotRun, msg: fmt.Sprintf("running %s: %v", podexec.Subcommand, err)}
 		},

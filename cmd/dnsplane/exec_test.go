@@ -96,6 +96,21 @@ func TestExec(t *testing.T) {
 	if code != 0 || !strings.HasPrefix(out, "10.244.0.7") {
 		t.Errorf("getent: exit %d, stdout %q, stderr %q", code, out, errOut)
 	}
+	// The pod sets no user: the command runs as nobody, with no
+	// capabilities, and the data dir (the CA's key) is out of its reach
+	// while the pod's files on /etc are not (issue 22 item 3).
+	out, errOut, code = dnsplane("exec", "--data-dir", ts.DataDir, "-n", "ns1", "web", "--", "id", "-u")
+	if code != 0 || out != "65534\n" {
+		t.Errorf("id -u: exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+	caKey := filepath.Join(ts.DataDir, "pki", "ca.key")
+	if _, err := os.Stat(caKey); err != nil {
+		t.Fatal(err)
+	}
+	out, errOut, code = dnsplane("exec", "--data-dir", ts.DataDir, "-n", "ns1", "web", "--", "cat", "/etc/hosts", caKey)
+	if code == 0 || out != hosts || !strings.Contains(errOut, caKey+": Permission denied") {
+		t.Errorf("cat ca.key: exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
 	// The command's exit status and flags pass through.
 	if _, errOut, code = dnsplane("exec", "--data-dir", ts.DataDir, "-n", "ns1", "web", "--", "sh", "-c", "exit 5"); code != 5 {
 		t.Errorf("exit 5: exit %d, stderr %q", code, errOut)

@@ -17,6 +17,7 @@ func TestLimitFlags(t *testing.T) {
 		{[]string{"--max-mutating-requests-inflight", "-5"}, "error: --max-mutating-requests-inflight can not be negative value\n"},
 		{[]string{"--request-timeout", "-1s"}, "error: --request-timeout can not be negative value\n"},
 		{[]string{"--max-connections", "-1"}, "error: --max-connections can not be negative value\n"},
+		{[]string{"--kubelet-allowed-ports", "10250,70000"}, "error: --kubelet-allowed-ports: 70000 is not a port\n"},
 	}
 	holdDefaultDNS(t) // as another `up` would: flags are checked first
 	for _, cmd := range []string{"apiserver", "up"} {

@@ -560,7 +560,7 @@ func TestAgentLongNames(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.waitRunning(p)
-	dir, err := podexec.FindPodDir(ctx, e.srv.Client, podexec.StateDirFor(e.stateDir, ""), longNS, name)
+	dir, _, err := podexec.FindPodDir(ctx, e.srv.Client, podexec.StateDirFor(e.stateDir, ""), longNS, name)
 	if err != nil {
 		t.Fatal(err)
 	}

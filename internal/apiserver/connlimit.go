@@ -172,5 +172,6 @@ func (s *Server) limitConnections(ln net.Listener, configured int) (net.Listener
 		return nil, err
 	}
 	s.log.Info("API server connection limit", "max_connections", limit, "source", how)
+	s.execSessions.l.Store(l)
 	return l, nil
 }

@@ -20,6 +20,7 @@ import (
 	"k8s.io/apiserver/pkg/authorization/authorizer"
 	"k8s.io/component-base/featuregate"
 
+	"github.com/dnsplane/dnsplane/internal/agentdial"
 	"github.com/dnsplane/dnsplane/internal/authn"
 	"github.com/dnsplane/dnsplane/internal/authz"
 	"github.com/dnsplane/dnsplane/internal/discovery"
@@ -95,6 +96,10 @@ type Config struct {
 	// its client certificate (pki.EnsureKubeletClient) and the CA that
 	// signs the agents' serving certificates. nil = pods/exec answers 503.
 	KubeletTLS *tls.Config
+	// AgentDial says which agent endpoints pods/exec dials
+	// (internal/agentdial); nil = agentdial.Rules{}: no loopback, port
+	// 10250.
+	AgentDial agentdial.Policy
 
 	// ServiceAccountKey signs service account tokens
 	// (serviceaccounts/token, pki.EnsureServiceAccountKey), and their
@@ -122,6 +127,10 @@ type Server struct {
 	fields    *fieldManagers
 	metrics   *requestMetrics
 	gatherer  prometheus.Gatherer
+
+	// execSessions counts exec sessions against the connection limit
+	// (execbudget.go).
+	execSessions execBudget
 
 	// registerer takes the metrics of the limits (limits.go, connlimit.go).
 	registerer prometheus.Registerer
@@ -182,6 +191,8 @@ func New(cfg Config) (*Server, error) {
 		Namespaces:           s,
 		Logger:               cfg.Logger,
 		KubeletTLS:           cfg.KubeletTLS,
+		AgentDial:            cfg.AgentDial,
+		ExecSessions:         &s.execSessions,
 		Now:                  cfg.Now,
 		ServiceAccountTokens: tokens,
 	}))

@@ -19,6 +19,7 @@ import (
 
 	"k8s.io/component-base/featuregate"
 
+	"github.com/dnsplane/dnsplane/internal/agentdial"
 	"github.com/dnsplane/dnsplane/internal/apiserver"
 	"github.com/dnsplane/dnsplane/internal/authz"
 	"github.com/dnsplane/dnsplane/internal/controllers"
@@ -70,6 +71,11 @@ type Config struct {
 	// Limits bound connections, requests in flight and request time;
 	// nil = apiserver.DefaultLimits(), kube-apiserver's.
 	Limits *apiserver.Limits
+	// AgentRules allow the agent endpoints pods/exec dials besides those
+	// of the agents the roles run (AgentEndpointer): agentdial.Rules{}
+	// (no special addresses, port 10250) when zero; the service CIDR is
+	// always denied. docs/apiserver.md "Which agents the API server dials".
+	AgentRules agentdial.Rules
 
 	// Controllers are the kube-controller-manager controllers the control
 	// plane runs in its process (--controllers, internal/controllers); nil

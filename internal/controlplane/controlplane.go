@@ -18,6 +18,7 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/dnsplane/dnsplane/internal/agentdial"
 	"github.com/dnsplane/dnsplane/internal/apiserver"
 	"github.com/dnsplane/dnsplane/internal/authn"
 	"github.com/dnsplane/dnsplane/internal/controllers"
@@ -75,6 +76,31 @@ type Role interface {
 // on every DNS write, from the API server's goroutines.
 type DNSAddresser interface {
 	DNSAddresses() []netip.AddrPort
+}
+
+// AgentEndpointer is a Role that runs node agents in this process: the
+// exec server endpoint of node's agent, once bound, which pods/exec may
+// dial whatever the agent rules say (internal/agentdial.Endpoints).
+type AgentEndpointer interface {
+	AgentEndpoint(node string) (netip.AddrPort, bool)
+}
+
+// agentDial is what pods/exec may dial: the endpoints of the roles'
+// agents, or what rules allow outside the service CIDR.
+func agentDial(roles []Role, rules agentdial.Rules, services netip.Prefix) agentdial.Policy {
+	rules.Denied = append(slices.Clone(rules.Denied), services)
+	own := agentdial.Endpoints(func(node string) (netip.AddrPort, bool) {
+		for _, r := range roles {
+			if a, ok := r.(AgentEndpointer); ok {
+				if ap, ok := a.AgentEndpoint(node); ok {
+					return ap, true
+				}
+			}
+		}
+		return netip.AddrPort{}, false
+	})
+	// Rules first: their refusal says more than "not one of ours".
+	return agentdial.Any{rules, own}
 }
 
 // dnsAddresses are the addresses the roles that serve DNS serve on.
@@ -284,9 +310,14 @@ func Start(ctx context.Context, c Config) (*ControlPlane, error) {
 		maxObject = apiserver.EmbeddedEtcdMaxObjectBytes
 	}
 	roles := c.Roles
+	services, err := netip.ParsePrefix(c.ServiceClusterIPRange)
+	if err != nil {
+		return fail(fmt.Errorf("--service-cluster-ip-range: %w", err))
+	}
 	srv, err := apiserver.New(apiserver.Config{Store: store, ServiceIPs: ips, ClusterDomain: c.ClusterDomain, Gates: c.Gates, Authenticator: authenticator,
 		OwnDNSAddresses: func() []netip.AddrPort { return dnsAddresses(roles) },
 		Logger:          log, SecurePort: port, BookmarkInterval: c.BookmarkInterval, Limits: c.Limits, MaxObjectBytes: maxObject, KubeletTLS: agents,
+		AgentDial:         agentDial(roles, c.AgentRules, services),
 		ServiceAccountKey: saKey, ServiceAccountIssuer: serviceAccountIssuer(c.ClusterDomain),
 		Authorizer: authorization.authorizer, RuleResolver: authorization.authorizer.RuleResolver})
 	if err != nil {

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
@@ -37,18 +38,19 @@ func StateDirFor(stateDir, dataDir string) func(node string) string {
 
 // FindPodDir looks the pod up through the API and returns its directory
 // under the state dir of its node (stateDirOf(spec.nodeName)), with both
-// files present. The errors say what is wrong in the user's terms: no such
+// files present, and the pod (whose securityContext says who the command
+// runs as, IdentityOf). The errors say what is wrong in the user's terms: no such
 // pod, being deleted, or no files yet.
-func FindPodDir(ctx context.Context, c kubernetes.Interface, stateDirOf func(node string) string, namespace, name string) (string, error) {
+func FindPodDir(ctx context.Context, c kubernetes.Interface, stateDirOf func(node string) string, namespace, name string) (string, *corev1.Pod, error) {
 	pod, err := c.CoreV1().Pods(namespace).Get(ctx, name, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
-		return "", fmt.Errorf("pod %s/%s not found", namespace, name)
+		return "", nil, fmt.Errorf("pod %s/%s not found", namespace, name)
 	}
 	if err != nil {
-		return "", fmt.Errorf("getting pod %s/%s: %w", namespace, name, err)
+		return "", nil, fmt.Errorf("getting pod %s/%s: %w", namespace, name, err)
 	}
 	if pod.DeletionTimestamp != nil {
-		return "", fmt.Errorf("pod %s/%s is being deleted", namespace, name)
+		return "", nil, fmt.Errorf("pod %s/%s is being deleted", namespace, name)
 	}
 	stateDir := stateDirOf(pod.Spec.NodeName)
 	dir := podfiles.Dir(stateDir, namespace, name, pod.UID)
@@ -59,9 +61,9 @@ func FindPodDir(ctx context.Context, c kubernetes.Interface, stateDirOf func(nod
 			what = filepath.Base(pe.Path)
 		}
 		if pod.Spec.NodeName == "" {
-			return "", fmt.Errorf("pod %s/%s has no %s yet: it is not scheduled to a node (spec.nodeName is empty)", namespace, name, what)
+			return "", nil, fmt.Errorf("pod %s/%s has no %s yet: it is not scheduled to a node (spec.nodeName is empty)", namespace, name, what)
 		}
-		return "", fmt.Errorf("pod %s/%s has no %s yet in %s: is its node's agent running? (spec.nodeName=%s)", namespace, name, what, stateDir, pod.Spec.NodeName)
+		return "", nil, fmt.Errorf("pod %s/%s has no %s yet in %s: is its node's agent running? (spec.nodeName=%s)", namespace, name, what, stateDir, pod.Spec.NodeName)
 	}
-	return dir, nil
+	return dir, pod, nil
 }

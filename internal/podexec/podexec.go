@@ -2,8 +2,11 @@
 // private mount namespace where the pod's resolv.conf and hosts, as the node
 // agent writes them (internal/podfiles), are bind-mounted read-only on
 // /etc/resolv.conf and /etc/hosts, the way kubelet bind-mounts them into a
-// container. Nothing else is isolated: the command sees the host's
-// processes, network and files otherwise.
+// container. The command runs as the pod's securityContext user and group
+// (Nobody when it names none), with no capabilities and no_new_privs, unless
+// the container is privileged (IdentityOf, Restrict). Nothing else is
+// isolated: the command sees the host's processes, network and files
+// otherwise, as far as its user may.
 //
 // A Go program cannot safely unshare a mount namespace for a child it
 // starts with os/exec and then mount inside it, so the work happens in a
@@ -21,12 +24,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 
 	"github.com/dnsplane/dnsplane/internal/podfiles"
 )
 
-// Subcommand is the hidden dnsplane subcommand: `dnsplane __podexec DIR --
-// CMD [ARG...]`.
+// Subcommand is the hidden dnsplane subcommand: `dnsplane __podexec
+// [--user=UID:GID] [--groups=G,...] [--privileged] DIR -- CMD [ARG...]`.
 const Subcommand = "__podexec"
 
 // ErrNeedsRoot is wrapped by the errors of Enter when the process may not
@@ -55,13 +59,13 @@ func CheckFiles(dir string) error {
 	return nil
 }
 
-// Command returns the command that runs argv with dir's files in place:
-// prefix (the argv that starts dnsplane, e.g. /proc/self/exe) followed by
-// Subcommand, dir, "--" and argv.
-func Command(ctx context.Context, prefix []string, dir string, argv []string) *exec.Cmd {
+// Command returns the command that runs argv as id with dir's files in
+// place: prefix (the argv that starts dnsplane, e.g. /proc/self/exe)
+// followed by Subcommand, id's flags, dir, "--" and argv.
+func Command(ctx context.Context, prefix []string, dir string, id Identity, argv []string) *exec.Cmd {
 	args := append([]string{}, prefix[1:]...)
-	args = append(args, Subcommand, dir, "--")
-	args = append(args, argv...)
+	args = append(args, Subcommand)
+	args = append(args, Args(dir, id, argv)...)
 	return exec.CommandContext(ctx, prefix[0], args...)
 }
 
@@ -70,19 +74,39 @@ func Command(ctx context.Context, prefix []string, dir string, argv []string) *e
 // on disk.
 func DefaultPrefix() []string { return []string{"/proc/self/exe"} }
 
-// ParseArgs splits the subcommand's arguments: DIR -- CMD [ARG...].
-func ParseArgs(args []string) (dir string, argv []string, err error) {
-	if len(args) < 3 || args[1] != "--" || args[0] == "" {
-		return "", nil, fmt.Errorf("usage: dnsplane %s DIR -- COMMAND [ARG...]", Subcommand)
+// Args is the subcommand's argument list after Subcommand for a command
+// argv run as id with dir's files: what Command passes and ParseArgs reads.
+func Args(dir string, id Identity, argv []string) []string {
+	args := append(id.args(), dir, "--")
+	return append(args, argv...)
+}
+
+// ParseArgs splits the subcommand's arguments: the identity flags, DIR --
+// CMD [ARG...]. Without --user the command runs as Nobody: forgetting the
+// flag must not run it as root.
+func ParseArgs(args []string) (dir string, id Identity, argv []string, err error) {
+	id = Identity{UID: Nobody, GID: Nobody}
+	for len(args) > 0 {
+		ok, err := parseIdentityFlag(&id, args[0])
+		if err != nil {
+			return "", Identity{}, nil, err
+		}
+		if !ok {
+			break
+		}
+		args = args[1:]
 	}
-	return args[0], args[2:], nil
+	if len(args) < 3 || args[1] != "--" || args[0] == "" || strings.HasPrefix(args[0], "-") {
+		return "", Identity{}, nil, fmt.Errorf("usage: dnsplane %s [--user=UID:GID] [--groups=GID,...] [--privileged] DIR -- COMMAND [ARG...]", Subcommand)
+	}
+	return args[0], id, args[2:], nil
 }
 
 // Main is the subcommand: it enters a mount namespace with dir's files on
 // /etc and execs argv, so it returns only on failure, with the status to
 // exit with and the error to print.
 func Main(args []string) (int, error) {
-	dir, argv, err := ParseArgs(args)
+	dir, id, argv, err := ParseArgs(args)
 	if err != nil {
 		return 2, err
 	}
@@ -90,6 +114,12 @@ func Main(args []string) (int, error) {
 		return ExitCannotRun, fmt.Errorf("pod files: %w", err)
 	}
 	if err := Enter(dir); err != nil {
+		return ExitCannotRun, err
+	}
+	// After the mounts, which need root, and on the same locked thread
+	// that execs: the capability bounding set and no_new_privs are
+	// per-thread until execve makes them the command's.
+	if err := Restrict(id); err != nil {
 		return ExitCannotRun, err
 	}
 	// Looked up after the mounts, in the environment the command gets.

@@ -16,3 +16,8 @@ func Enter(dir string) error {
 func execve(path string, argv, env []string) error {
 	return errors.New("exec: not supported on " + runtime.GOOS)
 }
+
+// Restrict fails: there is nothing to run the command in (Enter fails).
+func Restrict(Identity) error {
+	return fmt.Errorf("%w: dropping privileges: not supported on %s", ErrNeedsRoot, runtime.GOOS)
+}

@@ -24,9 +24,12 @@ const testEtcEnv = "PODEXEC_TEST_ETC"
 func TestMain(m *testing.M) {
 	if len(os.Args) > 1 && os.Args[1] == Subcommand {
 		if etc := os.Getenv(testEtcEnv); etc != "" {
-			dir, argv, err := ParseArgs(os.Args[2:])
+			dir, id, argv, err := ParseArgs(os.Args[2:])
 			if err == nil {
 				err = enter(dir, etc)
+			}
+			if err == nil {
+				err = Restrict(id)
 			}
 			if err == nil {
 				err = execve(argv[0], argv, os.Environ())
@@ -84,7 +87,12 @@ func run(t *testing.T, cmd *exec.Cmd) (string, string, int) {
 
 func self(t *testing.T, dir string, argv ...string) *exec.Cmd {
 	t.Helper()
-	return Command(t.Context(), []string{os.Args[0]}, dir, argv)
+	return selfAs(t, dir, Identity{UID: Nobody, GID: Nobody}, argv...)
+}
+
+func selfAs(t *testing.T, dir string, id Identity, argv ...string) *exec.Cmd {
+	t.Helper()
+	return Command(t.Context(), []string{os.Args[0]}, dir, id, argv)
 }
 
 func TestPodFilesOnEtc(t *testing.T) {
@@ -107,7 +115,8 @@ func TestPodFilesOnEtc(t *testing.T) {
 		}
 	}
 	// Read-only, as kubelet mounts them.
-	_, errOut, code = run(t, self(t, dir, "sh", "-c", "echo x >> /etc/resolv.conf"))
+	// As root, whom only the read-only mount stops.
+	_, errOut, code = run(t, selfAs(t, dir, Identity{Privileged: true}, "sh", "-c", "echo x >> /etc/resolv.conf"))
 	if code == 0 || !strings.Contains(errOut, "Read-only") {
 		t.Errorf("writing /etc/resolv.conf: exit %d, stderr %q", code, errOut)
 	}
@@ -164,7 +173,8 @@ func TestSymlinkedResolvConf(t *testing.T) {
 		t.Fatal(err)
 	}
 	catAll := func() *exec.Cmd {
-		cmd := self(t, dir, "/bin/cat", filepath.Join(etc, "resolv.conf"), stub, filepath.Join(etc, "hosts"))
+		// As root: the stand-in /etc is under the test's private temp dir.
+		cmd := selfAs(t, dir, Identity{Privileged: true}, "/bin/cat", filepath.Join(etc, "resolv.conf"), stub, filepath.Join(etc, "hosts"))
 		cmd.Env = append(os.Environ(), testEtcEnv+"="+etc)
 		return cmd
 	}
@@ -224,7 +234,7 @@ func TestNeedsRoot(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	cmd := Command(t.Context(), []string{bin}, dir, []string{"true"})
+	cmd := Command(t.Context(), []string{bin}, dir, Identity{UID: Nobody, GID: Nobody}, []string{"true"})
 	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
 	_, errOut, code := run(t, cmd)
 	want := "dnsplane exec needs root on Linux: creating a mount namespace: operation not permitted"
@@ -252,6 +262,74 @@ func TestStateDirFor(t *testing.T) {
 	for _, tt := range tests {
 		if got := StateDirFor(tt.stateDir, tt.dataDir)(tt.node); got != tt.want {
 			t.Errorf("StateDirFor(%q, %q)(%q) = %s, want %s", tt.stateDir, tt.dataDir, tt.node, got, tt.want)
+		}
+	}
+}
+
+// TestRunsAsPodUser: a command runs as the pod's user with no capabilities
+// and no_new_privs, so the data dir (the CA key, 0600 root's) is out of its
+// reach while the pod's files on /etc are not; a privileged container's runs
+// as root with root's capabilities (issue 22 item 3).
+func TestRunsAsPodUser(t *testing.T) {
+	requireRoot(t)
+	dir := podDir(t)
+	secret := filepath.Join(t.TempDir(), "ca.key")
+	if err := os.WriteFile(secret, []byte("key"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	// The key's directories are open to all, so only the key's own mode
+	// stands between the command and it.
+	for d := filepath.Dir(secret); d != "/" && d != os.TempDir(); d = filepath.Dir(d) {
+		if err := os.Chmod(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	const status = `grep -E '^(CapInh|CapPrm|CapEff|CapBnd|CapAmb|NoNewPrivs):' /proc/self/status | tr -s '\t' ' '`
+	noCaps := "CapInh: 0000000000000000\nCapPrm: 0000000000000000\nCapEff: 0000000000000000\nCapBnd: 0000000000000000\nCapAmb: 0000000000000000\nNoNewPrivs: 1\n"
+	tests := []struct {
+		name       string
+		id         Identity
+		ids        string
+		caps       string // "" = not checked
+		readSecret bool
+	}{
+		{"nobody", Identity{UID: Nobody, GID: Nobody}, "65534 65534 65534\n", noCaps, false},
+		{"pod's user and groups", Identity{UID: 1000, GID: 2000, Groups: []uint32{3000, 3001}}, "1000 2000 2000 3000 3001\n", noCaps, false},
+		// uid 0 owns the key; without privileged it still has no
+		// capabilities, which Pod Security's restricted level forbids.
+		{"root user, not privileged", Identity{UID: 0, GID: Nobody}, "0 65534 65534\n", noCaps, true},
+		{"privileged", Identity{Privileged: true}, "0 0 0\n", "", true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			out, errOut, code := run(t, selfAs(t, dir, tt.id, "sh", "-c", `echo $(id -u) $(id -g) $(id -G)`))
+			if code != 0 || out != tt.ids {
+				t.Errorf("ids: exit %d, stdout %q, stderr %q; want %q", code, out, errOut, tt.ids)
+			}
+			if tt.caps != "" {
+				out, errOut, code = run(t, selfAs(t, dir, tt.id, "sh", "-c", status))
+				if code != 0 || out != tt.caps {
+					t.Errorf("capabilities: exit %d, stdout %q, stderr %q; want %q", code, out, errOut, tt.caps)
+				}
+			}
+			out, errOut, code = run(t, selfAs(t, dir, tt.id, "cat", "/etc/resolv.conf", secret))
+			switch {
+			case !strings.HasPrefix(out, podResolv):
+				t.Errorf("the pod's resolv.conf: stdout %q, stderr %q", out, errOut)
+			case tt.readSecret && (code != 0 || !strings.HasSuffix(out, "key")):
+				t.Errorf("the key: exit %d, stdout %q, stderr %q", code, out, errOut)
+			case !tt.readSecret && (code == 0 || !strings.Contains(errOut, "Permission denied")):
+				t.Errorf("the key was readable: exit %d, stdout %q, stderr %q", code, out, errOut)
+			}
+		})
+	}
+	// A setuid-root program gains nothing under no_new_privs.
+	if su, err := exec.LookPath("su"); err == nil {
+		if fi, err := os.Stat(su); err == nil && fi.Mode()&os.ModeSetuid != 0 {
+			out, _, _ := run(t, selfAs(t, dir, Identity{UID: Nobody, GID: Nobody}, "sh", "-c", su+" -c 'id -u' root </dev/null 2>&1; true"))
+			if strings.TrimSpace(out) == "0" {
+				t.Errorf("su gave root: %q", out)
+			}
 		}
 	}
 }

@@ -6,10 +6,14 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
+	"fmt"
 	"net"
+	"net/netip"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -17,9 +21,10 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/dnsplane/dnsplane/internal/agentdial"
 	"github.com/dnsplane/dnsplane/internal/controlplane"
 	"github.com/dnsplane/dnsplane/internal/controlplane/controlplanetest"
 	"github.com/dnsplane/dnsplane/internal/pki"
@@ -30,15 +35,12 @@ import (
 // apiPods looks pods up through the API, as a stand-in for the agent's.
 type apiPods struct{ c kubernetes.Interface }
 
-func (p apiPods) PodUID(ctx context.Context, ns, name string) (types.UID, error) {
+func (p apiPods) Pod(ctx context.Context, ns, name string) (*corev1.Pod, error) {
 	pod, err := p.c.CoreV1().Pods(ns).Get(ctx, name, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
-		return "", podserver.ErrPodNotFound
+		return nil, podserver.ErrPodNotFound
 	}
-	if err != nil {
-		return "", err
-	}
-	return pod.UID, nil
+	return pod, err
 }
 
 const (
@@ -58,7 +60,15 @@ func TestKubectl(t *testing.T) {
 		t.Skip("needs root (mount namespaces)")
 	}
 	ctx := t.Context()
-	ts := controlplanetest.StartTestServer(t, controlplane.Config{})
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	agentPort := l.Addr().(*net.TCPAddr).Port
+	// The agent runs outside the API server's process, on loopback: the
+	// API server dials it because its rules say so, and nothing else there.
+	ts := controlplanetest.StartTestServer(t, controlplane.Config{AgentRules: agentdial.Rules{
+		Networks: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}, Ports: []uint16{uint16(agentPort)}}}) //nolint:gosec // a TCP port
 	c := ts.Client
 
 	// The agent's side: its serving certificate from the cluster CA, its
@@ -82,10 +92,6 @@ func TestKubectl(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
 	sctx, stop := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(sctx, l) }()
@@ -96,12 +102,15 @@ func TestKubectl(t *testing.T) {
 		}
 	})
 
-	node := func(name string, port int32) {
+	node := func(name string, port int32, addr ...string) {
 		n, err := c.CoreV1().Nodes().Create(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
 		n.Status.Addresses = []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: "127.0.0.1"}}
+		if len(addr) > 0 {
+			n.Status.Addresses = []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: addr[0]}}
+		}
 		n.Status.DaemonEndpoints.KubeletEndpoint.Port = port
 		if _, err := c.CoreV1().Nodes().UpdateStatus(ctx, n, metav1.UpdateOptions{}); err != nil {
 			t.Fatal(err)
@@ -109,6 +118,16 @@ func TestKubectl(t *testing.T) {
 	}
 	node("node-1", int32(l.Addr().(*net.TCPAddr).Port))
 	node("node-silent", 0)
+	// Nodes whose writer names endpoints of its choice (issue 22 item 4):
+	// a port on the API server's host that is not the agent's, which is
+	// open (the API server's own), and a Service IP.
+	apiPort := ts.URL[strings.LastIndexByte(ts.URL, ':')+1:]
+	apiPortN, err := strconv.Atoi(apiPort)
+	if err != nil {
+		t.Fatal(err)
+	}
+	node("node-other-port", int32(apiPortN))               //nolint:gosec // a TCP port
+	node("node-service-ip", int32(agentPort), "10.96.0.1") //nolint:gosec // a TCP port
 	if _, err := c.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "ns1"}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
@@ -126,6 +145,8 @@ func TestKubectl(t *testing.T) {
 	pod("unscheduled", "")
 	pod("silent", "node-silent")
 	pod("nofiles", "node-1")
+	pod("other-port", "node-other-port")
+	pod("service-ip", "node-service-ip")
 	dir := podfiles.Dir(state, "ns1", "web", web.UID)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
@@ -182,6 +203,23 @@ func TestKubectl(t *testing.T) {
 			if code != 3 || out != "hello\n" || !strings.Contains(errOut, "oops") {
 				t.Errorf("exec stdin/exit: exit %d, stdout %q, stderr %q", code, out, errOut)
 			}
+			// The pod sets no user: nobody runs the command.
+			if out, errOut, code := run(proto.env, "", "exec", "-n", "ns1", "web", "--", "id", "-u"); code != 0 || out != "65534\n" {
+				t.Errorf("exec id -u: exit %d, stdout %q, stderr %q", code, out, errOut)
+			}
+			// A killed kubectl leaves no command behind (issue 22 item 3).
+			arg := fmt.Sprintf("600.%d", time.Now().UnixNano()%1e6)
+			k := exec.CommandContext(ctx, kubectl, "--kubeconfig", ts.Kubeconfig, "exec", "-n", "ns1", "web", "--", "sleep", arg)
+			k.Env = append(os.Environ(), proto.env...)
+			if err := k.Start(); err != nil {
+				t.Fatal(err)
+			}
+			waitProcs(t, arg, 1)
+			if err := k.Process.Kill(); err != nil {
+				t.Fatal(err)
+			}
+			_ = k.Wait() // killed
+			waitProcs(t, arg, 0)
 		})
 	}
 
@@ -194,6 +232,10 @@ func TestKubectl(t *testing.T) {
 		{"no node", []string{"exec", "-n", "ns1", "unscheduled", "--", "true"}, "pod unscheduled does not have a host assigned"},
 		{"node without endpoint", []string{"exec", "-n", "ns1", "silent", "--", "true"}, `node "node-silent" of pod ns1/silent has no exec endpoint`},
 		{"no files", []string{"exec", "-n", "ns1", "nofiles", "--", "true"}, "pod ns1/nofiles has no DNS files yet"},
+		{"agent port not allowed", []string{"exec", "-n", "ns1", "other-port", "--", "true"},
+			fmt.Sprintf(`the API server does not dial 127.0.0.1:%s for node "node-other-port"'s agent: port %s is not an agent port (%d)`, apiPort, apiPort, agentPort)},
+		{"service IP", []string{"exec", "-n", "ns1", "service-ip", "--", "true"},
+			fmt.Sprintf(`the API server does not dial 10.96.0.1:%d for node "node-service-ip"'s agent: 10.96.0.1 is in 10.96.0.0/12, which holds no agents`, agentPort)},
 		{"bad container", []string{"exec", "-n", "ns1", "web", "-c", "other", "--", "true"}, "container other is not valid for pod web"},
 		{"logs", []string{"logs", "-n", "ns1", "web"}, "dnsplane runs no containers: pod ns1/web has no logs; use `dnsplane exec` or `kubectl exec` to run a command with the pod's DNS files"},
 		{"attach", []string{"attach", "-n", "ns1", "web"}, "dnsplane runs no containers: pod ns1/web has no process to attach to"},
@@ -205,5 +247,30 @@ func TestKubectl(t *testing.T) {
 			}
 			t.Logf("kubectl %s: %s", strings.Join(tc.args, " "), strings.TrimSpace(errOut))
 		})
+	}
+}
+
+// waitProcs polls until want sleep processes have arg in their command
+// line (unique to the test: others on the machine may run their own sleep).
+func waitProcs(t *testing.T, arg string, want int) {
+	t.Helper()
+	var got []string
+	err := wait.PollUntilContextTimeout(t.Context(), 20*time.Millisecond, 15*time.Second, true, func(context.Context) (bool, error) {
+		got = nil
+		ents, err := os.ReadDir("/proc")
+		if err != nil {
+			return false, err
+		}
+		for _, e := range ents {
+			// A sleep's, not kubectl's, whose command line has arg too.
+			cmdline, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+			if args := strings.Split(string(cmdline), "\x00"); err == nil && filepath.Base(args[0]) == "sleep" && slices.Contains(args, arg) {
+				got = append(got, e.Name())
+			}
+		}
+		return len(got) == want, nil
+	})
+	if err != nil {
+		t.Fatalf("processes with %q: %v, want %d", arg, got, want)
 	}
 }

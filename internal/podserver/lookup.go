@@ -4,9 +4,9 @@ import (
 	"context"
 	"fmt"
 
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 )
 
@@ -14,14 +14,14 @@ import (
 // is rare next to what the agent's informer costs.
 type APILookup struct{ Client kubernetes.Interface }
 
-// PodUID implements PodLookup.
-func (l APILookup) PodUID(ctx context.Context, namespace, name string) (types.UID, error) {
+// Pod implements PodLookup.
+func (l APILookup) Pod(ctx context.Context, namespace, name string) (*corev1.Pod, error) {
 	p, err := l.Client.CoreV1().Pods(namespace).Get(ctx, name, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
-		return "", fmt.Errorf("pod %s/%s: %w", namespace, name, ErrPodNotFound)
+		return nil, fmt.Errorf("pod %s/%s: %w", namespace, name, ErrPodNotFound)
 	}
 	if err != nil {
-		return "", fmt.Errorf("pod %s/%s: %w", namespace, name, err)
+		return nil, fmt.Errorf("pod %s/%s: %w", namespace, name, err)
 	}
-	return p.UID, nil
+	return p, nil
 }

@@ -29,7 +29,7 @@ import (
 	"strings"
 	"time"
 
-	"k8s.io/apimachinery/pkg/types"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/cri-streaming/pkg/streaming/remotecommand"
 	utilexec "k8s.io/utils/exec"
 
@@ -42,10 +42,11 @@ import (
 // does not know.
 var ErrPodNotFound = errors.New("pod not found")
 
-// PodLookup finds a pod's UID, which names its directory under the state
-// dir. It returns an error wrapping ErrPodNotFound for an unknown pod.
+// PodLookup finds a pod: its UID names its directory under the state dir,
+// its securityContext says who the command runs as (podexec.IdentityOf). It
+// returns an error wrapping ErrPodNotFound for an unknown pod.
 type PodLookup interface {
-	PodUID(ctx context.Context, namespace, name string) (types.UID, error)
+	Pod(ctx context.Context, namespace, name string) (*corev1.Pod, error)
 }
 
 // APIServerClient is the client certificate common name the API server
@@ -192,14 +193,25 @@ func (s *Server) serveExec(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "no command: give one or more command= parameters", http.StatusBadRequest)
 		return
 	}
-	dir, code, err := s.podDir(r.Context(), ns, name)
+	dir, pod, code, err := s.podDir(r.Context(), ns, name)
 	if err != nil {
 		http.Error(w, err.Error(), code)
 		return
 	}
+	id, err := podexec.IdentityOf(pod, container)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
 	s.log.Info("exec", "namespace", ns, "pod", name, "container", container, "command", cmd, "tty", opts.TTY,
-		"user", clientName(r))
-	remotecommand.ServeExec(w, r, &executor{s: s, dir: dir}, name, "", container, cmd, opts,
+		"user", clientName(r), "uid", id.UID, "gid", id.GID, "privileged", id.Privileged)
+	// The request's context does not end when a hijacked connection
+	// closes, so the session's does: a client that went away (a killed
+	// kubectl, whose API server closes our end) ends the command rather
+	// than leaving `sleep 600` behind holding its descriptors.
+	ctx, cancel := context.WithCancel(r.Context())
+	defer cancel()
+	remotecommand.ServeExec(&hijackWatcher{ResponseWriter: w, gone: cancel}, r.WithContext(ctx), &executor{s: s, dir: dir, id: id}, name, "", container, cmd, opts,
 		s.c.StreamIdleTimeout, remotecommand.DefaultStreamCreationTimeout, remotecommand.SupportedStreamingProtocols)
 }
 
@@ -210,20 +222,20 @@ func clientName(r *http.Request) string {
 	return r.TLS.PeerCertificates[0].Subject.CommonName
 }
 
-// podDir finds the pod's directory and checks its files are there.
-func (s *Server) podDir(ctx context.Context, ns, name string) (string, int, error) {
-	uid, err := s.c.Pods.PodUID(ctx, ns, name)
+// podDir finds the pod and its directory and checks its files are there.
+func (s *Server) podDir(ctx context.Context, ns, name string) (string, *corev1.Pod, int, error) {
+	pod, err := s.c.Pods.Pod(ctx, ns, name)
 	if errors.Is(err, ErrPodNotFound) {
-		return "", http.StatusNotFound, fmt.Errorf("pod %s/%s is not on this node", ns, name)
+		return "", nil, http.StatusNotFound, fmt.Errorf("pod %s/%s is not on this node", ns, name)
 	}
 	if err != nil {
-		return "", http.StatusInternalServerError, fmt.Errorf("looking up pod %s/%s: %w", ns, name, err)
+		return "", nil, http.StatusInternalServerError, fmt.Errorf("looking up pod %s/%s: %w", ns, name, err)
 	}
-	dir := podfiles.Dir(s.c.StateDir, ns, name, uid)
+	dir := podfiles.Dir(s.c.StateDir, ns, name, pod.UID)
 	if err := podexec.CheckFiles(dir); err != nil {
-		return "", http.StatusServiceUnavailable, fmt.Errorf("pod %s/%s has no DNS files yet (%s): the agent has not written them", ns, name, missing(err))
+		return "", nil, http.StatusServiceUnavailable, fmt.Errorf("pod %s/%s has no DNS files yet (%s): the agent has not written them", ns, name, missing(err))
 	}
-	return dir, 0, nil
+	return dir, pod, 0, nil
 }
 
 func missing(err error) string {
@@ -238,12 +250,14 @@ func missing(err error) string {
 type executor struct {
 	s   *Server
 	dir string
+	id  podexec.Identity
 }
 
 func (e *executor) ExecInContainer(ctx context.Context, _, _, _ string, argv []string, in io.Reader, out, errOut io.WriteCloser, tty bool, resize <-chan remotecommand.TerminalSize, _ time.Duration) error {
-	cmd := podexec.Command(ctx, e.s.prefix, e.dir, argv)
-	cmd.Env = commandEnv(tty)
+	cmd := podexec.Command(ctx, e.s.prefix, e.dir, e.id, argv)
+	cmd.Env = commandEnv(tty, e.id.UID)
 	cmd.Dir = "/"
+	ownGroup(cmd)
 	cmd.WaitDelay = 5 * time.Second
 	var err error
 	if tty {
@@ -260,12 +274,18 @@ func (e *executor) ExecInContainer(ctx context.Context, _, _, _ string, argv []s
 
 // commandEnv is the environment of a command: the agent's would leak its
 // own settings, so only what a container's shell would also have.
-func commandEnv(tty bool) []string {
+func commandEnv(tty bool, uid uint32) []string {
 	path := os.Getenv("PATH")
 	if path == "" {
 		path = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 	}
-	env := []string{"PATH=" + path, "HOME=/root"}
+	// HOME as runtimes set it without an image's passwd entry: root's, or
+	// "/" for another user (who could not use /root).
+	home := "/"
+	if uid == 0 {
+		home = "/root"
+	}
+	env := []string{"PATH=" + path, "HOME=" + home}
 	if tty {
 		env = append(env, "TERM=xterm") // what container runtimes set for -t
 	}

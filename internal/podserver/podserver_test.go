@@ -13,11 +13,15 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/remotecommand"
 
@@ -38,11 +42,12 @@ func TestMain(m *testing.M) {
 
 type pods map[string]types.UID
 
-func (p pods) PodUID(_ context.Context, ns, name string) (types.UID, error) {
+func (p pods) Pod(_ context.Context, ns, name string) (*corev1.Pod, error) {
 	if uid, ok := p[ns+"/"+name]; ok {
-		return uid, nil
+		return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, UID: uid},
+			Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c"}}}}, nil
 	}
-	return "", ErrPodNotFound
+	return nil, ErrPodNotFound
 }
 
 const (
@@ -55,6 +60,7 @@ type fixture struct {
 	client *rest.Config // with the CA-signed client certificate
 	pkiDir string
 	bundle *pki.Bundle
+	stop   context.CancelFunc // shuts the server down
 }
 
 func start(t *testing.T) *fixture {
@@ -112,7 +118,7 @@ func start(t *testing.T) *fixture {
 	return &fixture{
 		url:    "https://" + l.Addr().String(),
 		client: &rest.Config{Host: "https://" + l.Addr().String(), TLSClientConfig: rest.TLSClientConfig{CAData: b.CACertPEM, CertFile: ccert, KeyFile: ckey}},
-		pkiDir: pkiDir, bundle: b,
+		pkiDir: pkiDir, bundle: b, stop: cancel,
 	}
 }
 
@@ -264,4 +270,90 @@ func TestAttachAndLogsRefused(t *testing.T) {
 			t.Errorf("%s: %d %q", path, resp.StatusCode, body)
 		}
 	}
+}
+
+// sleepers are the pids of processes whose command line has arg, unique
+// to a test (other tests on the machine may run their own sleep 600).
+func sleepers(t *testing.T, arg string) []string {
+	t.Helper()
+	ents, err := os.ReadDir("/proc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pids []string
+	for _, e := range ents {
+		cmdline, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if err != nil {
+			continue // not a process, or gone
+		}
+		if slices.Contains(strings.Split(string(cmdline), "\x00"), arg) {
+			pids = append(pids, e.Name())
+		}
+	}
+	return pids
+}
+
+// waitSleepers polls until there are want processes with arg.
+func waitSleepers(t *testing.T, arg string, want int) {
+	t.Helper()
+	var got []string
+	err := wait.PollUntilContextTimeout(t.Context(), 20*time.Millisecond, 15*time.Second, true, func(context.Context) (bool, error) {
+		got = sleepers(t, arg)
+		return len(got) == want, nil
+	})
+	if err != nil {
+		t.Fatalf("processes with %q: %v, want %d", arg, got, want)
+	}
+}
+
+// TestClientGoneEndsCommand: when the client goes away the command ends,
+// and so does what it started in the background (issue 22 item 3): a
+// session must not outlive its client holding descriptors. Also when the
+// exec server shuts down.
+func TestClientGoneEndsCommand(t *testing.T) {
+	f := start(t)
+	for _, tty := range []bool{false, true} {
+		t.Run(fmt.Sprintf("tty=%v", tty), func(t *testing.T) {
+			arg := fmt.Sprintf("600.%d", time.Now().UnixNano()%1e6)
+			ctx, hangUp := context.WithCancel(t.Context())
+			done := make(chan error, 1)
+			go func() {
+				q := url.Values{"command": {"sh", "-c", "sleep " + arg + " & sleep " + arg}, "output": {"1"}}
+				if tty {
+					q.Set("tty", "1")
+				}
+				u, _ := url.Parse(f.url + "/exec/ns1/web/c?" + q.Encode())
+				ex, err := remotecommand.NewSPDYExecutor(f.client, "POST", u)
+				if err != nil {
+					done <- err
+					return
+				}
+				done <- ex.StreamWithContext(ctx, remotecommand.StreamOptions{Stdout: io.Discard, Tty: tty})
+			}()
+			waitSleepers(t, arg, 2)
+			hangUp()
+			if err := <-done; err == nil {
+				t.Error("the session ended without an error")
+			}
+			waitSleepers(t, arg, 0)
+		})
+	}
+}
+
+// TestShutdownEndsCommand: the exec server's shutdown ends its sessions'
+// commands and their process groups.
+func TestShutdownEndsCommand(t *testing.T) {
+	f := start(t)
+	arg := fmt.Sprintf("600.%d", time.Now().UnixNano()%1e6)
+	done := make(chan error, 1)
+	go func() {
+		_, _, err := f.exec(t, "web", false, nil, "sh", "-c", "sleep "+arg+" & sleep "+arg)
+		done <- err
+	}()
+	waitSleepers(t, arg, 2)
+	f.stop()
+	if err := <-done; err == nil {
+		t.Error("the session ended without an error")
+	}
+	waitSleepers(t, arg, 0)
 }

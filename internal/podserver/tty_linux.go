@@ -1,6 +1,7 @@
 package podserver
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -72,4 +73,17 @@ func openPTY() (ptmx, pts *os.File, err error) {
 		return nil, nil, fmt.Errorf("opening the pseudo-terminal: %w", err)
 	}
 	return ptmx, pts, nil
+}
+
+// ownGroup makes the command lead its own process group (runTTY makes it a
+// session leader, which is one too) and the end of its context kill the
+// whole group: what a shell started in the background goes with it.
+func ownGroup(cmd *exec.Cmd) {
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error {
+		if err := syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL); err != nil && !errors.Is(err, syscall.ESRCH) {
+			return err
+		}
+		return nil
+	}
 }

@@ -26,6 +26,7 @@ import (
 	"k8s.io/utils/clock"
 
 	dpoperatorv1 "github.com/dnsplane/dnsplane/api/operator/v1"
+	"github.com/dnsplane/dnsplane/internal/agentdial"
 	"github.com/dnsplane/dnsplane/internal/registry/admissionregistration/validatingadmissionpolicy"
 	"github.com/dnsplane/dnsplane/internal/registry/admissionregistration/validatingadmissionpolicybinding"
 	"github.com/dnsplane/dnsplane/internal/registry/apps/daemonset"
@@ -95,6 +96,12 @@ type Config struct {
 	// KubeletTLS is how pods/exec reaches node agents (pod.Agents); nil
 	// answers 503.
 	KubeletTLS *tls.Config
+	// AgentDial says which agent endpoints pods/exec dials (pod.Agents.Dial);
+	// nil = agentdial.Rules{}.
+	AgentDial agentdial.Policy
+	// ExecSessions counts exec sessions against the API server's
+	// connection limit (pod.Agents.Sessions); nil = unlimited.
+	ExecSessions pod.SessionLimiter
 	// Now is the clock of the subresources' timestamps; nil = time.Now.
 	Now func() time.Time
 	// ServiceAccountTokens issues serviceaccounts/token; nil serves none.
@@ -111,7 +118,7 @@ func Strategies(cfg Config) map[schema.GroupKind]rest.Strategy {
 	return map[schema.GroupKind]rest.Strategy{
 		// Pod template carriers: upstream's rules with dnsplane's pod DNS
 		// rules in place of upstream's (internal/registry/workload).
-		coreKind("Pod"):                   pod.New(cfg.DNS).WithHost(pod.Agents{TLS: cfg.KubeletTLS, Logger: cfg.Logger}, cfg.Now),
+		coreKind("Pod"):                   pod.New(cfg.DNS).WithHost(pod.Agents{TLS: cfg.KubeletTLS, Logger: cfg.Logger, Dial: cfg.AgentDial, Sessions: cfg.ExecSessions}, cfg.Now),
 		coreKind("PodTemplate"):           podtemplate.New(cfg.DNS),
 		coreKind("ReplicationController"): replicationcontroller.New(cfg.DNS),
 		apps("Deployment"):                deployment.New(cfg.DNS),

@@ -53,6 +53,13 @@ func runTests(m *testing.M) int {
 		return 1
 	}
 	defer os.RemoveAll(dir)
+	// Commands exec'd in pods run as the pods' user (65534 by default,
+	// docs/agent.md "Who the command runs as") and run the helpers built
+	// here, as a container runs its image's programs: they must be able to.
+	if err := os.Chmod(dir, 0o755); err != nil {
+		fmt.Fprintln(os.Stderr, "e2e:", err)
+		return 1
+	}
 	workDir = dir
 	if dnsplaneBin, err = buildDnsplane(dir); err != nil {
 		fmt.Fprintln(os.Stderr, "e2e:", err)

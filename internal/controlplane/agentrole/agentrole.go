@@ -17,6 +17,7 @@ import (
 	"net/netip"
 	"path/filepath"
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/sync/errgroup"
@@ -59,10 +60,26 @@ type Config struct {
 }
 
 // Role is the agent as a control plane role.
-type Role struct{ cfg Config }
+type Role struct {
+	cfg Config
+	// port is the exec server's port once bound (0 before): the API
+	// server dials only that for this node (AgentEndpoint).
+	port atomic.Int32
+}
 
 // New returns the role for c.
 func New(c Config) *Role { return &Role{cfg: c} }
+
+// AgentEndpoint is where the API server may dial node's agent: this
+// role's exec server, on loopback, once it listens
+// (controlplane.AgentEndpointer).
+func (r *Role) AgentEndpoint(node string) (netip.AddrPort, bool) {
+	port := r.port.Load()
+	if node != r.cfg.NodeName || port == 0 {
+		return netip.AddrPort{}, false
+	}
+	return netip.AddrPortFrom(netip.AddrFrom4([4]byte{127, 0, 0, 1}), uint16(port)), true //nolint:gosec // a TCP port
+}
 
 // RenewIntervalFor is the Lease renew interval for a node lifecycle
 // controller's --node-monitor-grace-period: kubelet's 10s renews five
@@ -144,7 +161,7 @@ func (r *Role) Components(cl controlplane.Cluster) ([]controlplane.Component, er
 		return nil, fmt.Errorf("agent: %w", err)
 	}
 	var comp controlplane.Component = &component{
-		name: name, cfg: r.cfg, stateDir: stateDir, restCfg: restCfg, srv: srv, logger: logger,
+		name: name, cfg: r.cfg, stateDir: stateDir, restCfg: restCfg, srv: srv, logger: logger, bound: &r.port,
 	}
 	if r.cfg.Gate != nil {
 		comp = r.cfg.Gate(comp)
@@ -167,6 +184,8 @@ type component struct {
 	// port is the exec server's port once bound: a restart binds it
 	// again, so that the Node's daemon endpoint stays true.
 	port int
+	// bound publishes port to the role's AgentEndpoint.
+	bound *atomic.Int32
 }
 
 func (c *component) Name() string { return c.name }
@@ -201,6 +220,7 @@ func (c *component) Start(context.Context) error {
 	}
 	port := ln.Addr().(*net.TCPAddr).Port
 	c.port = port
+	c.bound.Store(int32(port)) //nolint:gosec // a TCP port
 	a, err := agent.New(agent.Config{
 		Client: c.restCfg, NodeName: c.cfg.NodeName, ClusterDNS: ips, ClusterDomain: c.cfg.ClusterDomain,
 		ResolvConf: c.cfg.ResolvConf, PodCIDR: c.cfg.PodCIDR, StateDir: c.stateDir, NodeIP: "127.0.0.1",

@@ -8,8 +8,11 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"strconv"
+	"syscall"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -19,6 +22,7 @@ import (
 	"k8s.io/streaming/pkg/httpstream/wsstream"
 
 	dpcorev1 "github.com/dnsplane/dnsplane/api/core/v1"
+	"github.com/dnsplane/dnsplane/internal/agentdial"
 	"github.com/dnsplane/dnsplane/internal/registry/rest"
 )
 
@@ -36,6 +40,41 @@ type Agents struct {
 	TLS *tls.Config
 	// Logger records each exec; nil logs nothing.
 	Logger *slog.Logger
+	// Dial says which endpoints may be dialed as a node's agent, checked
+	// before the request is proxied and again on the address connected
+	// to (a Hostname address resolves at dial time); nil =
+	// agentdial.Rules{}: no special addresses, port 10250 only.
+	Dial DialPolicy
+	// Sessions counts each exec session against the API server's
+	// connection limit while it lasts; nil = unlimited.
+	Sessions SessionLimiter
+}
+
+// SessionLimiter admits a session (release ends it) or says why not, as a
+// kube API error.
+type SessionLimiter interface {
+	Acquire() (release func(), err error)
+}
+
+// DialPolicy says why an endpoint may not be dialed as node's agent, or
+// nil (internal/agentdial).
+type DialPolicy interface {
+	Allow(node string, ap netip.AddrPort) error
+}
+
+// dialer is a net.Dialer that connects only where policy allows for node,
+// on the address actually connected to.
+func dialer(policy DialPolicy, node string) *net.Dialer {
+	return &net.Dialer{
+		Timeout: 30 * time.Second,
+		Control: func(_, address string, _ syscall.RawConn) error {
+			ap, err := netip.ParseAddrPort(address)
+			if err != nil {
+				return fmt.Errorf("dialing %s: %w", address, err)
+			}
+			return policy.Allow(node, ap)
+		},
+	}
 }
 
 var nodesResource = schema.GroupVersionResource{Version: "v1", Resource: "nodes"}
@@ -121,6 +160,10 @@ func exec(agents Agents) rest.Subresource {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
+	policy := agents.Dial
+	if policy == nil {
+		policy = agentdial.Rules{}
+	}
 	return rest.Subresource{
 		Name: "exec", Kind: schema.GroupVersionKind{Version: "v1", Kind: "PodExecOptions"}, Verbs: []string{"create", "get"},
 		Serve: func(ctx context.Context, objs rest.Objects, req rest.Request) (rest.Response, error) {
@@ -147,6 +190,14 @@ func exec(agents Agents) rest.Subresource {
 			if agents.TLS == nil {
 				return rest.Response{}, apierrors.NewServiceUnavailable("this API server has no client certificate for node agents, so it cannot reach them")
 			}
+			// Refused before anything is dialed, so the answer says
+			// nothing of the port's state (issue 22 item 4).
+			if ap, err := netip.ParseAddrPort(host); err == nil {
+				if err := policy.Allow(pod.Spec.NodeName, ap); err != nil {
+					log.Warn("exec: agent endpoint refused", "namespace", pod.Namespace, "pod", pod.Name, "node", pod.Spec.NodeName, "agent", host, "err", err)
+					return rest.Response{}, apierrors.NewServiceUnavailable(err.Error())
+				}
+			}
 			params := url.Values{}
 			for _, p := range []struct {
 				on   bool
@@ -163,12 +214,25 @@ func exec(agents Agents) rest.Subresource {
 				Path:     fmt.Sprintf("/exec/%s/%s/%s", pod.Namespace, pod.Name, container),
 				RawQuery: params.Encode(),
 			}
-			transport := &http.Transport{TLSClientConfig: agents.TLS.Clone(), Proxy: nil}
+			transport := &http.Transport{TLSClientConfig: agents.TLS.Clone(), Proxy: nil, DialContext: dialer(policy, pod.Spec.NodeName).DialContext}
 			var h http.Handler = proxy.NewUpgradeAwareHandler(loc, transport, false, true, &agentErrorResponder{host: host, node: pod.Spec.NodeName, log: log})
 			h = translator.NewTranslatingHandler(h,
 				translator.NewStreamTranslatorHandler(loc, transport, 0, translator.Options{Stdin: opts.stdin, Stdout: opts.stdout, Stderr: opts.stderr, Tty: opts.tty}),
 				wsstream.IsWebSocketRequestWithStreamCloseProtocol)
+			release := func() {}
+			if agents.Sessions != nil {
+				if release, err = agents.Sessions.Acquire(); err != nil {
+					log.Warn("exec refused", "namespace", pod.Namespace, "pod", pod.Name, "err", err)
+					return rest.Response{}, err
+				}
+			}
 			log.Info("exec", "namespace", pod.Namespace, "pod", pod.Name, "container", container, "node", pod.Spec.NodeName, "agent", host)
+			// The proxy returns when the session ends, either side.
+			session := h
+			h = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				defer release()
+				session.ServeHTTP(w, r)
+			})
 			return rest.Response{Handler: h}, nil
 		},
 	}
