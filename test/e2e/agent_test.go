@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"bufio"
+	"context"
 	"fmt"
 	"math/rand/v2"
 	"net"
@@ -16,6 +17,7 @@ import (
 	"time"
 
 	"github.com/miekg/dns"
+	"k8s.io/apimachinery/pkg/util/wait"
 )
 
 // The resolver tests run real C libraries in a pod's view of /etc through
@@ -246,6 +248,23 @@ func (c *agentCluster) nodeCacheRequests(t *testing.T) int {
 	return int(total)
 }
 
+// settledRequests polls the node cache's request count until it is at
+// least before+atLeast and the same on two polls in a row, and returns it.
+func (c *agentCluster) settledRequests(t *testing.T, before, atLeast int) int {
+	t.Helper()
+	last := -1
+	err := wait.PollUntilContextTimeout(t.Context(), 25*time.Millisecond, 5*time.Second, true, func(context.Context) (bool, error) {
+		n := c.nodeCacheRequests(t)
+		settled := n == last && n >= before+atLeast
+		last = n
+		return settled, nil
+	})
+	if err != nil {
+		t.Logf("node cache request count still moving or below %d after 5s: %d", before+atLeast, last)
+	}
+	return last
+}
+
 // lookup is one resolver run: the addresses it printed (sorted, unique)
 // and whether it found the name.
 type lookup struct {
@@ -324,10 +343,11 @@ func TestPodResolvers(t *testing.T) {
 			for _, n := range names {
 				before := c.nodeCacheRequests(t)
 				got := c.resolve(t, resolver, musl, pod, n.name)
-				// The node cache counts a query when it has answered it;
-				// the resolver has its answer by then.
-				after := c.nodeCacheRequests(t)
-				counts[key{resolver, policy, n.name}] = after - before
+				// The node cache counts a query after it has written the
+				// answer, so the resolver can exit before the count of its
+				// last query: wait until the count holds still (every
+				// lookup costs at least A and AAAA).
+				counts[key{resolver, policy, n.name}] = c.settledRequests(t, before, 2) - before
 				if !slices.Equal(got.addrs, n.want) {
 					t.Errorf("%s, %s pod: %s = %v, want %v", resolver, policy, n.name, got.addrs, n.want)
 				}
