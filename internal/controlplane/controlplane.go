@@ -490,10 +490,7 @@ func listen(bind string, port int) (net.Listener, error) {
 	ln, err := net.Listen("tcp", addr)
 	switch {
 	case errors.Is(err, syscall.EADDRINUSE):
-		who := ""
-		if w := portowner.Describe(addr, "tcp"); w != "" {
-			who = " (" + w + ")"
-		}
+		who := portowner.Parenthesized(addr, "tcp")
 		return nil, fmt.Errorf("--secure-port %d: %s is already in use by another process%s; choose another port with --secure-port (0 picks a free one): %w", port, addr, who, err)
 	case err != nil:
 		return nil, fmt.Errorf("listening on %s (--bind-address, --secure-port): %w", addr, err)

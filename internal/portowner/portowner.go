@@ -194,6 +194,15 @@ func socketInode(target string) (uint64, bool) {
 	return n, err == nil
 }
 
+// Parenthesized is Describe as " (systemd-resolve, pid 612)", to follow
+// an "already in use by another process" message, or "" when none is found.
+func Parenthesized(addr string, networks ...string) string {
+	if w := Describe(addr, networks...); w != "" {
+		return " (" + w + ")"
+	}
+	return ""
+}
+
 // Describe names the processes holding addr on any of networks,
 // "systemd-resolve, pid 612" (several joined by "; "), or "" when none is
 // found.

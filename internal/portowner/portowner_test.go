@@ -156,4 +156,10 @@ func TestDescribeSelf(t *testing.T) {
 	if got != want {
 		t.Errorf("Describe = %q, want %q", got, want)
 	}
+	if got := Parenthesized(pc.LocalAddr().String(), "udp"); got != " ("+want+")" {
+		t.Errorf("Parenthesized = %q, want %q", got, " ("+want+")")
+	}
+	if got := Parenthesized("127.0.53.77:1", "udp"); got != "" {
+		t.Errorf("Parenthesized of a port no one holds = %q, want empty", got)
+	}
 }

@@ -220,10 +220,7 @@ func checkMetricsAddr(addr string, nodeCache bool) error {
 	ln, err := net.Listen("tcp", addr)
 	switch {
 	case errors.Is(err, syscall.EADDRINUSE):
-		who := ""
-		if w := portowner.Describe(addr, "tcp"); w != "" {
-			who = " (" + w + ")"
-		}
+		who := portowner.Parenthesized(addr, "tcp")
 		return fmt.Errorf("node cache metrics: %s is already in use by another process%s; choose another address with --nodecache-metrics, or leave it out", addr, who)
 	case err != nil:
 		return fmt.Errorf("node cache metrics: --nodecache-metrics %s: %w", addr, err)
