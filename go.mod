@@ -78,6 +78,7 @@ require (
 	k8s.io/csi-translation-lib v0.37.2 // indirect
 	k8s.io/endpointslice v0.0.0 // indirect
 	k8s.io/mount-utils v0.0.0 // indirect
+	k8s.io/pod-security-admission v0.37.2 // indirect
 )
 
 require (

@@ -169,3 +169,21 @@ func (w *warningRecorder) write(h http.Header) {
 		h.Add("Warning", b.String())
 	}
 }
+
+// headerWarnings is the warning.Recorder (k8s.io/apiserver/pkg/warning)
+// of a request: what a strategy or admission plugin adds, as upstream's
+// PodSecurity plugin does with warning.AddWarning, becomes a Warning
+// header before the response is written.
+type headerWarnings struct {
+	h   http.Header
+	rec warningRecorder
+}
+
+func (w *headerWarnings) AddWarning(_, text string) {
+	before := len(w.rec.texts)
+	w.rec.add(text)
+	if len(w.rec.texts) > before {
+		one := warningRecorder{texts: w.rec.texts[before:]}
+		one.write(w.h)
+	}
+}

@@ -11,6 +11,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apiserver/pkg/warning"
 
 	"github.com/dnsplane/dnsplane/internal/registry/rest"
 	"github.com/dnsplane/dnsplane/internal/storage"
@@ -41,6 +42,7 @@ func (s *Server) serveResource(w http.ResponseWriter, r *http.Request, info requ
 		// Other subresources serve kinds of their own (Scale, Binding).
 		addDeprecationWarning(w, res)
 	}
+	r = r.WithContext(warning.WithWarningRecorder(r.Context(), &headerWarnings{h: w.Header()}))
 	var err error
 	if info.Subresource != "" && info.Subresource != "status" && !rest.IsObjectSubresource(res.Strategy, info.Subresource) {
 		if err = s.serveSubresource(w, r, res, info); err != nil {

@@ -87,7 +87,7 @@ type Config struct {
 	// forward plugin may take over; empty means cluster.local.
 	ClusterDomain string
 	// Namespaces reads namespaces for rules that depend on their labels
-	// (DRA admin access); nil skips those rules.
+	// (DRA admin access, Pod Security admission); nil skips those rules.
 	Namespaces adminaccess.NamespaceGetter
 	// OwnDNSAddresses, when set, returns the addresses the cluster's DNS
 	// serves on, which no DNS forwarder may name (a forwarding loop);
@@ -118,7 +118,7 @@ func Strategies(cfg Config) map[schema.GroupKind]rest.Strategy {
 	return map[schema.GroupKind]rest.Strategy{
 		// Pod template carriers: upstream's rules with dnsplane's pod DNS
 		// rules in place of upstream's (internal/registry/workload).
-		coreKind("Pod"):                   pod.New(cfg.DNS).WithHost(pod.Agents{TLS: cfg.KubeletTLS, Logger: cfg.Logger, Dial: cfg.AgentDial, Sessions: cfg.ExecSessions}, cfg.Now),
+		coreKind("Pod"):                   pod.New(cfg.DNS).WithHost(pod.Agents{TLS: cfg.KubeletTLS, Logger: cfg.Logger, Dial: cfg.AgentDial, Sessions: cfg.ExecSessions}, cfg.Now).WithPodSecurity(cfg.Namespaces),
 		coreKind("PodTemplate"):           podtemplate.New(cfg.DNS),
 		coreKind("ReplicationController"): replicationcontroller.New(cfg.DNS),
 		apps("Deployment"):                deployment.New(cfg.DNS),

@@ -36,8 +36,13 @@ const defaultTolerationSeconds int64 = 300
 //     ServiceAccounts (kube-controller-manager's serviceaccount controller
 //     does) nor issues tokens (docs/apiserver.md, "Admission").
 //
+// Then, when WithPodSecurity set it up, the validating PodSecurity plugin
+// (podsecurity.go) on the admitted pod. kube-apiserver runs it after the
+// registry's validation; here it runs just before, so a pod both invalid
+// and forbidden gets the 403 where kube answers 422.
+//
 // Priority admission waits for PriorityClass to be served.
-func (s Strategy) Admit(_ context.Context, obj, old any) error {
+func (s Strategy) Admit(ctx context.Context, obj, old any) error {
 	p := obj.(*dpcorev1.Pod)
 	if old == nil {
 		_, mirror := p.Annotations[corev1.MirrorPodAnnotationKey]
@@ -49,7 +54,30 @@ func (s Strategy) Admit(_ context.Context, obj, old any) error {
 	if s.tolerations {
 		p.Spec.Tolerations = defaultTolerations(p.Spec.Tolerations)
 	}
+	if s.security != nil {
+		var o *dpcorev1.Pod
+		if old != nil {
+			o = old.(*dpcorev1.Pod)
+		}
+		return s.security.admit(ctx, p, o)
+	}
 	return nil
+}
+
+// WithPodSecurity returns s with Pod Security admission reading the
+// namespaces' pod-security.kubernetes.io labels from ns; nil ns admits
+// every pod. It panics only if upstream's checks or dnsplane's fixed
+// configuration are invalid, a programming error TestPodSecurity catches.
+func (s Strategy) WithPodSecurity(ns NamespaceGetter) Strategy {
+	if ns == nil {
+		return s
+	}
+	ps, err := newPodSecurity(ns)
+	if err != nil {
+		panic(err)
+	}
+	s.security = ps
+	return s
 }
 
 // defaultTolerations is what upstream's DefaultTolerationSeconds plugin
