@@ -12,8 +12,9 @@ import (
 )
 
 // validate checks obj (old is nil on create) with the metadata rules and
-// the kind's strategy (internal/registry), as kube-apiserver's create,
-// update and /status handlers do.
+// the kind's strategy (internal/registry), then, on the main resource, the
+// kind's validating admission, as kube-apiserver's create, update and
+// /status handlers do.
 func validate(ctx context.Context, res *Resource, info requestInfo, obj, old any) error {
 	var errs field.ErrorList
 	switch {
@@ -28,6 +29,9 @@ func validate(ctx context.Context, res *Resource, info requestInfo, obj, old any
 	}
 	if len(errs) > 0 {
 		return invalid(res, accessor(obj).GetName(), errs)
+	}
+	if info.Subresource == "" {
+		return rest.ValidateAdmission(ctx, res.Strategy, obj, old)
 	}
 	return nil
 }

@@ -22,3 +22,23 @@ func Admit(ctx context.Context, s Strategy, obj, old any) error {
 	}
 	return nil
 }
+
+// ValidatingAdmitter is a Strategy whose kind kube-apiserver's default
+// validating admission plugins check (PodSecurity for pods). The generic
+// code runs it on every create and update of the main resource, dry runs
+// included, after the kind's validation passed, as kube-apiserver runs
+// validating admission after its registry's validation: an invalid object
+// gets the 422, not the plugin's answer.
+type ValidatingAdmitter interface {
+	// ValidateAdmission refuses obj (old is nil on create) with an API
+	// status error, or admits it.
+	ValidateAdmission(ctx context.Context, obj, old any) error
+}
+
+// ValidateAdmission runs s's validating admission when it has one.
+func ValidateAdmission(ctx context.Context, s Strategy, obj, old any) error {
+	if a, ok := s.(ValidatingAdmitter); ok {
+		return a.ValidateAdmission(ctx, obj, old)
+	}
+	return nil
+}

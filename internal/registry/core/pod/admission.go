@@ -36,13 +36,8 @@ const defaultTolerationSeconds int64 = 300
 //     ServiceAccounts (kube-controller-manager's serviceaccount controller
 //     does) nor issues tokens (docs/apiserver.md, "Admission").
 //
-// Then, when WithPodSecurity set it up, the validating PodSecurity plugin
-// (podsecurity.go) on the admitted pod. kube-apiserver runs it after the
-// registry's validation; here it runs just before, so a pod both invalid
-// and forbidden gets the 403 where kube answers 422.
-//
 // Priority admission waits for PriorityClass to be served.
-func (s Strategy) Admit(ctx context.Context, obj, old any) error {
+func (s Strategy) Admit(_ context.Context, obj, old any) error {
 	p := obj.(*dpcorev1.Pod)
 	if old == nil {
 		_, mirror := p.Annotations[corev1.MirrorPodAnnotationKey]
@@ -54,14 +49,22 @@ func (s Strategy) Admit(ctx context.Context, obj, old any) error {
 	if s.tolerations {
 		p.Spec.Tolerations = defaultTolerations(p.Spec.Tolerations)
 	}
-	if s.security != nil {
-		var o *dpcorev1.Pod
-		if old != nil {
-			o = old.(*dpcorev1.Pod)
-		}
-		return s.security.admit(ctx, p, o)
-	}
 	return nil
+}
+
+var _ rest.ValidatingAdmitter = Strategy{}
+
+// ValidateAdmission is kube-apiserver's PodSecurity validating admission
+// (podsecurity.go) when WithPodSecurity set it up.
+func (s Strategy) ValidateAdmission(ctx context.Context, obj, old any) error {
+	if s.security == nil {
+		return nil
+	}
+	var o *dpcorev1.Pod
+	if old != nil {
+		o = old.(*dpcorev1.Pod)
+	}
+	return s.security.admit(ctx, obj.(*dpcorev1.Pod), o)
 }
 
 // WithPodSecurity returns s with Pod Security admission reading the

@@ -29,7 +29,7 @@ type warnings []string
 
 func (w *warnings) AddWarning(_, text string) { *w = append(*w, text) }
 
-// TestPodSecurity: Admit refuses and warns as kube-apiserver's PodSecurity
+// TestPodSecurity: ValidateAdmission refuses and warns as kube-apiserver's PodSecurity
 // plugin does, by the namespace's pod-security.kubernetes.io labels, and
 // admits everything in a namespace without them (kube's default
 // AdmissionConfiguration is privileged:latest).
@@ -106,7 +106,7 @@ func TestPodSecurity(t *testing.T) {
 			}
 			var got warnings
 			ctx := warning.WithWarningRecorder(t.Context(), &got)
-			err := s.Admit(ctx, mkPod(tt.namespace, tt.change), old)
+			err := s.ValidateAdmission(ctx, mkPod(tt.namespace, tt.change), old)
 			switch {
 			case tt.wantErr == "" && err != nil:
 				t.Fatalf("Admit: %v, want admitted", err)
@@ -131,7 +131,7 @@ func TestPodSecurityNamespaceError(t *testing.T) {
 	t.Parallel()
 	s := New(validation.Options{}).WithPodSecurity(namespaces{})
 	p := &dpcorev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "x", Namespace: "gone"}}
-	err := s.Admit(t.Context(), p, nil)
+	err := s.ValidateAdmission(t.Context(), p, nil)
 	if want := fmt.Sprintf("Internal error occurred: failed to lookup namespace %q", "gone"); err == nil || err.Error() != want {
 		t.Fatalf("Admit: %v, want %q", err, want)
 	}

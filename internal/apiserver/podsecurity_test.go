@@ -1,0 +1,82 @@
+package apiserver
+
+import (
+	"context"
+	"encoding/json"
+	"slices"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+)
+
+// TestPodSecurityAdmission: over HTTP, a namespace's
+// pod-security.kubernetes.io/enforce label refuses a hostNetwork pod with
+// kube-apiserver's 403 and message, and its warn label admits it with
+// kube's Warning header (what kubectl prints as "Warning: ..."). A
+// privileged pod is refused before admission, by validation, as
+// kube-apiserver with its default --allow-privileged=false refuses it.
+func TestPodSecurityAdmission(t *testing.T) {
+	t.Parallel()
+	ts := sharedServer(t)
+	ctx := context.Background()
+	labelled := func(label string) string {
+		name := newNamespace(t, ts.client)
+		nsc := ts.client.CoreV1().Namespaces()
+		ns, err := nsc.Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ns.Labels == nil {
+			ns.Labels = map[string]string{}
+		}
+		ns.Labels[label] = "baseline"
+		if _, err := nsc.Update(ctx, ns, metav1.UpdateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		return name
+	}
+	host := pod("host")
+	host.Spec.HostNetwork = true
+	privileged := pod("priv")
+	privileged.Spec.Containers[0].SecurityContext = &corev1.SecurityContext{Privileged: ptr.To(true)}
+	create := func(ns string, p *corev1.Pod) ([]string, error) {
+		body, err := json.Marshal(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res := ts.client.CoreV1().RESTClient().Post().AbsPath("/api/v1/namespaces/"+ns+"/pods").
+			SetHeader("Content-Type", "application/json").Body(body).Do(ctx)
+		var texts []string
+		for _, w := range res.Warnings() {
+			texts = append(texts, w.Text)
+		}
+		return texts, res.Error()
+	}
+
+	enforce := labelled("pod-security.kubernetes.io/enforce")
+	_, err := create(enforce, host)
+	const want = `pods "host" is forbidden: violates PodSecurity "baseline:latest": host namespaces (hostNetwork=true)`
+	if !apierrors.IsForbidden(err) || err.Error() != want {
+		t.Errorf("hostNetwork pod in an enforce=baseline namespace: %v, want 403 %q", err, want)
+	}
+	const invalid = `Pod "priv" is invalid: spec.containers[0].securityContext.privileged: Forbidden: disallowed by cluster policy`
+	if _, err := create(enforce, privileged); !apierrors.IsInvalid(err) || err.Error() != invalid {
+		t.Errorf("privileged pod in an enforce=baseline namespace: %v, want 422 %q", err, invalid)
+	}
+	if _, err := create(enforce, pod("plain")); err != nil {
+		t.Errorf("plain pod in an enforce=baseline namespace: %v", err)
+	}
+
+	warn := labelled("pod-security.kubernetes.io/warn")
+	warnings, err := create(warn, host)
+	if err != nil {
+		t.Fatalf("hostNetwork pod in a warn=baseline namespace: %v", err)
+	}
+	wantWarnings := []string{`would violate PodSecurity "baseline:latest": host namespaces (hostNetwork=true)`}
+	if !slices.Equal(warnings, wantWarnings) {
+		t.Errorf("warnings %q, want %q", warnings, wantWarnings)
+	}
+}
