@@ -90,7 +90,7 @@ func (ps *podSecurity) admit(ctx context.Context, p, old *dpcorev1.Pod) error {
 	if resp.Allowed {
 		return nil
 	}
-	err := apierrors.NewForbidden(corev1.Resource("pods"), p.Name, errors.New("Not allowed by PodSecurity"))
+	err := apierrors.NewForbidden(corev1.Resource("pods"), p.Name, errors.New("Not allowed by PodSecurity")) //nolint:staticcheck // kube-apiserver's own words, when the library gives no message
 	if r := resp.Result; r != nil {
 		if r.Message != "" {
 			err.ErrStatus.Message = r.Message
