@@ -62,14 +62,9 @@ for t in ss kubectl; do
 	command -v "$t" >/dev/null 2>&1 || die "$t is required"
 done
 
-log "building burst$([[ -z ${DNSPLANE:-} ]] && echo " and dnsplane")..."
+log "building burst..."
 (cd "$repo" && go build -o "$work/burst" ./bench/burst)
-if [[ -n ${DNSPLANE:-} ]]; then
-	dnsplane=$DNSPLANE
-else
-	(cd "$repo" && go build -o "$work/dnsplane" ./cmd/dnsplane)
-	dnsplane=$work/dnsplane
-fi
+dnsplane=$(dnsplane_binary)
 has_cmd() { "$dnsplane" "$1" --help >/dev/null 2>&1; }
 # help_has CMD FLAG: whether `dnsplane CMD` has --FLAG.
 help_has() { "$dnsplane" "$1" --help 2>/dev/null | grep -qE -- "--$2( |=)"; }

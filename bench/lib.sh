@@ -91,3 +91,16 @@ wait_line() {
 	done
 	die "$4 did not start within 60 s"
 }
+
+# dnsplane_binary prints the dnsplane binary to measure: $DNSPLANE when set
+# (a build to compare, e.g. of an older commit), else ./cmd/dnsplane built
+# into $work (the build is not timed).
+dnsplane_binary() {
+	if [[ -n ${DNSPLANE:-} ]]; then
+		echo "$DNSPLANE"
+		return
+	fi
+	log "building dnsplane (not timed)..."
+	(cd "$repo" && go build -o "$work/dnsplane" ./cmd/dnsplane)
+	echo "$work/dnsplane"
+}

@@ -67,12 +67,7 @@ for t in ss kubectl curl gcc musl-gcc; do
 	command -v "$t" >/dev/null 2>&1 || die "$t is required (musl-gcc: apt-get install musl-tools)"
 done
 
-dnsplane=${DNSPLANE:-}
-if [[ -z $dnsplane ]]; then
-	log "building dnsplane..."
-	(cd "$repo" && go build -o "$work/dnsplane" ./cmd/dnsplane)
-	dnsplane=$work/dnsplane
-fi
+dnsplane=$(dnsplane_binary)
 log "building dnsupstream and gaibench..."
 (cd "$repo" && go build -o "$work/dnsupstream" ./bench/dnsupstream)
 gcc -O2 -o "$work/gai-glibc" "$repo/bench/podlookup/gaibench.c"

@@ -60,12 +60,7 @@ for t in ss kubectl; do
 	command -v "$t" >/dev/null 2>&1 || die "$t is required"
 done
 
-dnsplane=${DNSPLANE:-}
-if [[ -z $dnsplane ]]; then
-	log "building dnsplane (not timed)..."
-	(cd "$repo" && go build -o "$work/dnsplane" ./cmd/dnsplane)
-	dnsplane=$work/dnsplane
-fi
+dnsplane=$(dnsplane_binary)
 log "building podfill and dnsupstream..."
 (cd "$repo" && go build -o "$work/podfill" ./bench/podfill && go build -o "$work/dnsupstream" ./bench/dnsupstream)
 
