@@ -19,6 +19,7 @@ import (
 	"k8s.io/apiserver/pkg/authentication/authenticator"
 	"k8s.io/apiserver/pkg/authorization/authorizer"
 	"k8s.io/component-base/featuregate"
+	rbacregistryvalidation "k8s.io/kubernetes/pkg/registry/rbac/validation"
 
 	"github.com/dnsplane/dnsplane/internal/agentdial"
 	"github.com/dnsplane/dnsplane/internal/authn"
@@ -28,6 +29,7 @@ import (
 	"github.com/dnsplane/dnsplane/internal/openapi/document"
 	"github.com/dnsplane/dnsplane/internal/registry"
 	"github.com/dnsplane/dnsplane/internal/registry/core/service"
+	"github.com/dnsplane/dnsplane/internal/registry/rbac/escalation"
 	"github.com/dnsplane/dnsplane/internal/storage"
 	"github.com/dnsplane/dnsplane/internal/validation"
 )
@@ -67,7 +69,11 @@ type Config struct {
 	// (kubectl auth can-i --list): the authorizers' own
 	// (authz.Authorizer.RuleResolver); nil lists AlwaysAllow's everything.
 	RuleResolver authorizer.RuleResolver
-	Logger       *slog.Logger
+	// RBACRules resolves RBAC rules for the escalation check on Role and
+	// binding writes (authz.Authorizer.EscalationRules); nil when RBAC is
+	// not a mode. Unused without an Authorizer.
+	RBACRules rbacregistryvalidation.AuthorizationRuleResolver
+	Logger    *slog.Logger
 	// Metrics receives the request metrics; nil = a private registry.
 	Metrics prometheus.Registerer
 	// MetricsGatherer serves /metrics; nil = the private registry.
@@ -195,6 +201,7 @@ func New(cfg Config) (*Server, error) {
 		ExecSessions:         &s.execSessions,
 		Now:                  cfg.Now,
 		ServiceAccountTokens: tokens,
+		RBACEscalation:       &escalation.Checker{Authorizer: cfg.Authorizer, Rules: cfg.RBACRules},
 	}))
 	if err != nil {
 		return nil, err

@@ -28,6 +28,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/kubernetes/pkg/auth/nodeidentifier"
 	"k8s.io/kubernetes/pkg/kubeapiserver/authorizer/modes"
+	rbacregistryvalidation "k8s.io/kubernetes/pkg/registry/rbac/validation"
 	"k8s.io/kubernetes/plugin/pkg/auth/authorizer/node"
 	"k8s.io/kubernetes/plugin/pkg/auth/authorizer/rbac"
 	"k8s.io/kubernetes/plugin/pkg/auth/authorizer/rbac/bootstrappolicy"
@@ -90,7 +91,12 @@ type Authorizer struct {
 	// RuleResolver lists a user's rules (SelfSubjectRulesReview, kubectl
 	// auth can-i --list), each mode's in the modes' order.
 	RuleResolver authorizer.RuleResolver
-	synced       []cache.InformerSynced
+	// EscalationRules resolves users' and roles' RBAC rules for the
+	// escalation check on Role and binding writes (upstream's
+	// DefaultRuleResolver over the same informers RBAC reads); nil when
+	// the modes have no RBAC.
+	EscalationRules rbacregistryvalidation.AuthorizationRuleResolver
+	synced          []cache.InformerSynced
 }
 
 // HasSynced reports whether every informer the authorizers read has
@@ -143,12 +149,13 @@ func New(list []string, f informers.SharedInformerFactory) (*Authorizer, error) 
 				f.Certificates().V1().PodCertificateRequests().Informer().HasSynced)
 		case ModeRBAC:
 			rb := f.Rbac().V1()
-			az = rbac.New(
-				&rbac.RoleGetter{Lister: rb.Roles().Lister()},
-				&rbac.RoleBindingLister{Lister: rb.RoleBindings().Lister()},
-				&rbac.ClusterRoleGetter{Lister: rb.ClusterRoles().Lister()},
-				&rbac.ClusterRoleBindingLister{Lister: rb.ClusterRoleBindings().Lister()},
-			)
+			roles, bindings := &rbac.RoleGetter{Lister: rb.Roles().Lister()}, &rbac.RoleBindingLister{Lister: rb.RoleBindings().Lister()}
+			clusterRoles, clusterBindings := &rbac.ClusterRoleGetter{Lister: rb.ClusterRoles().Lister()}, &rbac.ClusterRoleBindingLister{Lister: rb.ClusterRoleBindings().Lister()}
+			az = rbac.New(roles, bindings, clusterRoles, clusterBindings)
+			// kube-apiserver's RBAC storage resolves from storage; the
+			// informers RBAC decides on serve here, so a write is judged
+			// on the rules its author's requests are.
+			a.EscalationRules = rbacregistryvalidation.NewDefaultRuleResolver(roles, bindings, clusterRoles, clusterBindings)
 			a.synced = append(a.synced, rb.Roles().Informer().HasSynced, rb.RoleBindings().Informer().HasSynced,
 				rb.ClusterRoles().Informer().HasSynced, rb.ClusterRoleBindings().Informer().HasSynced)
 		default:

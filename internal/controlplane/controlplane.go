@@ -319,7 +319,8 @@ func Start(ctx context.Context, c Config) (*ControlPlane, error) {
 		Logger:          log, SecurePort: port, BookmarkInterval: c.BookmarkInterval, Limits: c.Limits, MaxObjectBytes: maxObject, KubeletTLS: agents,
 		AgentDial:         agentDial(roles, c.AgentRules, services),
 		ServiceAccountKey: saKey, ServiceAccountIssuer: serviceAccountIssuer(c.ClusterDomain),
-		Authorizer: authorization.authorizer, RuleResolver: authorization.authorizer.RuleResolver})
+		Authorizer: authorization.authorizer, RuleResolver: authorization.authorizer.RuleResolver,
+		RBACRules: authorization.authorizer.EscalationRules})
 	if err != nil {
 		return fail(err)
 	}

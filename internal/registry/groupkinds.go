@@ -9,8 +9,7 @@ func storageKind(kind string) schema.GroupKind {
 	return schema.GroupKind{Group: "storage.k8s.io", Kind: kind}
 }
 
-// rbacKind names an RBAC kind. RBAC objects are stored and validated only:
-// nothing authorizes requests with them yet (docs/apiserver.md).
+// rbacKind names an RBAC kind.
 func rbacKind(kind string) schema.GroupKind {
 	return schema.GroupKind{Group: "rbac.authorization.k8s.io", Kind: kind}
 }

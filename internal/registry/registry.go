@@ -21,8 +21,6 @@ import (
 	corevalidation "k8s.io/kubernetes/pkg/apis/core/validation"
 	"k8s.io/kubernetes/pkg/apis/networking"
 	networkingvalidation "k8s.io/kubernetes/pkg/apis/networking/validation"
-	"k8s.io/kubernetes/pkg/apis/rbac"
-	rbacvalidation "k8s.io/kubernetes/pkg/apis/rbac/validation"
 	"k8s.io/utils/clock"
 
 	dpoperatorv1 "github.com/dnsplane/dnsplane/api/operator/v1"
@@ -55,6 +53,9 @@ import (
 	"github.com/dnsplane/dnsplane/internal/registry/policy/poddisruptionbudget"
 	"github.com/dnsplane/dnsplane/internal/registry/rbac/clusterrole"
 	"github.com/dnsplane/dnsplane/internal/registry/rbac/clusterrolebinding"
+	"github.com/dnsplane/dnsplane/internal/registry/rbac/escalation"
+	"github.com/dnsplane/dnsplane/internal/registry/rbac/role"
+	"github.com/dnsplane/dnsplane/internal/registry/rbac/rolebinding"
 	"github.com/dnsplane/dnsplane/internal/registry/resource/adminaccess"
 	"github.com/dnsplane/dnsplane/internal/registry/resource/deviceclass"
 	"github.com/dnsplane/dnsplane/internal/registry/resource/devicetaintrule"
@@ -106,6 +107,9 @@ type Config struct {
 	Now func() time.Time
 	// ServiceAccountTokens issues serviceaccounts/token; nil serves none.
 	ServiceAccountTokens *serviceaccount.Tokens
+	// RBACEscalation refuses Role and binding writes granting more than
+	// their author holds; nil checks none.
+	RBACEscalation *escalation.Checker
 }
 
 // Strategies returns the strategy of every kind api.Resources lists.
@@ -164,10 +168,10 @@ func Strategies(cfg Config) map[schema.GroupKind]rest.Strategy {
 		storageKind("CSIStorageCapacity"):                  csistoragecapacity.New(),
 		storageKind("VolumeAttachment"):                    volumeattachment.New(),
 		storageKind("VolumeAttributesClass"):               volumeattributesclass.New(),
-		rbacKind("Role"):                                   simple(rbac.Role{}, rbacvalidation.ValidateRole, rbacvalidation.ValidateRoleUpdate),
-		rbacKind("ClusterRole"):                            clusterrole.New(),
-		rbacKind("RoleBinding"):                            simple(rbac.RoleBinding{}, rbacvalidation.ValidateRoleBinding, rbacvalidation.ValidateRoleBindingUpdate),
-		rbacKind("ClusterRoleBinding"):                     clusterrolebinding.New(),
+		rbacKind("Role"):                                   role.New(cfg.RBACEscalation),
+		rbacKind("ClusterRole"):                            clusterrole.New(cfg.RBACEscalation),
+		rbacKind("RoleBinding"):                            rolebinding.New(cfg.RBACEscalation),
+		rbacKind("ClusterRoleBinding"):                     clusterrolebinding.New(cfg.RBACEscalation),
 		resourceKind("DeviceClass"):                        keepsGeneration(deviceclass.New()),
 		resourceKind("ResourceClaim"):                      resourceclaim.New(cfg.Namespaces),
 		resourceKind("ResourceClaimTemplate"):              resourceclaimtemplate.New(cfg.Namespaces),
