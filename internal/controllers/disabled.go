@@ -15,7 +15,6 @@ func disabledDescriptors() []Descriptor {
 		{Name: "horizontal-pod-autoscaler-controller", Disabled: "there is no metrics API (metrics.k8s.io): no container runs, so there is no usage to scale on"},
 		{Name: "node-ipam-controller", Disabled: "each node agent takes its pod CIDR from --pod-cidr (docs/agent.md), as kube-controller-manager leaves it off without --allocate-node-cidrs"},
 		{Name: "service-cidr-controller", Disabled: "the API server allocates Service IPs from --service-cluster-ip-range itself (docs/apiserver.md), not from ServiceCIDR and IPAddress objects"},
-		{Name: "certificatesigningrequest-approving-controller", Disabled: "it approves kubelet CSRs through SubjectAccessReview, which comes with authorization; approve with kubectl certificate approve"},
 		{Name: "serviceaccount-token-controller", Disabled: "legacy token Secrets: pods and kubectl create token get bound tokens from serviceaccounts/token (docs/apiserver.md)"},
 		{Name: "resourceclaim-controller", Disabled: "no DRA driver publishes devices on a dnsplane node, so no claim could be allocated"},
 		{Name: "device-taint-eviction-controller", Disabled: "no DRA driver publishes devices on a dnsplane node"},

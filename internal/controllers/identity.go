@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"k8s.io/klog/v2"
+	"k8s.io/kubernetes/pkg/controller/certificates/approver"
 	"k8s.io/kubernetes/pkg/controller/certificates/cleaner"
 	"k8s.io/kubernetes/pkg/controller/certificates/rootcacertpublisher"
 	"k8s.io/kubernetes/pkg/controller/certificates/signer"
@@ -21,6 +22,7 @@ func identityDescriptors() []Descriptor {
 		{Name: "root-ca-certificate-publisher-controller", Why: "writes the kube-root-ca.crt ConfigMap (the API server's CA) into every namespace", New: newRootCAPublisher},
 		{Name: "legacy-serviceaccount-token-cleaner-controller", Why: "deletes unused legacy service account token Secrets after a year, as kube does", New: newLegacyTokenCleaner},
 		{Name: "certificatesigningrequest-signing-controller", Why: "signs approved CertificateSigningRequests of the kubernetes.io signers with the cluster CA (--cluster-signing-cert-file)", New: newCSRSigningController},
+		{Name: "certificatesigningrequest-approving-controller", Why: "approves kubelets' client certificate requests their authors may make (a SubjectAccessReview of certificatesigningrequests/nodeclient or selfnodeclient), as kube does once those roles are bound", New: newCSRApprovingController},
 		{Name: "certificatesigningrequest-cleaner-controller", Why: "deletes old and expired CertificateSigningRequests", New: newCSRCleanerController},
 		{Name: "clusterrole-aggregation-controller", Why: "fills aggregated ClusterRoles' rules from the roles their aggregationRule selects", New: newClusterRoleAggregation},
 	}
@@ -115,6 +117,19 @@ func newCSRSigningController(ctx context.Context, c *Context) (func(context.Cont
 		}
 		wg.Wait()
 	}, nil
+}
+
+// newCSRApprovingController is kube's, approving with the same 5 workers.
+// It approves nothing until a binding grants the create it asks about
+// (kubeadm binds system:certificates.k8s.io:certificatesigningrequests:selfnodeclient
+// to system:nodes); the signing controller then issues.
+func newCSRApprovingController(ctx context.Context, c *Context) (func(context.Context), error) {
+	client, err := c.NewClient("certificate-controller")
+	if err != nil {
+		return nil, err
+	}
+	ac := approver.NewCSRApprovingController(ctx, client, c.Informers.Certificates().V1().CertificateSigningRequests())
+	return func(ctx context.Context) { ac.Run(ctx, 5) }, nil
 }
 
 func newCSRCleanerController(_ context.Context, c *Context) (func(context.Context), error) {

@@ -1,6 +1,13 @@
 package e2e
 
 import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/base64"
+	"encoding/pem"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -94,6 +101,27 @@ func TestNodeIdentities(t *testing.T) {
 	wantKubectl(t, admin, "", run{stdout: "no\n", exit: 1}, "auth", "can-i", "get", "secrets", "-n", "kube-system", "--as=system:dnsplane:dns-operator")
 	wantKubectl(t, admin, "", ok("yes"), "auth", "can-i", "update", "configmaps", "-n", "dnsplane-system", "--as=system:dnsplane:dns-operator")
 
+	// A node's request for a new client certificate of its own is
+	// approved by upstream's approving controller once a binding lets
+	// nodes renew (kubeadm's), then signed by the signing controller.
+	// Before, the approving controller did not run.
+	mustKubectl(t, admin, "", "create", "clusterrolebinding", "nodes-renew", "--group=system:nodes",
+		"--clusterrole=system:certificates.k8s.io:certificatesigningrequests:selfnodeclient")
+	csr := fmt.Sprintf(`apiVersion: certificates.k8s.io/v1
+kind: CertificateSigningRequest
+metadata: {name: node-1-renewal}
+spec:
+  signerName: kubernetes.io/kube-apiserver-client-kubelet
+  usages: [digital signature, client auth]
+  request: %s
+`, nodeCSR(t, "node-1"))
+	wantKubectl(t, node1, csr, ok("certificatesigningrequest.certificates.k8s.io/node-1-renewal created"), "create", "-f", "-")
+	eventually(t, 30*time.Second, 100*time.Millisecond, func() (bool, string) {
+		out, _, _ := kubectl(t, admin, "", "get", "csr", "node-1-renewal", "-o", `jsonpath={.status.conditions[0].reason} {.status.certificate}`)
+		reason, cert, _ := strings.Cut(out, " ")
+		return reason == "AutoApproved" && cert != "", out
+	})
+
 	// The cluster still works end to end: the Service's EndpointSlice
 	// names the four pods, and the cluster DNS and node-1's cache answer.
 	svcIP := mustKubectl(t, admin, "", "get", "service", "web", "-n", ns, "-o", "jsonpath={.spec.clusterIP}")
@@ -107,4 +135,21 @@ func TestNodeIdentities(t *testing.T) {
 			return err == nil && ip == svcIP, fmt.Sprintf("%s: %q %v, want %s", addr, ip, err, svcIP)
 		})
 	}
+}
+
+// nodeCSR is a base64 PEM certificate request for node's client
+// certificate, as a kubelet renewing its own would make.
+func nodeCSR(t *testing.T, node string) string {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	der, err := x509.CreateCertificateRequest(rand.Reader, &x509.CertificateRequest{
+		Subject: pkix.Name{CommonName: "system:node:" + node, Organization: []string{"system:nodes"}},
+	}, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return base64.StdEncoding.EncodeToString(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE REQUEST", Bytes: der}))
 }
