@@ -90,3 +90,27 @@ func TestAllowPrivileged(t *testing.T) {
 			"-n", ns, "create", "-f", "-")
 	})
 }
+
+// TestValidateAllowPrivileged: `dnsplane validate` checks as an API server
+// with kube-apiserver's default --allow-privileged=false, and as one with
+// the flag when given it. A process of its own each time: the setting is
+// process-wide.
+func TestValidateAllowPrivileged(t *testing.T) {
+	t.Parallel()
+	pod := writeFile(t, "priv.yaml", "apiVersion: v1\nkind: Pod\nmetadata:\n  name: priv\nspec:\n  containers:\n  - name: c\n    image: busybox\n    securityContext:\n      privileged: true\n")
+	tests := []struct {
+		flags    []string
+		wantOut  string
+		wantCode int
+	}{
+		{nil, pod + ":10:7: spec.containers[0].securityContext.privileged: Forbidden: disallowed by cluster policy\n", 1},
+		{[]string{"--allow-privileged=false"}, pod + ":10:7: spec.containers[0].securityContext.privileged: Forbidden: disallowed by cluster policy\n", 1},
+		{[]string{"--allow-privileged"}, "", 0},
+	}
+	for _, tt := range tests {
+		args := append([]string{"validate", "-q", "-f", pod}, tt.flags...)
+		if out, errOut, code := runDnsplane(t, args...); code != tt.wantCode || out != tt.wantOut {
+			t.Errorf("dnsplane %s: exit %d, stdout %q, stderr %q; want exit %d, stdout %q", strings.Join(args, " "), code, out, errOut, tt.wantCode, tt.wantOut)
+		}
+	}
+}
