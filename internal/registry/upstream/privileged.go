@@ -20,6 +20,8 @@ import (
 // another afterwards is an error rather than a server silently validating
 // with the first (tests that start several servers in one process).
 func AllowPrivileged(allow bool) error {
+	// 0 is kube-apiserver's --max-connection-bytes-per-sec default, which
+	// only upstream's proxy handlers read; dnsplane proxies exec itself.
 	capabilities.Setup(allow, 0)
 	if got := capabilities.Get().AllowPrivileged; got != allow {
 		return fmt.Errorf("--allow-privileged=%t: this process already validates pods with --allow-privileged=%t, and the setting is process-wide (k8s.io/kubernetes/pkg/capabilities)", allow, got)
