@@ -51,6 +51,9 @@ func (a *apiServerFlags) register(f *pflag.FlagSet) {
 	f.StringVar(&c.TokenAuthFile, "token-auth-file", "", `extra bearer tokens, one "token,user,uid,\"group1,group2\"" per line`)
 	f.StringSliceVar(&c.AuthorizationModes, "authorization-mode", authz.DefaultModes(),
 		"ordered list of authorizers, as kube-apiserver's: AlwaysAllow, AlwaysDeny, Node, RBAC (system:masters is always allowed)")
+	// kube-apiserver's flag, help text and default: privileged containers
+	// are what exec runs as root (docs/agent.md, "Who the command runs as").
+	f.BoolVar(&c.AllowPrivileged, "allow-privileged", false, "If true, allow privileged containers. [default=false]")
 	f.StringVar(&a.gates, "feature-gates", "", "comma-separated Name=true|false pairs: RelaxedDNSSearchValidation, PodDNSCustomPolicy, PodDNSAutopath, ServerSideFieldValidation")
 	f.StringVar(&a.logLevel, "log-level", "info", "debug, info, warn or error")
 	f.IPNetSliceVar(&a.agentNetworks, "kubelet-allowed-networks", nil,

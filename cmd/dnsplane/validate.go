@@ -8,6 +8,7 @@ import (
 
 	"github.com/dnsplane/dnsplane/internal/features"
 	"github.com/dnsplane/dnsplane/internal/offlinevalidate"
+	"github.com/dnsplane/dnsplane/internal/registry/upstream"
 	"github.com/dnsplane/dnsplane/internal/validation"
 )
 
@@ -17,6 +18,9 @@ func newValidateCommand() *cobra.Command {
 		recursive bool
 		gates     string
 		quiet     bool
+		// As the API server's --allow-privileged: kube-apiserver's
+		// default, false, refuses privileged containers.
+		allowPrivileged bool
 	)
 	cmd := &cobra.Command{
 		Use:   "validate -f FILE|DIR|- ...",
@@ -24,7 +28,8 @@ func newValidateCommand() *cobra.Command {
 		Long: `Validate Kubernetes manifests offline with the rules the dnsplane API server
 applies: unknown and duplicate fields (with their line and column), and the pod
 DNS rules (dnsPolicy, dnsConfig, dnsParams, KEP-4427 search validation) for
-every kind that carries a pod template.
+every kind that carries a pod template. Privileged containers are invalid
+unless --allow-privileged, as on an API server without that flag.
 
 Each problem is printed as FILE:LINE:COL: FIELD: MESSAGE. Kinds dnsplane does
 not serve are reported as skipped. Exit status: 0 all valid, 1 something
@@ -33,6 +38,11 @@ invalid, 2 usage error.`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			fg, err := features.Parse(gates)
 			if err != nil {
+				return &exitError{code: exitUsage, msg: err.Error()}
+			}
+			// Upstream's validation reads it process-wide, as the API
+			// server's does; nothing has validated yet.
+			if err := upstream.AllowPrivileged(allowPrivileged); err != nil {
 				return &exitError{code: exitUsage, msg: err.Error()}
 			}
 			srcs, err := offlinevalidate.Sources(files, recursive, cmd.InOrStdin())
@@ -75,5 +85,6 @@ invalid, 2 usage error.`,
 	cmd.Flags().BoolVarP(&recursive, "recursive", "R", false, "descend into subdirectories of directories given with -f")
 	cmd.Flags().StringVar(&gates, "feature-gates", "", "comma-separated Name=true|false pairs: RelaxedDNSSearchValidation, PodDNSCustomPolicy, PodDNSAutopath")
 	cmd.Flags().BoolVarP(&quiet, "quiet", "q", false, "do not print the summary line")
+	cmd.Flags().BoolVar(&allowPrivileged, "allow-privileged", false, "validate as an API server with --allow-privileged: privileged containers are valid")
 	return cmd
 }

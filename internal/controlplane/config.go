@@ -77,6 +77,14 @@ type Config struct {
 	// always denied. docs/apiserver.md "Which agents the API server dials".
 	AgentRules agentdial.Rules
 
+	// AllowPrivileged (--allow-privileged, kube-apiserver's) lets pods have
+	// privileged containers, whose exec'd commands run as root with root's
+	// capabilities (docs/agent.md, "Who the command runs as"); Pod Security
+	// admission still decides per namespace. false (kube's default) refuses
+	// them in validation. Process-wide: Start fails when this process
+	// already validates with the other value (upstream.AllowPrivileged).
+	AllowPrivileged bool
+
 	// Controllers are the kube-controller-manager controllers the control
 	// plane runs in its process (--controllers, internal/controllers); nil
 	// Controllers.Controllers is DeletionControllers, an empty non-nil

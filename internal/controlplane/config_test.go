@@ -2,10 +2,13 @@ package controlplane
 
 import (
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/dnsplane/dnsplane/internal/apiserver"
+	"github.com/dnsplane/dnsplane/internal/registry/upstream"
 )
 
 func TestValidate(t *testing.T) {
@@ -63,5 +66,26 @@ func TestShellQuote(t *testing.T) {
 		if got := ShellQuote(in); got != want {
 			t.Errorf("ShellQuote(%q) = %s, want %s", in, got, want)
 		}
+	}
+}
+
+// TestStartSetsAllowPrivileged: Start hands --allow-privileged to upstream's
+// process-wide setting before anything else, and a process that already
+// validates with the other value refuses to start as a usage error, leaving
+// the data dir unwritten. Every other test here runs with false, the value
+// set first.
+func TestStartSetsAllowPrivileged(t *testing.T) {
+	t.Parallel()
+	if err := upstream.AllowPrivileged(false); err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(t.TempDir(), "data")
+	_, err := Start(t.Context(), Config{DataDir: dir, BindAddress: "127.0.72.1", AllowPrivileged: true})
+	const want = "--allow-privileged=true: this process already validates pods with --allow-privileged=false, and the setting is process-wide (k8s.io/kubernetes/pkg/capabilities)"
+	if _, ok := errors.AsType[*ConfigError](err); !ok || err.Error() != want {
+		t.Errorf("Start with AllowPrivileged in a process that set false: %v, want a ConfigError %q", err, want)
+	}
+	if _, err := os.Stat(dir); !os.IsNotExist(err) {
+		t.Errorf("data dir: %v, want none", err)
 	}
 }

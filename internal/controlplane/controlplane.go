@@ -26,6 +26,7 @@ import (
 	"github.com/dnsplane/dnsplane/internal/ipalloc"
 	"github.com/dnsplane/dnsplane/internal/pki"
 	"github.com/dnsplane/dnsplane/internal/portowner"
+	"github.com/dnsplane/dnsplane/internal/registry/upstream"
 	"github.com/dnsplane/dnsplane/internal/scheduler"
 	"github.com/dnsplane/dnsplane/internal/storage"
 )
@@ -204,6 +205,13 @@ func Start(ctx context.Context, c Config) (*ControlPlane, error) {
 		return nil, err
 	}
 	c = c.withDefaults()
+	// Upstream's pod validation reads --allow-privileged from a
+	// process-wide setting, which kube-apiserver also sets once at start;
+	// set before anything here validates a pod, so one process holds one
+	// value.
+	if err := upstream.AllowPrivileged(c.AllowPrivileged); err != nil {
+		return nil, &ConfigError{Err: err}
+	}
 	log := c.Logger
 	// The port is bound first: in use, it fails before anything is
 	// written (kube-apiserver binds it while building its config too).

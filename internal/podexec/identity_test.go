@@ -19,6 +19,10 @@ func TestIdentityOf(t *testing.T) {
 		}
 		return p
 	}
+	withInit := func(p *corev1.Pod, sc *corev1.SecurityContext) *corev1.Pod {
+		p.Spec.InitContainers = append(p.Spec.InitContainers, corev1.Container{Name: "init", SecurityContext: sc})
+		return p
+	}
 	nobody := Identity{UID: Nobody, GID: Nobody}
 	tests := []struct {
 		name      string
@@ -42,6 +46,15 @@ func TestIdentityOf(t *testing.T) {
 		{"privileged other container is not", pod(nil, &corev1.SecurityContext{}, &corev1.SecurityContext{Privileged: ptr.To(true)}), "main", nobody, ""},
 		{"privileged with a user", pod(nil, &corev1.SecurityContext{Privileged: ptr.To(true), RunAsUser: ptr.To[int64](1000)}), "",
 			Identity{UID: 1000, GID: 0, Privileged: true}, ""},
+		// Only privileged: true is root with capabilities (issue 22 item
+		// 3): no other field of a securityContext gets there.
+		{"privileged false", pod(nil, &corev1.SecurityContext{Privileged: ptr.To(false)}), "", nobody, ""},
+		{"capabilities and escalation without privileged", pod(nil, &corev1.SecurityContext{AllowPrivilegeEscalation: ptr.To(true),
+			Capabilities: &corev1.Capabilities{Add: []corev1.Capability{"ALL", "SYS_ADMIN"}}}), "", nobody, ""},
+		{"windows hostProcess is not privileged here", pod(nil, &corev1.SecurityContext{WindowsOptions: &corev1.WindowsSecurityContextOptions{HostProcess: ptr.To(true)}}),
+			"", nobody, ""},
+		{"privileged init container is not the first container", withInit(pod(nil, nil), &corev1.SecurityContext{Privileged: ptr.To(true)}), "", nobody, ""},
+		{"privileged init container named", withInit(pod(nil, nil), &corev1.SecurityContext{Privileged: ptr.To(true)}), "init", Identity{Privileged: true}, ""},
 		{"runAsUser 0 is root without privileges", pod(&corev1.PodSecurityContext{RunAsUser: ptr.To[int64](0)}, nil), "",
 			Identity{UID: 0, GID: Nobody}, ""},
 		{"runAsNonRoot with root", pod(&corev1.PodSecurityContext{RunAsNonRoot: ptr.To(true)}, &corev1.SecurityContext{RunAsUser: ptr.To[int64](0)}), "",
