@@ -2,15 +2,23 @@ package controlplane_test
 
 import (
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
 	"strings"
 	"testing"
 	"time"
 
 	authenticationv1 "k8s.io/api/authentication/v1"
+	certificatesv1 "k8s.io/api/certificates/v1"
 
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
+	resourcev1 "k8s.io/api/resource/v1"
 	storagev1 "k8s.io/api/storage/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -25,9 +33,9 @@ import (
 
 // TestNodeRestriction: through the whole request path (authentication,
 // Node,RBAC, the write path and the subresource path), a node may write its
-// own Node, Lease, CSINode, the status of pods bound to it and tokens bound
-// to them, and gets kube's 403 for another node's, as with
-// kube-apiserver's NodeRestriction.
+// own Node, Lease, CSINode, ResourceSlices, CSRs, the status of pods bound
+// to it and tokens bound to them, and gets kube's 403 for another node's,
+// as with kube-apiserver's NodeRestriction.
 func TestNodeRestriction(t *testing.T) {
 	t.Parallel()
 	ts := controlplanetest.StartTestServer(t, controlplane.Config{})
@@ -156,6 +164,22 @@ func TestNodeRestriction(t *testing.T) {
 			_, err := node.StorageV1().CSINodes().Create(ctx, &storagev1.CSINode{ObjectMeta: metav1.ObjectMeta{Name: "node-a"}}, metav1.CreateOptions{})
 			return err
 		}, ""},
+		{"CSR for another node's name", func(ctx context.Context) error {
+			_, err := node.CertificatesV1().CertificateSigningRequests().Create(ctx, nodeCSR(t, "csr-b", "system:node:node-b"), metav1.CreateOptions{})
+			return err
+		}, "can only create a node CSR with CN=system:node:node-a"},
+		{"CSR for its own name", func(ctx context.Context) error {
+			_, err := node.CertificatesV1().CertificateSigningRequests().Create(ctx, nodeCSR(t, "csr-a", "system:node:node-a"), metav1.CreateOptions{})
+			return err
+		}, ""},
+		{"ResourceSlice of another node", func(ctx context.Context) error {
+			_, err := node.ResourceV1().ResourceSlices().Create(ctx, nodeSlice("slice-b", "node-b"), metav1.CreateOptions{})
+			return err
+		}, "can only create ResourceSlice with the same NodeName as the requesting node"},
+		{"its ResourceSlice", func(ctx context.Context) error {
+			_, err := node.ResourceV1().ResourceSlices().Create(ctx, nodeSlice("slice-a", "node-a"), metav1.CreateOptions{})
+			return err
+		}, ""},
 		{"delete its pod", func(ctx context.Context) error {
 			return node.CoreV1().Pods("default").Delete(ctx, "on-a", metav1.DeleteOptions{})
 		}, ""},
@@ -170,4 +194,31 @@ func TestNodeRestriction(t *testing.T) {
 			t.Errorf("%s: got %v, want a 403 with %q", tc.name, err, tc.want)
 		}
 	}
+}
+
+// nodeCSR is a kubelet client certificate request with cn.
+func nodeCSR(t *testing.T, name, cn string) *certificatesv1.CertificateSigningRequest {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	der, err := x509.CreateCertificateRequest(rand.Reader, &x509.CertificateRequest{Subject: pkix.Name{CommonName: cn, Organization: []string{"system:nodes"}}}, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &certificatesv1.CertificateSigningRequest{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: certificatesv1.CertificateSigningRequestSpec{
+		SignerName: certificatesv1.KubeAPIServerClientKubeletSignerName,
+		Request:    pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE REQUEST", Bytes: der}),
+		Usages:     []certificatesv1.KeyUsage{certificatesv1.UsageDigitalSignature, certificatesv1.UsageClientAuth},
+	}}
+}
+
+// nodeSlice is a one-device ResourceSlice of node.
+func nodeSlice(name, node string) *resourcev1.ResourceSlice {
+	return &resourcev1.ResourceSlice{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: resourcev1.ResourceSliceSpec{
+		Driver: "gpu.example.com", NodeName: &node,
+		Pool:    resourcev1.ResourcePool{Name: node, ResourceSliceCount: 1},
+		Devices: []resourcev1.Device{{Name: "gpu-0"}},
+	}}
 }
