@@ -92,7 +92,8 @@ type Objects interface {
 // Config is what the rules read besides the request.
 type Config struct {
 	// Objects are the pods, nodes, service accounts, PVCs, PVs and CSI
-	// drivers the rules look up.
+	// drivers the rules look up; required, as upstream's
+	// ValidateInitialization requires its listers.
 	Objects Objects
 	// Authorizer decides the extra grants a node may hold for a token
 	// audience no volume of the pod uses, or a pod certificate signer no
