@@ -30,6 +30,7 @@ require (
 	k8s.io/component-base v0.37.2
 	k8s.io/component-helpers v0.37.2
 	k8s.io/cri-streaming v0.37.2
+	k8s.io/csi-translation-lib v0.37.2
 	k8s.io/kube-openapi v0.0.0-20260721132016-d427ff9ee9ad
 	k8s.io/kube-scheduler v0.37.2
 	k8s.io/kubernetes v1.37.2
@@ -76,7 +77,6 @@ require (
 	golang.org/x/tools v0.51.0 // indirect
 	k8s.io/cri-api v0.37.2 // indirect
 	k8s.io/cri-client v0.0.0 // indirect
-	k8s.io/csi-translation-lib v0.37.2 // indirect
 	k8s.io/endpointslice v0.0.0 // indirect
 	k8s.io/mount-utils v0.0.0 // indirect
 )

@@ -93,7 +93,7 @@ func (s *Server) createObject(ctx context.Context, res *Resource, info requestIn
 	if m := accessor(obj); m.GetName() == "" && m.GetGenerateName() != "" {
 		m.SetName(generateName(m.GetGenerateName()))
 	}
-	if err := admitNodeWrite(ctx, res, admission.Create, info.Subresource, accessor(obj).GetNamespace(), accessor(obj).GetName(), obj, nil); err != nil {
+	if err := s.admitNodeWrite(ctx, res, admission.Create, info.Subresource, accessor(obj).GetNamespace(), accessor(obj).GetName(), obj, nil); err != nil {
 		return nil, err
 	}
 	initMetadata(obj, s.now())
@@ -233,7 +233,7 @@ func (s *Server) updateObject(ctx context.Context, res *Resource, info requestIn
 func (s *Server) updateFrom(ctx context.Context, res *Resource, info requestInfo, obj, old any, dryRun bool) (any, error) {
 	// The object as the client sent it (patched), as kube-apiserver's
 	// admission sees it, before the strategy keeps what may not change.
-	if err := admitNodeWrite(ctx, res, admission.Update, info.Subresource, info.Namespace, info.Name, obj, old); err != nil {
+	if err := s.admitNodeWrite(ctx, res, admission.Update, info.Subresource, info.Namespace, info.Name, obj, old); err != nil {
 		return nil, err
 	}
 	if info.Subresource == "status" {

@@ -26,6 +26,7 @@ import (
 	"github.com/dnsplane/dnsplane/internal/authz"
 	"github.com/dnsplane/dnsplane/internal/discovery"
 	"github.com/dnsplane/dnsplane/internal/features"
+	"github.com/dnsplane/dnsplane/internal/noderestriction"
 	"github.com/dnsplane/dnsplane/internal/openapi/document"
 	"github.com/dnsplane/dnsplane/internal/registry"
 	"github.com/dnsplane/dnsplane/internal/registry/core/service"
@@ -154,6 +155,9 @@ type Server struct {
 	apiAudiences []string
 
 	watchCaches *watchCaches
+
+	// nodeRestriction admits node agents' writes (noderestriction.go).
+	nodeRestriction *noderestriction.Admission
 }
 
 // New returns a Server over cfg.Store.
@@ -254,6 +258,7 @@ func New(cfg Config) (*Server, error) {
 		saTokens: saTokens, apiAudiences: apiAudiences,
 		watchCaches: newWatchCaches(cfg.Store, cfg.Logger, wcm, cfg.WatchCacheCapacity),
 	}
+	s.nodeRestriction = newNodeRestriction(s, cfg)
 	return s, nil
 }
 

@@ -52,6 +52,9 @@ func (s *Server) serveSubresource(w http.ResponseWriter, r *http.Request, res *R
 	var err error
 	if sub.New != nil && (info.Verb == "create" || info.Verb == "update") {
 		req.Body, req.DryRun, err = s.readSubresourceBody(w, r, res, sub, info)
+		if err == nil {
+			err = s.admitSubresourceWrite(r.Context(), res, info, req.Body)
+		}
 	} else {
 		req.DryRun, err = isDryRun(r)
 	}

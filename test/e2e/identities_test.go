@@ -23,8 +23,8 @@ import (
 // (system:node:<name>), with credentials in its state dir, and with them
 // real kubectl may write its own Node and the pods bound to it but gets
 // kube's 403 for the other node's Node and pods, for a Secret no pod of
-// it uses and for creating pods in kube-system (Node authorizer and
-// NodeRestriction). Meanwhile Deployment → pods → EndpointSlice → DNS
+// it uses, for creating pods in kube-system and for a token bound to the
+// other node's pod (Node authorizer and NodeRestriction). Meanwhile Deployment → pods → EndpointSlice → DNS
 // works with every role on its own identity. Before, every agent was the
 // admin, and a node could change any Node and pod.
 func TestNodeIdentities(t *testing.T) {
@@ -82,6 +82,29 @@ func TestNodeIdentities(t *testing.T) {
 		"-n", ns, "get", "secret", "unused", "-o", "name")
 	wantKubectl(t, node1, "", failed(`Error from server (Forbidden): pods "intruder" is forbidden: pod does not have "kubernetes.io/config.mirror" annotation, node "node-1" can only create mirror pods`),
 		"-n", "kube-system", "run", "intruder", "--image=example", "--overrides", `{"spec":{"nodeName":"node-1"}}`)
+
+	// Tokens: node-1 gets one bound to its own pod, not to node-2's
+	// (NodeRestriction), for pods that run as runner with a projected
+	// token volume (ServiceAccountNodeAudienceRestriction).
+	mustKubectl(t, admin, "", "-n", ns, "create", "serviceaccount", "runner")
+	uid := map[string]string{}
+	for _, n := range []string{"node-1", "node-2"} {
+		name := "tok-" + n
+		mustKubectl(t, admin, "", "-n", ns, "run", name, "--image=example", "--labels=app=tok", "--overrides",
+			`{"spec":{"nodeName":"`+n+`","serviceAccountName":"runner","volumes":[{"name":"token","projected":{"sources":[{"serviceAccountToken":{"path":"token"}}]}}]}}`)
+		uid[n] = mustKubectl(t, admin, "", "-n", ns, "get", "pod", name, "-o", "jsonpath={.metadata.uid}")
+	}
+	waitRunning(t, client, ns, "app=tok", 2)
+	tokenFor := func(n string) []string {
+		return []string{"-n", ns, "create", "token", "runner", "--bound-object-kind=Pod", "--bound-object-name=tok-" + n, "--bound-object-uid=" + uid[n]}
+	}
+	// The Node authorizer's graph learns of tok-node-1 from an informer.
+	eventually(t, 30*time.Second, 100*time.Millisecond, func() (bool, string) {
+		out, errOut, code := kubectl(t, node1, "", tokenFor("node-1")...)
+		return code == 0 && strings.Count(strings.TrimSpace(out), ".") == 2, errOut
+	})
+	wantKubectl(t, node1, "", failed(`error: failed to create token: serviceaccounts "runner" is forbidden: node requested token bound to a pod scheduled on a different node`),
+		tokenFor("node-2")...)
 
 	// kubectl exec reaches node-1's exec server, which looks the pod up
 	// with the node's credentials.
