@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
@@ -25,4 +26,32 @@ func (s *Server) GetNamespace(ctx context.Context, name string) (*corev1.Namespa
 		return nil, fmt.Errorf("namespace %q decoded as %T", name, obj)
 	}
 	return ns, nil
+}
+
+// ListPods reads the pods of a namespace as k8s.io/api Pods, for Pod
+// Security admission's warnings about the pods a stricter enforce level
+// would refuse (internal/podsecurity); kube-apiserver's plugin reads its pod
+// informer's cache, dnsplane reads storage, as GetNamespace does.
+func (s *Server) ListPods(ctx context.Context, namespace string) ([]*corev1.Pod, error) {
+	res, _ := s.reg.Lookup(schema.GroupVersionResource{Version: "v1", Resource: "pods"})
+	viewer, ok := res.Strategy.(interface {
+		Upstream(obj any) (runtime.Object, func())
+	})
+	if !ok {
+		return nil, fmt.Errorf("pods: strategy %T has no k8s.io/api view", res.Strategy)
+	}
+	objs, _, err := s.listAll(ctx, res, listPrefix(res, namespace))
+	if err != nil {
+		return nil, err
+	}
+	pods := make([]*corev1.Pod, 0, len(objs))
+	for _, obj := range objs {
+		v, _ := viewer.Upstream(obj)
+		p, ok := v.(*corev1.Pod)
+		if !ok {
+			return nil, fmt.Errorf("pods: stored object viewed as %T", v)
+		}
+		pods = append(pods, p)
+	}
+	return pods, nil
 }

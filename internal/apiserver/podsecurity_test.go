@@ -3,12 +3,16 @@ package apiserver
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"slices"
 	"testing"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 )
 
@@ -78,5 +82,77 @@ func TestPodSecurityAdmission(t *testing.T) {
 	wantWarnings := []string{`would violate PodSecurity "baseline:latest": host namespaces (hostNetwork=true)`}
 	if !slices.Equal(warnings, wantWarnings) {
 		t.Errorf("warnings %q, want %q", warnings, wantWarnings)
+	}
+}
+
+// TestPodSecurityTemplatesAndNamespaceLabels: over HTTP, as on
+// kube-apiserver, a Deployment whose template violates its namespace's
+// enforce level is created with kube's Warning header, and a label change
+// that makes a namespace's enforce level stricter is admitted with
+// warnings naming the pods already there that violate it (what `kubectl
+// label ns` prints as "Warning: ...").
+func TestPodSecurityTemplatesAndNamespaceLabels(t *testing.T) {
+	t.Parallel()
+	ts := sharedServer(t)
+	ctx := context.Background()
+	warningsOf := func(res rest.Result) []string {
+		var texts []string
+		for _, w := range res.Warnings() {
+			texts = append(texts, w.Text)
+		}
+		return texts
+	}
+	labelEnforce := func(ns, level string) ([]string, error) {
+		body := fmt.Sprintf(`{"metadata":{"labels":{"pod-security.kubernetes.io/enforce":%q}}}`, level)
+		res := ts.client.CoreV1().RESTClient().Patch(types.MergePatchType).AbsPath("/api/v1/namespaces/" + ns).Body([]byte(body)).Do(ctx)
+		return warningsOf(res), res.Error()
+	}
+
+	ns := newNamespace(t, ts.client)
+	if _, err := labelEnforce(ns, "baseline"); err != nil {
+		t.Fatal(err)
+	}
+	d := &appsv1.Deployment{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "apps/v1", Kind: "Deployment"},
+		ObjectMeta: metav1.ObjectMeta{Name: "host"},
+		Spec: appsv1.DeploymentSpec{
+			Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "host"}},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "host"}},
+				Spec:       corev1.PodSpec{HostNetwork: true, Containers: []corev1.Container{{Name: "c", Image: "nginx"}}},
+			},
+		},
+	}
+	body, err := json.Marshal(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := ts.client.AppsV1().RESTClient().Post().AbsPath("/apis/apps/v1/namespaces/"+ns+"/deployments").
+		SetHeader("Content-Type", "application/json").Body(body).Do(ctx)
+	if err := res.Error(); err != nil {
+		t.Fatalf("hostNetwork Deployment in an enforce=baseline namespace: %v, want created", err)
+	}
+	want := []string{`would violate PodSecurity "baseline:latest": host namespaces (hostNetwork=true)`}
+	if got := warningsOf(res); !slices.Equal(got, want) {
+		t.Errorf("Deployment create: warnings %q, want %q", got, want)
+	}
+
+	// A pod that baseline admits and restricted would not.
+	if _, err := ts.client.CoreV1().Pods(ns).Create(ctx, pod("web"), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := labelEnforce(ns, "restricted")
+	if err != nil {
+		t.Fatalf("labelling enforce=restricted: %v", err)
+	}
+	want = []string{
+		fmt.Sprintf(`existing pods in namespace %q violate the new PodSecurity enforce level "restricted:latest"`, ns),
+		`web: allowPrivilegeEscalation != false, unrestricted capabilities, runAsNonRoot != true, seccompProfile`,
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("labelling enforce=restricted: warnings %q, want %q", got, want)
+	}
+	if _, err := labelEnforce(ns, "nonsense"); !apierrors.IsInvalid(err) {
+		t.Errorf("labelling enforce=nonsense: %v, want 422", err)
 	}
 }

@@ -199,6 +199,7 @@ func New(cfg Config) (*Server, error) {
 		ClusterDomain:        cfg.ClusterDomain,
 		OwnDNSAddresses:      cfg.OwnDNSAddresses,
 		Namespaces:           s,
+		Pods:                 s,
 		Logger:               cfg.Logger,
 		KubeletTLS:           cfg.KubeletTLS,
 		AgentDial:            cfg.AgentDial,

@@ -25,6 +25,7 @@ import (
 
 	dpoperatorv1 "github.com/dnsplane/dnsplane/api/operator/v1"
 	"github.com/dnsplane/dnsplane/internal/agentdial"
+	"github.com/dnsplane/dnsplane/internal/podsecurity"
 	"github.com/dnsplane/dnsplane/internal/registry/admissionregistration/validatingadmissionpolicy"
 	"github.com/dnsplane/dnsplane/internal/registry/admissionregistration/validatingadmissionpolicybinding"
 	"github.com/dnsplane/dnsplane/internal/registry/apps/daemonset"
@@ -72,6 +73,7 @@ import (
 	"github.com/dnsplane/dnsplane/internal/registry/storage/volumeattributesclass"
 	"github.com/dnsplane/dnsplane/internal/registry/storagemigration/storageversionmigration"
 	"github.com/dnsplane/dnsplane/internal/registry/upstream"
+	"github.com/dnsplane/dnsplane/internal/registry/workload"
 	"github.com/dnsplane/dnsplane/internal/validation"
 )
 
@@ -90,6 +92,9 @@ type Config struct {
 	// Namespaces reads namespaces for rules that depend on their labels
 	// (DRA admin access, Pod Security admission); nil skips those rules.
 	Namespaces adminaccess.NamespaceGetter
+	// Pods lists a namespace's pods for Pod Security admission's warnings
+	// when the namespace's enforce level becomes stricter; nil lists none.
+	Pods podsecurity.PodLister
 	// OwnDNSAddresses, when set, returns the addresses the cluster's DNS
 	// serves on, which no DNS forwarder may name (a forwarding loop);
 	// `dnsplane up` knows them.
@@ -119,20 +124,23 @@ func Strategies(cfg Config) map[schema.GroupKind]rest.Strategy {
 	batch := func(kind string) schema.GroupKind { return schema.GroupKind{Group: "batch", Kind: kind} }
 	gk := func(group, kind string) schema.GroupKind { return schema.GroupKind{Group: group, Kind: kind} }
 	const certificates = "certificates.k8s.io"
+	security := podSecurity(cfg)
 	return map[schema.GroupKind]rest.Strategy{
 		// Pod template carriers: upstream's rules with dnsplane's pod DNS
-		// rules in place of upstream's (internal/registry/workload).
-		coreKind("Pod"):                   pod.New(cfg.DNS).WithHost(pod.Agents{TLS: cfg.KubeletTLS, Logger: cfg.Logger, Dial: cfg.AgentDial, Sessions: cfg.ExecSessions}, cfg.Now).WithPodSecurity(cfg.Namespaces),
-		coreKind("PodTemplate"):           podtemplate.New(cfg.DNS),
-		coreKind("ReplicationController"): replicationcontroller.New(cfg.DNS),
-		apps("Deployment"):                deployment.New(cfg.DNS),
-		apps("ReplicaSet"):                replicaset.New(cfg.DNS),
-		apps("StatefulSet"):               statefulset.New(cfg.DNS),
-		apps("DaemonSet"):                 daemonset.New(cfg.DNS),
-		batch("Job"):                      job.New(cfg.DNS),
-		batch("CronJob"):                  cronjob.New(cfg.DNS),
+		// rules in place of upstream's (internal/registry/workload), and
+		// Pod Security admission, which refuses pods and only warns about
+		// the others' templates, as kube-apiserver's.
+		coreKind("Pod"):                   pod.New(cfg.DNS).WithHost(pod.Agents{TLS: cfg.KubeletTLS, Logger: cfg.Logger, Dial: cfg.AgentDial, Sessions: cfg.ExecSessions}, cfg.Now).WithPodSecurity(security),
+		coreKind("PodTemplate"):           podtemplate.New(cfg.DNS).WithPodSecurity(security),
+		coreKind("ReplicationController"): replicationcontroller.New(cfg.DNS).WithPodSecurity(security),
+		apps("Deployment"):                deployment.New(cfg.DNS).WithPodSecurity(security),
+		apps("ReplicaSet"):                replicaset.New(cfg.DNS).WithPodSecurity(security),
+		apps("StatefulSet"):               statefulset.New(cfg.DNS).WithPodSecurity(security),
+		apps("DaemonSet"):                 daemonset.New(cfg.DNS).WithPodSecurity(security),
+		batch("Job"):                      job.New(cfg.DNS).WithPodSecurity(security),
+		batch("CronJob"):                  cronjob.New(cfg.DNS).WithPodSecurity(security),
 
-		coreKind("Namespace"): namespace.New(),
+		coreKind("Namespace"): namespace.New().WithPodSecurity(security),
 		coreKind("Service"):   service.New(cfg.ServiceIPs, cfg.Logger),
 		coreKind("Node"):      node.New(),
 		coreKind("Secret"):    secret.New(),
@@ -185,6 +193,21 @@ func Strategies(cfg Config) map[schema.GroupKind]rest.Strategy {
 		// dnsplane's own API: the DNS operator's rules (internal/operator/dnsspec).
 		{Group: dpoperatorv1.GroupName, Kind: "DNS"}: dnsStrategy(cfg),
 	}
+}
+
+// podSecurity is the one Pod Security admission every pod template
+// carrier and namespaces share, or nil (offline validation) when cfg reads
+// no namespaces: an interface, so that nil is no typed nil pointer. It panics only if upstream's checks or its fixed
+// configuration are invalid, a programming error the tests catch.
+func podSecurity(cfg Config) workload.PodSecurity {
+	if cfg.Namespaces == nil {
+		return nil
+	}
+	ps, err := podsecurity.New(cfg.Namespaces, cfg.Pods)
+	if err != nil {
+		panic(err)
+	}
+	return ps
 }
 
 // dnsStrategy is the DNS resource's strategy: its rules with the

@@ -57,6 +57,7 @@ func TestDependencyRule(t *testing.T) {
 		{"internal/printers/...", []string{"internal/apiserver", "internal/controlplane"}, "printers take api.Resource"},
 		{"internal/discovery/...", []string{"internal/apiserver", "internal/controlplane"}, "discovery takes its resource list"},
 		{"internal/negotiation/...", []string{"internal/"}, "a leaf"},
+		{"internal/podsecurity/...", []string{"internal/"}, "Pod Security admission is upstream's library over k8s.io/api objects, shared by the strategies"},
 		{"internal/openapi/...", []string{"internal/apiserver", "internal/controlplane"}, "documents take their resource list"},
 		{"internal/validation/...", []string{"internal/apiserver", "internal/registry", "internal/controlplane"}, "the pod DNS domain is pure functions"},
 		{"internal/resolvconf/...", []string{"internal/apiserver", "internal/registry", "internal/controlplane"}, "the pod DNS domain is pure functions"},

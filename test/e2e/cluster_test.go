@@ -151,6 +151,48 @@ func TestCluster(t *testing.T) {
 		})
 	})
 
+	// Pod Security admission as kube's: a Deployment whose template
+	// violates the namespace's enforce level is created with a warning, and
+	// its ReplicaSet's pods are refused, which the ReplicaSet controller
+	// reports in a ReplicaFailure condition and FailedCreate events;
+	// labelling a stricter level warns about the running pods it would
+	// refuse, which keep running.
+	t.Run("pod security", func(t *testing.T) {
+		t.Parallel()
+		ns := inNS(t).Namespace
+		wantKubectl(t, kc, "", ok("namespace/"+ns+" labeled"), "label", "ns", ns, "pod-security.kubernetes.io/enforce=baseline")
+		const violation = `PodSecurity "baseline:latest": host namespaces (hostNetwork=true)`
+		wantKubectl(t, kc, hostNetworkDeployment("host"), run{stdout: "deployment.apps/host created\n", stderr: "Warning: would violate " + violation + "\n"},
+			"-n", ns, "create", "-f", "-")
+		waitUntil(t, time.Minute, "the ReplicaFailure condition of deployment host's ReplicaSet", func(ctx context.Context) (bool, string) {
+			rss, err := cs.AppsV1().ReplicaSets(ns).List(ctx, metav1.ListOptions{LabelSelector: "app=host"})
+			if err != nil || len(rss.Items) != 1 {
+				return false, fmt.Sprintf("ReplicaSets %v, %v", rss, err)
+			}
+			for _, c := range rss.Items[0].Status.Conditions {
+				if c.Type == "ReplicaFailure" && c.Status == corev1.ConditionTrue && c.Reason == "FailedCreate" &&
+					strings.HasPrefix(c.Message, `pods "`+rss.Items[0].Name+"-") && strings.HasSuffix(c.Message, `" is forbidden: violates `+violation) {
+					return true, ""
+				}
+			}
+			return false, fmt.Sprintf("conditions %+v", rss.Items[0].Status.Conditions)
+		})
+		waitUntil(t, time.Minute, "a FailedCreate event of deployment host's ReplicaSet", func(context.Context) (bool, string) {
+			out := mustKubectl(t, kc, "", "-n", ns, "get", "events", "--field-selector", "reason=FailedCreate,involvedObject.kind=ReplicaSet", "-o", "jsonpath={.items[*].message}")
+			return strings.HasPrefix(out, "Error creating: pods ") && strings.Contains(out, "is forbidden: violates "+violation), out
+		})
+		if pods := mustKubectl(t, kc, "", "-n", ns, "get", "pods", "-l", "app=host", "-o", "name"); pods != "" {
+			t.Errorf("pods of deployment host: %q, want none", pods)
+		}
+
+		wantKubectl(t, kc, "", ok("deployment.apps/web created"), "-n", ns, "create", "deployment", "web", "--image=nginx")
+		pods := waitRunning(t, cs, ns, "app=web", 1)
+		wantKubectl(t, kc, "", run{stdout: "namespace/" + ns + " labeled\n", stderr: fmt.Sprintf("Warning: existing pods in namespace %q violate the new PodSecurity enforce level \"restricted:latest\"\n", ns) +
+			"Warning: " + pods[0].Name + ": " + restrictedReasons + "\n"},
+			"label", "--overwrite", "ns", ns, "pod-security.kubernetes.io/enforce=restricted")
+		waitRunning(t, cs, ns, "app=web", 1)
+	})
+
 	// kubectl delete deployment collects its ReplicaSet and pods (the
 	// garbage collector, background cascade); --cascade=orphan keeps them,
 	// no longer owned.

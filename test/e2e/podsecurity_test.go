@@ -13,7 +13,11 @@ import (
 // kube's 403 and message and admit a plain one; the warn label admits the
 // pod and kubectl prints kube's warning. A privileged pod is refused by
 // validation first, as by kube-apiserver with its default
-// --allow-privileged=false.
+// --allow-privileged=false. Workloads are never refused: a Deployment
+// whose template violates the enforce level is created and kubectl prints
+// kube's warning; and labelling a stricter enforce level prints kube's
+// warnings about the pods already in the namespace. (What the controllers
+// then do with such a Deployment is TestCluster's "pod security".)
 func TestPodSecurity(t *testing.T) {
 	requireKubectl(t)
 	t.Parallel()
@@ -33,6 +37,16 @@ func TestPodSecurity(t *testing.T) {
 	wantKubectl(t, kc, privileged, failed(`The Pod "priv" is invalid: spec.containers[0].securityContext.privileged: Forbidden: disallowed by cluster policy`),
 		"-n", enforce, "create", "-f", "-")
 	wantKubectl(t, kc, plain, ok("pod/plain created"), "-n", enforce, "create", "-f", "-")
+	wantKubectl(t, kc, hostNetworkDeployment("host"), run{stdout: "deployment.apps/host created\n", stderr: `Warning: would violate PodSecurity "baseline:latest": host namespaces (hostNetwork=true)` + "\n"},
+		"-n", enforce, "create", "-f", "-")
+	// Stricter: the plain pod is named, and stays.
+	wantKubectl(t, kc, "", run{stdout: "namespace/" + enforce + " labeled\n", stderr: fmt.Sprintf("Warning: existing pods in namespace %q violate the new PodSecurity enforce level \"restricted:latest\"\n", enforce) +
+		"Warning: plain: " + restrictedReasons + "\n"},
+		"label", "--overwrite", "ns", enforce, "pod-security.kubernetes.io/enforce=restricted")
+	wantKubectl(t, kc, "", run{stdout: "deployment.apps/web created\n", stderr: `Warning: would violate PodSecurity "restricted:latest": ` + restrictedDetail("nginx") + "\n"},
+		"-n", enforce, "create", "deployment", "web", "--image=nginx")
+	wantKubectl(t, kc, "", run{stderr: `The Namespace "` + enforce + `" is invalid: metadata.labels[pod-security.kubernetes.io/enforce]: Invalid value: "nonsense": must be one of privileged, baseline, restricted` + "\n", exit: 1},
+		"label", "--overwrite", "ns", enforce, "pod-security.kubernetes.io/enforce=nonsense")
 
 	warn := newNamespace(t, kc)
 	wantKubectl(t, kc, "", ok("namespace/"+warn+" labeled"), "label", "ns", warn, "pod-security.kubernetes.io/warn=baseline")
@@ -113,4 +127,40 @@ func TestValidateAllowPrivileged(t *testing.T) {
 			t.Errorf("dnsplane %s: exit %d, stdout %q, stderr %q; want exit %d, stdout %q", strings.Join(args, " "), code, out, errOut, tt.wantCode, tt.wantOut)
 		}
 	}
+}
+
+// restrictedReasons is kube's short list of what the restricted level asks
+// of a container that sets no securityContext (the warnings about existing
+// pods).
+const restrictedReasons = "allowPrivilegeEscalation != false, unrestricted capabilities, runAsNonRoot != true, seccompProfile"
+
+// restrictedDetail is kube's detail of the same for container c.
+func restrictedDetail(c string) string {
+	return fmt.Sprintf(`allowPrivilegeEscalation != false (container %[1]q must set securityContext.allowPrivilegeEscalation=false), `+
+		`unrestricted capabilities (container %[1]q must set securityContext.capabilities.drop=["ALL"]), `+
+		`runAsNonRoot != true (pod or container %[1]q must set securityContext.runAsNonRoot=true), `+
+		`seccompProfile (pod or container %[1]q must set securityContext.seccompProfile.type to "RuntimeDefault" or "Localhost")`, c)
+}
+
+// hostNetworkDeployment is a Deployment whose pods use the host's network,
+// which the baseline level forbids.
+func hostNetworkDeployment(name string) string {
+	return fmt.Sprintf(`apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: %[1]s
+spec:
+  selector:
+    matchLabels:
+      app: %[1]s
+  template:
+    metadata:
+      labels:
+        app: %[1]s
+    spec:
+      hostNetwork: true
+      containers:
+      - name: c
+        image: busybox
+`, name)
 }

@@ -33,6 +33,13 @@ type Strategy struct {
 
 var _ rest.Strategy = Strategy{}
 
+// WithPodSecurity returns s with Pod Security admission ps on the pod
+// template (workload.Strategy.ValidateAdmission); nil: none.
+func (s Strategy) WithPodSecurity(ps workload.PodSecurity) Strategy {
+	s.Strategy = s.Strategy.WithPodSecurity(ps)
+	return s
+}
+
 // templateGenerationAnnotation carries the internal spec.templateGeneration
 // in apps/v1, where the field does not exist (upstream's v1 conversion).
 const templateGenerationAnnotation = "deprecated.daemonset.template.generation"

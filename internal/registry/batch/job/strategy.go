@@ -32,6 +32,13 @@ type Strategy struct{ workload.Strategy[batch.Job] }
 
 var _ rest.Strategy = Strategy{}
 
+// WithPodSecurity returns s with Pod Security admission ps on the pod
+// template (workload.Strategy.ValidateAdmission); nil: none.
+func (s Strategy) WithPodSecurity(ps workload.PodSecurity) Strategy {
+	s.Strategy = s.Strategy.WithPodSecurity(ps)
+	return s
+}
+
 // New returns the Job strategy with the pod DNS rules dns.
 func New(dns validation.Options) Strategy {
 	return Strategy{workload.Strategy[batch.Job]{

@@ -7,6 +7,7 @@ import (
 
 	dpcorev1 "github.com/dnsplane/dnsplane/api/core/v1"
 	"github.com/dnsplane/dnsplane/internal/registry/rest"
+	"github.com/dnsplane/dnsplane/internal/registry/workload"
 )
 
 var _ rest.Admitter = Strategy{}
@@ -52,34 +53,11 @@ func (s Strategy) Admit(_ context.Context, obj, old any) error {
 	return nil
 }
 
-var _ rest.ValidatingAdmitter = Strategy{}
-
-// ValidateAdmission is kube-apiserver's PodSecurity validating admission
-// (podsecurity.go) when WithPodSecurity set it up.
-func (s Strategy) ValidateAdmission(ctx context.Context, obj, old any) error {
-	if s.security == nil {
-		return nil
-	}
-	var o *dpcorev1.Pod
-	if old != nil {
-		o = old.(*dpcorev1.Pod)
-	}
-	return s.security.admit(ctx, obj.(*dpcorev1.Pod), o)
-}
-
-// WithPodSecurity returns s with Pod Security admission reading the
-// namespaces' pod-security.kubernetes.io labels from ns; nil ns admits
-// every pod. It panics only if upstream's checks or dnsplane's fixed
-// configuration are invalid, a programming error TestPodSecurity catches.
-func (s Strategy) WithPodSecurity(ns NamespaceGetter) Strategy {
-	if ns == nil {
-		return s
-	}
-	ps, err := newPodSecurity(ns)
-	if err != nil {
-		panic(err)
-	}
-	s.security = ps
+// WithPodSecurity returns s with Pod Security admission ps
+// (internal/podsecurity), which refuses a pod that violates its
+// namespace's enforce level; nil admits every pod.
+func (s Strategy) WithPodSecurity(ps workload.PodSecurity) Strategy {
+	s.Strategy = s.Strategy.WithPodSecurity(ps)
 	return s
 }
 

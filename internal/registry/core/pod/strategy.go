@@ -36,9 +36,6 @@ type Strategy struct {
 	// tolerations runs DefaultTolerationSeconds admission (admission.go);
 	// false adds no tolerations.
 	tolerations bool
-	// security is Pod Security admission (podsecurity.go); nil admits
-	// every pod.
-	security *podSecurity
 }
 
 var (
