@@ -6,12 +6,14 @@ import (
 	"log/slog"
 	"time"
 
+	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
 	"github.com/dnsplane/dnsplane/internal/authz"
+	"github.com/dnsplane/dnsplane/internal/operator/clusterdnspolicy"
 	"github.com/dnsplane/dnsplane/internal/operator/operatorpolicy"
 )
 
@@ -81,16 +83,19 @@ func (a *authorization) ready(ctx context.Context, log *slog.Logger) error {
 	return nil
 }
 
-// policy is upstream's bootstrap policy and the DNS operator's roles
-// (internal/operator/operatorpolicy), reconciled alike at every start: `up` runs the
-// operator as its own user, and `dnsplane operator` may run it against any
-// dnsplane API server with that user's credentials.
+// policy is upstream's bootstrap policy, the DNS operator's roles
+// (internal/operator/operatorpolicy) and the cluster DNS's
+// (internal/operator/clusterdnspolicy), reconciled alike at every start:
+// `up` runs each as its own user, and `dnsplane operator` may run against
+// any dnsplane API server with that user's credentials.
 func policy() authz.Policy {
 	p := authz.BootstrapPolicy()
-	cr, crb, role, rb := operatorpolicy.RBAC()
-	p.ClusterRoles = append(p.ClusterRoles, cr)
-	p.ClusterRoleBindings = append(p.ClusterRoleBindings, crb)
-	p.Roles[role.Namespace] = append(p.Roles[role.Namespace], role)
-	p.RoleBindings[rb.Namespace] = append(p.RoleBindings[rb.Namespace], rb)
+	for _, rbac := range []func() (rbacv1.ClusterRole, rbacv1.ClusterRoleBinding, rbacv1.Role, rbacv1.RoleBinding){operatorpolicy.RBAC, clusterdnspolicy.RBAC} {
+		cr, crb, role, rb := rbac()
+		p.ClusterRoles = append(p.ClusterRoles, cr)
+		p.ClusterRoleBindings = append(p.ClusterRoleBindings, crb)
+		p.Roles[role.Namespace] = append(p.Roles[role.Namespace], role)
+		p.RoleBindings[rb.Namespace] = append(p.RoleBindings[rb.Namespace], rb)
+	}
 	return p
 }

@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	operatorv1 "github.com/dnsplane/dnsplane/api/operator/v1"
+	"github.com/dnsplane/dnsplane/internal/operator/clusterdnspolicy"
 	"github.com/dnsplane/dnsplane/internal/operator/operatorpolicy"
 	"github.com/dnsplane/dnsplane/internal/operator/render"
 )
@@ -240,5 +241,9 @@ func TestPolicyNamespace(t *testing.T) {
 	t.Parallel()
 	if operatorpolicy.Namespace != Namespace || operatorpolicy.User == "" {
 		t.Errorf("operatorpolicy.Namespace %q, operator.Namespace %q", operatorpolicy.Namespace, Namespace)
+	}
+	// The cluster DNS may read the ConfigMap the operator publishes.
+	if clusterdnspolicy.Namespace != Namespace || clusterdnspolicy.ConfigMap != Name {
+		t.Errorf("clusterdnspolicy's ConfigMap %s/%s, the operator's %s/%s", clusterdnspolicy.Namespace, clusterdnspolicy.ConfigMap, Namespace, Name)
 	}
 }

@@ -24,8 +24,10 @@ import (
 // real kubectl may write its own Node and the pods bound to it but gets
 // kube's 403 for the other node's Node and pods, for a Secret no pod of
 // it uses, for creating pods in kube-system and for a token bound to the
-// other node's pod (Node authorizer and NodeRestriction). Meanwhile Deployment → pods → EndpointSlice → DNS
-// works with every role on its own identity. Before, every agent was the
+// other node's pod (Node authorizer and NodeRestriction). The cluster DNS
+// reads the API as system:dnsplane:cluster-dns, which may not read Secrets
+// nor write. Meanwhile Deployment → pods → EndpointSlice → DNS works with
+// every role on its own identity. Before, every agent was the
 // admin, and a node could change any Node and pod.
 func TestNodeIdentities(t *testing.T) {
 	requireRoot(t)
@@ -144,6 +146,20 @@ spec:
 		reason, cert, _ := strings.Cut(out, " ")
 		return reason == "AutoApproved" && cert != "", out
 	})
+
+	// The cluster DNS is system:dnsplane:cluster-dns: the Corefile names
+	// its kubeconfig, not the admin's, and it may read what CoreDNS's
+	// kubernetes plugin watches, and write nothing.
+	dnsKubeconfig := filepath.Join(c.DataDir, "pki", "cluster-dns.kubeconfig")
+	if corefile := mustKubectl(t, admin, "", "-n", "dnsplane-system", "get", "configmap", "dns-default", "-o", "jsonpath={.data.Corefile}"); !strings.Contains(corefile, "kubeconfig "+dnsKubeconfig+"\n") {
+		t.Errorf("the Corefile does not name %s:\n%s", dnsKubeconfig, corefile)
+	}
+	wantKubectl(t, dnsKubeconfig, "", ok("system:dnsplane:cluster-dns"), "auth", "whoami", "-o", "jsonpath={.status.userInfo.username}{\"\\n\"}")
+	wantKubectl(t, dnsKubeconfig, "", ok("yes"), "auth", "can-i", "watch", "endpointslices.discovery.k8s.io", "--all-namespaces")
+	wantKubectl(t, dnsKubeconfig, "", failed(`Error from server (Forbidden): secrets is forbidden: User "system:dnsplane:cluster-dns" cannot list resource "secrets" in API group "" in the namespace "kube-system"`),
+		"-n", "kube-system", "get", "secrets")
+	wantKubectl(t, dnsKubeconfig, "", failed(`error: failed to create configmap: configmaps is forbidden: User "system:dnsplane:cluster-dns" cannot create resource "configmaps" in API group "" in the namespace "dnsplane-system"`),
+		"-n", "dnsplane-system", "create", "configmap", "x")
 
 	// The cluster still works end to end: the Service's EndpointSlice
 	// names the four pods, and the cluster DNS and node-1's cache answer.

@@ -253,13 +253,15 @@ type Roles struct {
 	moved map[string]string
 	// own are the addresses the DNS servers may serve on (DNSAddresses).
 	own []netip.AddrPort
+	// id is the cluster DNS's kubeconfig (identity.go).
+	id *identity
 }
 
 // New returns the DNS roles for c.
 func New(c Config) *Roles {
 	planned, _ := c.plannedNodeCaches()
 	return &Roles{cfg: c, own: c.ownAddresses(), cluster: &clusterDNS{notify: &notifier{}}, probe: probeNamingHolder, moved: map[string]string{},
-		nodeListen: planned}
+		nodeListen: planned, id: &identity{}}
 }
 
 // DNSAddresses implements controlplane.DNSAddresser: every address the
@@ -293,8 +295,8 @@ func (r *Roles) ClusterDNS() *ClusterDNSInstances { return &ClusterDNSInstances{
 // DNS's Corefile with, so that it serves as `up` always has: on
 // --dns-listen, with --cluster-domain, --option-code, the node's
 // upstream resolvers, and searchexpand trusting only the node cache. The
-// kubeconfig is left to the operator role (the admin's). Call
-// ChooseAddresses first.
+// kubeconfig is left to the operator role, which asks ClusterDNS for it
+// once the API server runs. Call ChooseAddresses first.
 func (r *Roles) RenderOptions() (render.Options, error) {
 	d := &r.cfg
 	trusted, err := corefile.NodeCacheTrusted(d.Listen, d.NodeCacheListen != "")
@@ -316,10 +318,15 @@ func (r *Roles) RenderOptions() (render.Options, error) {
 // Validate implements controlplane.Role.
 func (r *Roles) Validate() error { return r.cfg.Validate() }
 
-// Components implements controlplane.Role: the cluster DNS and then, in
-// front of it, the node cache, reading the API with the admin kubeconfig.
+// Components implements controlplane.Role: the cluster DNS, reading its
+// ConfigMap with its own credentials (identity.go), and then, in front of
+// it, the node cache, which reads no API.
 func (r *Roles) Components(cl controlplane.Cluster) ([]controlplane.Component, error) {
-	cluster, nodes := r.cfg.components(cl.Kubeconfig, r.nodeListen, cl.Logger)
+	kubeconfig, err := r.kubeconfig(cl)
+	if err != nil {
+		return nil, err
+	}
+	cluster, nodes := r.cfg.components(kubeconfig, r.nodeListen, cl.Logger)
 	cluster.notify = r.cluster.notify
 	if cl.DataDir != "" {
 		cluster.filesDir = operator.InProcessCABundleDir(cl.DataDir)
@@ -368,8 +375,8 @@ func (r *Roles) Banner(cl controlplane.Cluster) string {
 }
 
 // components are the cluster DNS, serving the DNS operator's ConfigMap,
-// and then, in front of it, the node cache, reading the API with
-// kubeconfig.
+// which it reads with kubeconfig, and then, in front of it, the node
+// cache.
 func (d *Config) components(kubeconfig string, nodeListen []string, logger *slog.Logger) (cluster *clusterDNS, nodes []*dnsComponent) {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)

@@ -25,10 +25,12 @@ import (
 )
 
 // Instances is the in-process cluster DNS as the operator sees it: what
-// it serves, and a way to be told when that changes.
+// it serves, a way to be told when that changes, and the kubeconfig it
+// reads the API with, which the Corefile names.
 type Instances interface {
 	operator.PodCounter
 	OnApplied(func())
+	Kubeconfig(controlplane.Cluster) (string, error)
 }
 
 // Config configures the role.
@@ -36,7 +38,8 @@ type Config struct {
 	// ServiceRange is --service-cluster-ip-range.
 	ServiceRange string
 	// Render are the Corefile's options; an empty Kubeconfig is the
-	// admin kubeconfig.
+	// Instances' own (the cluster DNS's identity), or without Instances
+	// the admin kubeconfig.
 	Render render.Options
 	// Checker dry-loads Corefiles (a child process: `up` serves CoreDNS).
 	Checker operator.Checker
@@ -105,7 +108,17 @@ func (r *Role) Components(cl controlplane.Cluster) ([]controlplane.Component, er
 		return nil, fmt.Errorf("operator: %w", err)
 	}
 	ro := r.cfg.Render
-	if ro.Kubeconfig == "" {
+	switch {
+	case ro.Kubeconfig != "":
+	case r.cfg.Instances != nil:
+		// The cluster DNS's own user, not the admin: the Corefile's
+		// kubernetes plugin reads the API with it (clusterdnspolicy).
+		// A Corefile published before names the admin's and is
+		// rendered again, so a restart switches.
+		if ro.Kubeconfig, err = r.cfg.Instances.Kubeconfig(cl); err != nil {
+			return nil, fmt.Errorf("operator: %w", err)
+		}
+	default:
 		ro.Kubeconfig = cl.Kubeconfig
 	}
 	if r.cfg.Instances != nil && ro.CABundleDir == "" && cl.DataDir != "" {
