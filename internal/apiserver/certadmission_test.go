@@ -8,6 +8,7 @@ import (
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/pem"
+	"math/big"
 	"slices"
 	"testing"
 	"time"
@@ -16,6 +17,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apiserver/pkg/authorization/authorizer"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -23,14 +25,15 @@ import (
 )
 
 // bobMayApproveOK allows system:masters everything and bob every verb on
-// CSRs and their subresources, but "approve" on the signer example.com/ok
-// only: a stand-in for RBAC.
+// CSRs, their subresources and ClusterTrustBundles, but "approve" on the
+// signer example.com/ok only (and no "sign" or "attest"): a stand-in for
+// RBAC.
 var bobMayApproveOK = authorizer.AuthorizerFunc(func(_ context.Context, a authorizer.Attributes) (authorizer.Decision, string, error) {
 	switch {
 	case slices.Contains(a.GetUser().GetGroups(), "system:masters"):
 		return authorizer.DecisionAllow, "", nil
 	case a.GetUser().GetName() != "bob":
-	case a.GetResource() == "certificatesigningrequests",
+	case a.GetResource() == "certificatesigningrequests", a.GetResource() == "clustertrustbundles",
 		a.GetResource() == "signers" && a.GetVerb() == "approve" && a.GetName() == "example.com/ok":
 		return authorizer.DecisionAllow, "", nil
 	}
@@ -97,6 +100,17 @@ func TestCertificateAdmissionThroughTheServer(t *testing.T) {
 	forbidden("bob approves for example.com/no", err,
 		`certificatesigningrequests.certificates.k8s.io "no" is forbidden: user not permitted to approve requests with signerName "example.com/no"`)
 
+	// A patch and a server-side apply of /approval are updates too.
+	_, err = bob.Patch(ctx, "no", types.MergePatchType, []byte(`{"status":{"conditions":[{"type":"Approved","status":"True","reason":"Patch"}]}}`),
+		metav1.PatchOptions{}, "approval")
+	forbidden("bob patches an approval for example.com/no", err,
+		`certificatesigningrequests.certificates.k8s.io "no" is forbidden: user not permitted to approve requests with signerName "example.com/no"`)
+	_, err = bob.Patch(ctx, "no", types.ApplyPatchType,
+		[]byte(`{"apiVersion":"certificates.k8s.io/v1","kind":"CertificateSigningRequest","metadata":{"name":"no"},"status":{"conditions":[{"type":"Approved","status":"True","reason":"Apply"}]}}`),
+		metav1.PatchOptions{FieldManager: "bob"}, "approval")
+	forbidden("bob applies an approval for example.com/no", err,
+		`certificatesigningrequests.certificates.k8s.io "no" is forbidden: user not permitted to approve requests with signerName "example.com/no"`)
+
 	ok, err := admin.Create(ctx, csr("ok", "example.com/ok"), metav1.CreateOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -111,4 +125,29 @@ func TestCertificateAdmissionThroughTheServer(t *testing.T) {
 	_, err = bob.UpdateStatus(ctx, ok, metav1.UpdateOptions{})
 	forbidden("bob signs for example.com/ok", err,
 		`certificatesigningrequests.certificates.k8s.io "ok" is forbidden: user not permitted to sign requests with signerName "example.com/ok"`)
+
+	bundle := &certificatesv1.ClusterTrustBundle{ObjectMeta: metav1.ObjectMeta{Name: "example.com:ok:b"},
+		Spec: certificatesv1.ClusterTrustBundleSpec{SignerName: "example.com/ok", TrustBundle: caPEM(t)}}
+	_, err = kubernetes.NewForConfigOrDie(bobCfg).CertificatesV1().ClusterTrustBundles().Create(ctx, bundle, metav1.CreateOptions{})
+	forbidden("bob publishes a bundle for example.com/ok", err,
+		`clustertrustbundles.certificates.k8s.io "example.com:ok:b" is forbidden: user not permitted to attest for signerName "example.com/ok"`)
+	if _, err := kubernetes.NewForConfigOrDie(adminCfg).CertificatesV1().ClusterTrustBundles().Create(ctx, bundle, metav1.CreateOptions{}); err != nil {
+		t.Errorf("the admin publishes a bundle: %v", err)
+	}
+}
+
+// caPEM is a self-signed CA certificate in PEM, a valid trust bundle.
+func caPEM(t *testing.T) string {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "ca"}, NotBefore: time.Now(), NotAfter: time.Now().Add(time.Hour),
+		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}))
 }
