@@ -12,9 +12,9 @@ import (
 )
 
 // validate checks obj (old is nil on create) with the metadata rules and
-// the kind's strategy (internal/registry), then, on the main resource, the
-// kind's validating admission, as kube-apiserver's create, update and
-// /status handlers do.
+// the kind's strategy (internal/registry), then the kind's validating
+// admission (of the main resource or of the subresource written), as
+// kube-apiserver's create, update and /status handlers do.
 func validate(ctx context.Context, res *Resource, info requestInfo, obj, old any) error {
 	var errs field.ErrorList
 	switch {
@@ -33,7 +33,7 @@ func validate(ctx context.Context, res *Resource, info requestInfo, obj, old any
 	if info.Subresource == "" {
 		return rest.ValidateAdmission(ctx, res.Strategy, obj, old)
 	}
-	return nil
+	return rest.ValidateSubresourceAdmission(ctx, res.Strategy, info.Subresource, obj, old)
 }
 
 // prepareUpdate carries over what no update may change (server metadata)

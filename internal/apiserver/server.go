@@ -207,6 +207,7 @@ func New(cfg Config) (*Server, error) {
 		Now:                  cfg.Now,
 		ServiceAccountTokens: tokens,
 		RBACEscalation:       &escalation.Checker{Authorizer: cfg.Authorizer, Rules: cfg.RBACRules},
+		Authorizer:           cfg.Authorizer,
 	}))
 	if err != nil {
 		return nil, err

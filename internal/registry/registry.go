@@ -13,6 +13,8 @@ import (
 	eventsv1 "k8s.io/api/events/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/apiserver/pkg/authorization/authorizer"
+	utilfeature "k8s.io/apiserver/pkg/util/feature"
 	appsinternal "k8s.io/kubernetes/pkg/apis/apps"
 	appsvalidation "k8s.io/kubernetes/pkg/apis/apps/validation"
 	"k8s.io/kubernetes/pkg/apis/coordination"
@@ -35,6 +37,7 @@ import (
 	"github.com/dnsplane/dnsplane/internal/registry/autoscaling/horizontalpodautoscaler"
 	"github.com/dnsplane/dnsplane/internal/registry/batch/cronjob"
 	"github.com/dnsplane/dnsplane/internal/registry/batch/job"
+	"github.com/dnsplane/dnsplane/internal/registry/certificates/certadmission"
 	"github.com/dnsplane/dnsplane/internal/registry/certificates/certificatesigningrequest"
 	"github.com/dnsplane/dnsplane/internal/registry/certificates/clustertrustbundle"
 	"github.com/dnsplane/dnsplane/internal/registry/certificates/podcertificaterequest"
@@ -115,6 +118,10 @@ type Config struct {
 	// RBACEscalation refuses Role and binding writes granting more than
 	// their author holds; nil checks none.
 	RBACEscalation *escalation.Checker
+	// Authorizer is the server's authorizer, which the certificate kinds'
+	// admission asks about signers (docs/apiserver.md#certificate-
+	// admission); nil checks none, as for a server without authorization.
+	Authorizer authorizer.Authorizer
 }
 
 // Strategies returns the strategy of every kind api.Resources lists.
@@ -125,6 +132,9 @@ func Strategies(cfg Config) map[schema.GroupKind]rest.Strategy {
 	gk := func(group, kind string) schema.GroupKind { return schema.GroupKind{Group: group, Kind: kind} }
 	const certificates = "certificates.k8s.io"
 	security := podSecurity(cfg)
+	// kube's own gates: ClusterTrustBundleAttest reads ClusterTrustBundle,
+	// which dnsplane's --feature-gates does not carry.
+	certAdmission := certadmission.New(cfg.Authorizer, utilfeature.DefaultFeatureGate)
 	return map[schema.GroupKind]rest.Strategy{
 		// Pod template carriers: upstream's rules with dnsplane's pod DNS
 		// rules in place of upstream's (internal/registry/workload), and
@@ -165,9 +175,9 @@ func Strategies(cfg Config) map[schema.GroupKind]rest.Strategy {
 		gk("networking.k8s.io", "NetworkPolicy"):           keepsGeneration(simple(networking.NetworkPolicy{}, validateNetworkPolicy, validateNetworkPolicyUpdate)),
 		gk("networking.k8s.io", "ServiceCIDR"):             clusterScoped(withStatus(simple(networking.ServiceCIDR{}, networkingvalidation.ValidateServiceCIDR, networkingvalidation.ValidateServiceCIDRUpdate), networkingvalidation.ValidateServiceCIDRStatusUpdate)),
 		gk("networking.k8s.io", "IPAddress"):               clusterScoped(simple(networking.IPAddress{}, networkingvalidation.ValidateIPAddress, validateIPAddressUpdate)),
-		gk(certificates, "CertificateSigningRequest"):      certificatesigningrequest.New(),
-		gk(certificates, "PodCertificateRequest"):          podcertificaterequest.New(clock.RealClock{}),
-		gk(certificates, "ClusterTrustBundle"):             clustertrustbundle.New(),
+		gk(certificates, "CertificateSigningRequest"):      certificatesigningrequest.New().WithAdmission(certAdmission),
+		gk(certificates, "PodCertificateRequest"):          podcertificaterequest.New(clock.RealClock{}, cfg.Authorizer),
+		gk(certificates, "ClusterTrustBundle"):             clustertrustbundle.New().WithAdmission(certAdmission),
 		{Group: "discovery.k8s.io", Kind: "EndpointSlice"}: endpointslice.New(),
 		{Group: "coordination.k8s.io", Kind: "Lease"}:      simple(coordination.Lease{}, coordinationvalidation.ValidateLease, coordinationvalidation.ValidateLeaseUpdate),
 		storageKind("StorageClass"):                        storageclass.New(),
