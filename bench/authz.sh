@@ -10,10 +10,11 @@
 #     bindings: the cost of a real user),
 # ROUNDS times. Every round runs every (server, mode, user) once, alternating
 # dnsplane and kube from one run to the next (and which server and which
-# mode go first from one round to the next) so that all see the same machine. The summary gives the
-# median creates/s and range per (server, mode, user), and the ratios
-# Node,RBAC/AlwaysAllow per server and dnsplane/kube per mode, taken within a
-# round (both sides of a ratio ran back to back) then medianed over rounds.
+# mode go first from one round to the next) so that all see the same
+# machine. The summary gives the median creates/s and range per (server,
+# mode, user), and the ratios Node,RBAC/AlwaysAllow per server and
+# dnsplane/kube per mode, taken within a round (both sides of a ratio ran
+# one after the other) then medianed over rounds.
 # For kube-apiserver it also gives the authorization step alone: the mean of
 # its authorization_duration_seconds over each run, from /metrics.
 # dnsplane has no such metric: FILTER_BENCH=1 runs internal/authz's
