@@ -11,11 +11,17 @@ stop() {
 	wait "$1" 2>/dev/null || true
 }
 
-# cleanup stops every process the script started and removes $work.
+# cleanup stops every process the script started, the last started first,
+# and removes $work. Last first, so that a server stops before the etcd it
+# was started on: kube-apiserver told to stop after its etcd has gone waits
+# for it, and the script with it, for good.
 cleanup() {
-	local pid
-	for pid in "${cache_pid:-}" "${server_pid:-}" ${pids[@]+"${pids[@]}"}; do
+	local pid i started=(${pids[@]+"${pids[@]}"})
+	for pid in "${cache_pid:-}" "${server_pid:-}"; do
 		if [[ -n $pid ]]; then stop "$pid"; fi
+	done
+	for ((i = ${#started[@]} - 1; i >= 0; i--)); do
+		stop "${started[i]}"
 	done
 	rm -rf "$work"
 }
