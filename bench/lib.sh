@@ -1,5 +1,6 @@
 # Shared by the benchmark scripts (dns.sh, autopath.sh, operator.sh, agent.sh,
-# rss.sh, forwardplugins.sh, apiserver.sh, watchfan.sh); sourced, not run. The
+# rss.sh, forwardplugins.sh, apiserver.sh, watchfan.sh, authz.sh); sourced, not
+# run. The
 # sourcing script sets $script (its name, for messages) and $work, keeps the
 # processes it starts in pids (and server_pid, cache_pid for the one under test),
 # and traps cleanup on EXIT.
@@ -10,11 +11,17 @@ stop() {
 	wait "$1" 2>/dev/null || true
 }
 
-# cleanup stops every process the script started and removes $work.
+# cleanup stops every process the script started, the last started first,
+# and removes $work. Last first, so that a server stops before the etcd it
+# was started on: kube-apiserver told to stop after its etcd has gone waits
+# for it, and the script with it, for good.
 cleanup() {
-	local pid
-	for pid in "${cache_pid:-}" "${server_pid:-}" ${pids[@]+"${pids[@]}"}; do
+	local pid i started=(${pids[@]+"${pids[@]}"})
+	for pid in "${cache_pid:-}" "${server_pid:-}"; do
 		if [[ -n $pid ]]; then stop "$pid"; fi
+	done
+	for ((i = ${#started[@]} - 1; i >= 0; i--)); do
+		stop "${started[i]}"
 	done
 	rm -rf "$work"
 }
@@ -103,4 +110,65 @@ dnsplane_binary() {
 	log "building dnsplane (not timed)..."
 	(cd "$repo" && go build -o "$work/dnsplane" ./cmd/dnsplane)
 	echo "$work/dnsplane"
+}
+
+# start_etcd DIR: a single-member etcd in DIR/etcd on free ports of $BIND
+# (default 127.0.0.1); sets etcd_url and etcd_pid. No fsync: etcd's own cost
+# is not what the scripts measure, and it is the same for every server.
+start_etcd() {
+	local cport pport host=${BIND:-127.0.0.1}
+	cport=$(free_port)
+	pport=$(free_port)
+	etcd_url=http://$host:$cport
+	etcd --name bench --data-dir "$1/etcd" --listen-client-urls "$etcd_url" --advertise-client-urls "$etcd_url" \
+		--listen-peer-urls "http://$host:$pport" --initial-advertise-peer-urls "http://$host:$pport" \
+		--initial-cluster "bench=http://$host:$pport" --unsafe-no-fsync --log-level error \
+		>"$1/etcd.log" 2>&1 &
+	etcd_pid=$!
+	pids+=("$etcd_pid")
+	for _ in $(seq 300); do
+		curl -sf "$etcd_url/health" >/dev/null 2>&1 && return
+		kill -0 "$etcd_pid" 2>/dev/null || die "etcd exited: $(cat "$1/etcd.log")"
+		sleep 0.1
+	done
+	die "etcd did not start"
+}
+
+# start_kube DIR TOKENS TOKEN [FLAG...]: $KUBE_APISERVER (kube-apiserver,
+# built once from a scratch module with our go.mod: `go build
+# k8s.io/kubernetes/cmd/kube-apiserver`) over $etcd_url on a free port of
+# $BIND (default 127.0.0.1), with self-signed serving certificates and
+# service-account keys in DIR, --token-auth-file TOKENS and the FLAGs
+# (authorization mode, admission plugins). Sets server_pid, server_url and
+# kubeconfig (DIR/kubeconfig, authenticating with TOKEN), once /readyz
+# answers (after the post-start hooks: RBAC's bootstrap policy is in).
+start_kube() {
+	local dir=$1 tokens=$2 token=$3 port host=${BIND:-127.0.0.1}
+	shift 3
+	port=$(free_port)
+	openssl genrsa -out "$dir/sa.key" 2048 2>/dev/null
+	openssl rsa -in "$dir/sa.key" -pubout -out "$dir/sa.pub" 2>/dev/null
+	"$KUBE_APISERVER" --etcd-servers "$etcd_url" --secure-port "$port" --bind-address "$host" \
+		--cert-dir "$dir/certs" --token-auth-file "$tokens" \
+		--service-account-issuer https://kubernetes.default.svc --service-account-key-file "$dir/sa.pub" \
+		--service-account-signing-key-file "$dir/sa.key" --service-cluster-ip-range 10.96.0.0/12 \
+		"$@" >"$dir/server.out" 2>&1 &
+	server_pid=$!
+	pids+=("$server_pid")
+	server_url=https://$host:$port
+	kubeconfig=$dir/kubeconfig
+	cat >"$kubeconfig" <<EOF
+apiVersion: v1
+kind: Config
+clusters: [{name: kube, cluster: {server: "$server_url", insecure-skip-tls-verify: true}}]
+users: [{name: admin, user: {token: "$token"}}]
+contexts: [{name: kube, context: {cluster: kube, user: admin}}]
+current-context: kube
+EOF
+	for _ in $(seq 600); do
+		curl -skf -H "Authorization: Bearer $token" "$server_url/readyz" >/dev/null 2>&1 && return
+		kill -0 "$server_pid" 2>/dev/null || die "kube-apiserver exited: $(tail -20 "$dir/server.out")"
+		sleep 0.1
+	done
+	die "kube-apiserver not ready within 60 s"
 }

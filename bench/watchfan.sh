@@ -60,28 +60,6 @@ elif [[ -n $BASE ]]; then
 	(cd "$work/base" && go build -o "$work/dnsplane-before" ./cmd/dnsplane)
 fi
 
-# start_etcd DIR: a single-member etcd on free ports; sets etcd_url, etcd_pid.
-# No fsync: etcd's own cost is not what is measured, and it is the same for
-# every server.
-start_etcd() {
-	local cport pport
-	cport=$(free_port)
-	pport=$(free_port)
-	etcd_url=http://127.0.0.1:$cport
-	etcd --name bench --data-dir "$1/etcd" --listen-client-urls "$etcd_url" --advertise-client-urls "$etcd_url" \
-		--listen-peer-urls "http://127.0.0.1:$pport" --initial-advertise-peer-urls "http://127.0.0.1:$pport" \
-		--initial-cluster "bench=http://127.0.0.1:$pport" --unsafe-no-fsync --log-level error \
-		>"$1/etcd.log" 2>&1 &
-	etcd_pid=$!
-	pids+=("$etcd_pid")
-	for _ in $(seq 300); do
-		curl -sf "$etcd_url/health" >/dev/null 2>&1 && return
-		kill -0 "$etcd_pid" 2>/dev/null || die "etcd exited: $(cat "$1/etcd.log")"
-		sleep 0.1
-	done
-	die "etcd did not start"
-}
-
 # start_dnsplane BIN DIR: sets server_pid and kubeconfig.
 start_dnsplane() {
 	: >"$2/server.out"
@@ -92,37 +70,13 @@ start_dnsplane() {
 	kubeconfig=$(wait_line "$2/server.out" 's/^kubeconfig: //p' "$server_pid" "dnsplane apiserver")
 }
 
-# start_kube DIR: kube-apiserver with a static admin token, no service
-# account admission (no controller creates the default ServiceAccount here)
-# and AlwaysAllow; sets server_pid and kubeconfig.
-start_kube() {
-	local port dir=$2
-	port=$(free_port)
-	openssl genrsa -out "$dir/sa.key" 2048 2>/dev/null
-	openssl rsa -in "$dir/sa.key" -pubout -out "$dir/sa.pub" 2>/dev/null
-	echo "watchfan-token,admin,admin,system:masters" >"$dir/tokens.csv"
-	"$KUBE_APISERVER" --etcd-servers "$etcd_url" --secure-port "$port" --bind-address 127.0.0.1 \
-		--cert-dir "$dir/certs" --token-auth-file "$dir/tokens.csv" --authorization-mode AlwaysAllow \
-		--service-account-issuer https://kubernetes.default.svc --service-account-key-file "$dir/sa.pub" \
-		--service-account-signing-key-file "$dir/sa.key" --service-cluster-ip-range 10.96.0.0/12 \
-		--disable-admission-plugins ServiceAccount >"$dir/server.out" 2>&1 &
-	server_pid=$!
-	pids+=("$server_pid")
-	kubeconfig=$dir/kubeconfig
-	cat >"$kubeconfig" <<EOF
-apiVersion: v1
-kind: Config
-clusters: [{name: kube, cluster: {server: "https://127.0.0.1:$port", insecure-skip-tls-verify: true}}]
-users: [{name: admin, user: {token: watchfan-token}}]
-contexts: [{name: kube, context: {cluster: kube, user: admin}}]
-current-context: kube
-EOF
-	for _ in $(seq 600); do
-		curl -skf -H "Authorization: Bearer watchfan-token" "https://127.0.0.1:$port/readyz" >/dev/null 2>&1 && return
-		kill -0 "$server_pid" 2>/dev/null || die "kube-apiserver exited: $(tail -20 "$dir/server.out")"
-		sleep 0.1
-	done
-	die "kube-apiserver not ready within 60 s"
+# start_watchfan_kube DIR: kube-apiserver (start_kube) with a static admin
+# token, AlwaysAllow and no ServiceAccount admission (no controller creates
+# the default ServiceAccount here).
+start_watchfan_kube() {
+	echo "watchfan-token,admin,admin,system:masters" >"$1/tokens.csv"
+	start_kube "$1" "$1/tokens.csv" watchfan-token --authorization-mode AlwaysAllow \
+		--disable-admission-plugins ServiceAccount
 }
 
 # run_case NAME WATCHERS: fresh etcd and server, one watchfan run.
@@ -133,7 +87,7 @@ run_case() {
 	start_etcd "$dir"
 	case $name in
 	after | before) start_dnsplane "$work/dnsplane-$name" "$dir" ;;
-	kube) start_kube "$KUBE_APISERVER" "$dir" ;;
+	kube) start_watchfan_kube "$dir" ;;
 	esac
 	log "$name, $n watchers, $PODS pods..."
 	line=$("$work/watchfan" --kubeconfig "$kubeconfig" --pid "$server_pid" --watchers "$n" --pods "$PODS")
