@@ -30,14 +30,13 @@ import (
 	"fmt"
 
 	admissionv1 "k8s.io/api/admission/v1"
-	appsv1 "k8s.io/api/apps/v1"
-	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apiserver/pkg/warning"
+	"k8s.io/client-go/kubernetes/scheme"
 	psadmission "k8s.io/pod-security-admission/admission"
 	psconfig "k8s.io/pod-security-admission/admission/api"
 	psapi "k8s.io/pod-security-admission/api"
@@ -97,35 +96,19 @@ func New(ns NamespaceGetter, pods PodLister) (*Admission, error) {
 }
 
 // kindOf is the resource and kind kube-apiserver's plugin gives the
-// library for obj, one of the k8s.io/api types it judges.
+// library for obj: its kind from client-go's scheme of the k8s.io/api
+// types, and false unless it is a Namespace or a resource the library's
+// own extractor finds a pod spec in.
 func kindOf(obj runtime.Object) (schema.GroupVersionResource, schema.GroupVersionKind, bool) {
-	var gv schema.GroupVersion
-	var resource, kind string
-	switch obj.(type) {
-	case *corev1.Pod:
-		gv, resource, kind = corev1.SchemeGroupVersion, "pods", "Pod"
-	case *corev1.Namespace:
-		gv, resource, kind = corev1.SchemeGroupVersion, "namespaces", "Namespace"
-	case *corev1.PodTemplate:
-		gv, resource, kind = corev1.SchemeGroupVersion, "podtemplates", "PodTemplate"
-	case *corev1.ReplicationController:
-		gv, resource, kind = corev1.SchemeGroupVersion, "replicationcontrollers", "ReplicationController"
-	case *appsv1.Deployment:
-		gv, resource, kind = appsv1.SchemeGroupVersion, "deployments", "Deployment"
-	case *appsv1.ReplicaSet:
-		gv, resource, kind = appsv1.SchemeGroupVersion, "replicasets", "ReplicaSet"
-	case *appsv1.StatefulSet:
-		gv, resource, kind = appsv1.SchemeGroupVersion, "statefulsets", "StatefulSet"
-	case *appsv1.DaemonSet:
-		gv, resource, kind = appsv1.SchemeGroupVersion, "daemonsets", "DaemonSet"
-	case *batchv1.Job:
-		gv, resource, kind = batchv1.SchemeGroupVersion, "jobs", "Job"
-	case *batchv1.CronJob:
-		gv, resource, kind = batchv1.SchemeGroupVersion, "cronjobs", "CronJob"
-	default:
+	gvks, _, err := scheme.Scheme.ObjectKinds(obj)
+	if err != nil || len(gvks) == 0 {
 		return schema.GroupVersionResource{}, schema.GroupVersionKind{}, false
 	}
-	return gv.WithResource(resource), gv.WithKind(kind), true
+	resource, _ := meta.UnsafeGuessKindToResource(gvks[0])
+	if resource.GroupResource() != corev1.Resource("namespaces") && !(psadmission.DefaultPodSpecExtractor{}).HasPodSpec(resource.GroupResource()) {
+		return schema.GroupVersionResource{}, schema.GroupVersionKind{}, false
+	}
+	return resource, gvks[0], true
 }
 
 // Validate judges a create (old nil) or an update of the main resource of
