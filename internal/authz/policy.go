@@ -186,3 +186,34 @@ func nsName(ns, name string) string {
 	}
 	return ns + "/" + name
 }
+
+// UserRoles is the policy of one of dnsplane's own roles run as a user of
+// its own (the DNS operator, the cluster DNS): a ClusterRole and a Role in
+// Namespace, both named Name, each bound to User, annotated for
+// reconciliation as upstream's bootstrap roles are (an admin's
+// autoupdate: "false" keeps their changes).
+type UserRoles struct {
+	Name, User, Namespace        string
+	ClusterRules, NamespaceRules []rbacv1.PolicyRule
+}
+
+// Objects returns r's ClusterRole, ClusterRoleBinding, Role and
+// RoleBinding.
+func (r UserRoles) Objects() (rbacv1.ClusterRole, rbacv1.ClusterRoleBinding, rbacv1.Role, rbacv1.RoleBinding) {
+	// A map each: an object's annotations must not alias another's.
+	autoUpdate := func() map[string]string { return map[string]string{rbacv1.AutoUpdateAnnotationKey: "true"} }
+	subject := rbacv1.Subject{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: r.User}
+	cr := rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: r.Name, Annotations: autoUpdate()}, Rules: r.ClusterRules}
+	crb := rbacv1.ClusterRoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: r.Name, Annotations: autoUpdate()},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: r.Name},
+		Subjects:   []rbacv1.Subject{subject},
+	}
+	role := rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Name: r.Name, Namespace: r.Namespace, Annotations: autoUpdate()}, Rules: r.NamespaceRules}
+	rb := rbacv1.RoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: r.Name, Namespace: r.Namespace, Annotations: autoUpdate()},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: r.Name},
+		Subjects:   []rbacv1.Subject{subject},
+	}
+	return cr, crb, role, rb
+}

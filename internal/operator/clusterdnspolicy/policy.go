@@ -8,8 +8,9 @@ package clusterdnspolicy
 
 import (
 	rbacv1 "k8s.io/api/rbac/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	rbacv1helpers "k8s.io/kubernetes/pkg/apis/rbac/v1"
+
+	"github.com/dnsplane/dnsplane/internal/authz"
 )
 
 // RoleName names the cluster DNS's ClusterRole, its Role in Namespace and
@@ -48,35 +49,14 @@ const (
 //     resourceNames as kube-apiserver does). A DaemonSet's pod gets it
 //     through its volume instead.
 func RBAC() (rbacv1.ClusterRole, rbacv1.ClusterRoleBinding, rbacv1.Role, rbacv1.RoleBinding) {
-	cr := rbacv1.ClusterRole{
-		ObjectMeta: metav1.ObjectMeta{Name: RoleName, Annotations: autoUpdate()},
-		Rules: []rbacv1.PolicyRule{
+	return authz.UserRoles{
+		Name: RoleName, User: User, Namespace: Namespace,
+		ClusterRules: []rbacv1.PolicyRule{
 			rbacv1helpers.NewRule("list", "watch").Groups("").Resources("services", "namespaces").RuleOrDie(),
 			rbacv1helpers.NewRule("list", "watch").Groups("discovery.k8s.io").Resources("endpointslices").RuleOrDie(),
 		},
-	}
-	role := rbacv1.Role{
-		ObjectMeta: metav1.ObjectMeta{Name: RoleName, Namespace: Namespace, Annotations: autoUpdate()},
-		Rules: []rbacv1.PolicyRule{
+		NamespaceRules: []rbacv1.PolicyRule{
 			rbacv1helpers.NewRule("list", "watch").Groups("").Resources("configmaps").Names(ConfigMap).RuleOrDie(),
 		},
-	}
-	subject := rbacv1.Subject{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: User}
-	crb := rbacv1.ClusterRoleBinding{
-		ObjectMeta: metav1.ObjectMeta{Name: RoleName, Annotations: autoUpdate()},
-		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: RoleName},
-		Subjects:   []rbacv1.Subject{subject},
-	}
-	rb := rbacv1.RoleBinding{
-		ObjectMeta: metav1.ObjectMeta{Name: RoleName, Namespace: Namespace, Annotations: autoUpdate()},
-		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: RoleName},
-		Subjects:   []rbacv1.Subject{subject},
-	}
-	return cr, crb, role, rb
-}
-
-// autoUpdate is the annotation of every object of the policy, a map each:
-// "false" keeps an admin's changes, as for upstream's roles.
-func autoUpdate() map[string]string {
-	return map[string]string{rbacv1.AutoUpdateAnnotationKey: "true"}
+	}.Objects()
 }

@@ -7,10 +7,10 @@ package operatorpolicy
 
 import (
 	rbacv1 "k8s.io/api/rbac/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	rbacv1helpers "k8s.io/kubernetes/pkg/apis/rbac/v1"
 
 	operatorv1 "github.com/dnsplane/dnsplane/api/operator/v1"
+	"github.com/dnsplane/dnsplane/internal/authz"
 )
 
 // RoleName names the operator's ClusterRole, its Role in Namespace and
@@ -34,34 +34,19 @@ const User = "system:dnsplane:dns-operator"
 // DaemonSet it writes and the pods it may scrape (controller.go).
 func RBAC() (rbacv1.ClusterRole, rbacv1.ClusterRoleBinding, rbacv1.Role, rbacv1.RoleBinding) {
 	group := operatorv1.SchemeGroupVersion.Group
-	cr := rbacv1.ClusterRole{
-		ObjectMeta: metav1.ObjectMeta{Name: RoleName, Annotations: map[string]string{rbacv1.AutoUpdateAnnotationKey: "true"}},
-		Rules: []rbacv1.PolicyRule{
+	return authz.UserRoles{
+		Name: RoleName, User: User, Namespace: Namespace,
+		ClusterRules: []rbacv1.PolicyRule{
 			rbacv1helpers.NewRule("get", "list", "watch", "create", "update").Groups(group).Resources("dnses").RuleOrDie(),
 			rbacv1helpers.NewRule("update", "patch").Groups(group).Resources("dnses/status").RuleOrDie(),
 			rbacv1helpers.NewRule("create", "update", "patch").Groups("", "events.k8s.io").Resources("events").RuleOrDie(),
 			rbacv1helpers.NewRule("create").Groups("").Resources("namespaces").RuleOrDie(),
 			rbacv1helpers.NewRule("get").Groups("").Resources("namespaces").Names(Namespace).RuleOrDie(),
 		},
-	}
-	role := rbacv1.Role{
-		ObjectMeta: metav1.ObjectMeta{Name: RoleName, Namespace: Namespace, Annotations: map[string]string{rbacv1.AutoUpdateAnnotationKey: "true"}},
-		Rules: []rbacv1.PolicyRule{
+		NamespaceRules: []rbacv1.PolicyRule{
 			rbacv1helpers.NewRule("get", "list", "watch", "create", "update", "delete").Groups("").Resources("configmaps", "services").RuleOrDie(),
 			rbacv1helpers.NewRule("get", "list", "watch", "create", "update", "delete").Groups("apps").Resources("daemonsets").RuleOrDie(),
 			rbacv1helpers.NewRule("get", "list", "watch").Groups("").Resources("pods").RuleOrDie(),
 		},
-	}
-	subject := rbacv1.Subject{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: User}
-	crb := rbacv1.ClusterRoleBinding{
-		ObjectMeta: metav1.ObjectMeta{Name: RoleName, Annotations: map[string]string{rbacv1.AutoUpdateAnnotationKey: "true"}},
-		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: RoleName},
-		Subjects:   []rbacv1.Subject{subject},
-	}
-	rb := rbacv1.RoleBinding{
-		ObjectMeta: metav1.ObjectMeta{Name: RoleName, Namespace: Namespace, Annotations: map[string]string{rbacv1.AutoUpdateAnnotationKey: "true"}},
-		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: RoleName},
-		Subjects:   []rbacv1.Subject{subject},
-	}
-	return cr, crb, role, rb
+	}.Objects()
 }
