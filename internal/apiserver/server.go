@@ -30,7 +30,6 @@ import (
 	"github.com/dnsplane/dnsplane/internal/openapi/document"
 	"github.com/dnsplane/dnsplane/internal/registry"
 	"github.com/dnsplane/dnsplane/internal/registry/core/service"
-	"github.com/dnsplane/dnsplane/internal/registry/rbac/escalation"
 	"github.com/dnsplane/dnsplane/internal/storage"
 	"github.com/dnsplane/dnsplane/internal/validation"
 )
@@ -206,8 +205,8 @@ func New(cfg Config) (*Server, error) {
 		ExecSessions:         &s.execSessions,
 		Now:                  cfg.Now,
 		ServiceAccountTokens: tokens,
-		RBACEscalation:       &escalation.Checker{Authorizer: cfg.Authorizer, Rules: cfg.RBACRules},
 		Authorizer:           cfg.Authorizer,
+		RBACRules:            cfg.RBACRules,
 	}))
 	if err != nil {
 		return nil, err

@@ -23,6 +23,7 @@ import (
 	corevalidation "k8s.io/kubernetes/pkg/apis/core/validation"
 	"k8s.io/kubernetes/pkg/apis/networking"
 	networkingvalidation "k8s.io/kubernetes/pkg/apis/networking/validation"
+	rbacregistryvalidation "k8s.io/kubernetes/pkg/registry/rbac/validation"
 	"k8s.io/utils/clock"
 
 	dpoperatorv1 "github.com/dnsplane/dnsplane/api/operator/v1"
@@ -115,13 +116,16 @@ type Config struct {
 	Now func() time.Time
 	// ServiceAccountTokens issues serviceaccounts/token; nil serves none.
 	ServiceAccountTokens *serviceaccount.Tokens
-	// RBACEscalation refuses Role and binding writes granting more than
-	// their author holds; nil checks none.
-	RBACEscalation *escalation.Checker
 	// Authorizer is the server's authorizer, which the certificate kinds'
 	// admission asks about signers (docs/apiserver.md#certificate-
-	// admission); nil checks none, as for a server without authorization.
+	// admission) and the RBAC kinds' about escalate and bind
+	// (docs/apiserver.md#privilege-escalation); nil checks none, as for a
+	// server without authorization.
 	Authorizer authorizer.Authorizer
+	// RBACRules resolves users' and roles' RBAC rules for the escalation
+	// check (authz.Authorizer.EscalationRules); nil when RBAC is not a
+	// mode.
+	RBACRules rbacregistryvalidation.AuthorizationRuleResolver
 }
 
 // Strategies returns the strategy of every kind api.Resources lists.
@@ -135,6 +139,7 @@ func Strategies(cfg Config) map[schema.GroupKind]rest.Strategy {
 	// kube's own gates: ClusterTrustBundleAttest reads ClusterTrustBundle,
 	// which dnsplane's --feature-gates does not carry.
 	certAdmission := certadmission.New(cfg.Authorizer, utilfeature.DefaultFeatureGate)
+	rbacEscalation := &escalation.Checker{Authorizer: cfg.Authorizer, Rules: cfg.RBACRules}
 	return map[schema.GroupKind]rest.Strategy{
 		// Pod template carriers: upstream's rules with dnsplane's pod DNS
 		// rules in place of upstream's (internal/registry/workload), and
@@ -186,10 +191,10 @@ func Strategies(cfg Config) map[schema.GroupKind]rest.Strategy {
 		storageKind("CSIStorageCapacity"):                  csistoragecapacity.New(),
 		storageKind("VolumeAttachment"):                    volumeattachment.New(),
 		storageKind("VolumeAttributesClass"):               volumeattributesclass.New(),
-		rbacKind("Role"):                                   role.New(cfg.RBACEscalation),
-		rbacKind("ClusterRole"):                            clusterrole.New(cfg.RBACEscalation),
-		rbacKind("RoleBinding"):                            rolebinding.New(cfg.RBACEscalation),
-		rbacKind("ClusterRoleBinding"):                     clusterrolebinding.New(cfg.RBACEscalation),
+		rbacKind("Role"):                                   role.New(rbacEscalation),
+		rbacKind("ClusterRole"):                            clusterrole.New(rbacEscalation),
+		rbacKind("RoleBinding"):                            rolebinding.New(rbacEscalation),
+		rbacKind("ClusterRoleBinding"):                     clusterrolebinding.New(rbacEscalation),
 		resourceKind("DeviceClass"):                        keepsGeneration(deviceclass.New()),
 		resourceKind("ResourceClaim"):                      resourceclaim.New(cfg.Namespaces),
 		resourceKind("ResourceClaimTemplate"):              resourceclaimtemplate.New(cfg.Namespaces),
