@@ -21,6 +21,7 @@ import (
 	"github.com/dnsplane/dnsplane/internal/authz"
 	"github.com/dnsplane/dnsplane/internal/controlplane"
 	"github.com/dnsplane/dnsplane/internal/features"
+	"github.com/dnsplane/dnsplane/internal/startlog"
 )
 
 // apiServerFlags are the flags shared by `apiserver` and `up`.
@@ -29,6 +30,10 @@ type apiServerFlags struct {
 	limits   apiserver.Limits
 	gates    string
 	logLevel string
+	verbose  bool
+	// started lets the logs below warnings through once the banner is
+	// out (internal/startlog); nil with -v.
+	started func()
 	// The agent endpoints pods/exec may dial (agentdial.Rules).
 	agentNetworks []net.IPNet
 	agentPorts    []uint
@@ -56,6 +61,7 @@ func (a *apiServerFlags) register(f *pflag.FlagSet) {
 	f.BoolVar(&c.AllowPrivileged, "allow-privileged", false, "If true, allow privileged containers. [default=false]")
 	f.StringVar(&a.gates, "feature-gates", "", "comma-separated Name=true|false pairs: RelaxedDNSSearchValidation, PodDNSCustomPolicy, PodDNSAutopath, ServerSideFieldValidation")
 	f.StringVar(&a.logLevel, "log-level", "info", "debug, info, warn or error")
+	f.BoolVarP(&a.verbose, "verbose", "v", false, "log at --log-level from the start (default: warnings and errors only until the banner, then --log-level)")
 	f.IPNetSliceVar(&a.agentNetworks, "kubelet-allowed-networks", nil,
 		"CIDRs of the node agents' addresses that pods/exec may dial (default: any address but loopback, link-local, unspecified and multicast; never the service CIDR)")
 	f.UintSliceVar(&a.agentPorts, "kubelet-allowed-ports", []uint{agentdial.DefaultPort},
@@ -92,6 +98,10 @@ func (a *apiServerFlags) config(cmd *cobra.Command, roles ...controlplane.Role) 
 	if err != nil {
 		return controlplane.Config{}, &exitError{code: exitUsage, msg: err.Error()}
 	}
+	if !a.verbose {
+		quiet := startlog.New(logger.Handler())
+		logger, a.started = slog.New(quiet), quiet.Started
+	}
 	c := a.c
 	for _, n := range a.agentNetworks {
 		p, err := netip.ParsePrefix(n.String())
@@ -124,12 +134,16 @@ func (a *apiServerFlags) config(cmd *cobra.Command, roles ...controlplane.Role) 
 // runControlPlane checks the config before anything starts, runs the
 // control plane until the command's context ends (SIGINT/SIGTERM), printing
 // its banner once it is up, and maps its errors to exit statuses.
-func runControlPlane(cmd *cobra.Command, c controlplane.Config) error {
+// started, when set, is called right after the banner (apiServerFlags).
+func runControlPlane(cmd *cobra.Command, c controlplane.Config, started func()) error {
 	if err := c.Validate(); err != nil {
 		return &exitError{code: exitUsage, msg: err.Error()}
 	}
 	err := runWithProgress(cmd, c, func(cp *controlplane.ControlPlane) {
 		fmt.Fprint(cmd.OutOrStdout(), cp.Banner())
+		if started != nil {
+			started()
+		}
 	})
 	if _, ok := errors.AsType[*controlplane.ConfigError](err); ok {
 		return &exitError{code: exitUsage, msg: err.Error()}
@@ -155,7 +169,7 @@ admin kubeconfig (<data-dir>/kubeconfig) that kubectl can use as is.`,
 			if err != nil {
 				return err
 			}
-			return runControlPlane(cmd, c)
+			return runControlPlane(cmd, c, a.started)
 		},
 	}
 	a.register(cmd.Flags())

@@ -265,8 +265,11 @@ spec:
 
 func TestVersion(t *testing.T) {
 	out, _, code := runCmd(t, "", "version")
-	if code != 0 || !strings.HasPrefix(out, "dnsplane ") {
-		t.Fatalf("exit %d: %q", code, out)
+	if code != 0 || !strings.HasPrefix(out, "dnsplane v") || strings.Contains(out, "(devel)") {
+		t.Fatalf("exit %d: %q, want dnsplane's version, never (devel)", code, out)
+	}
+	if !strings.Contains(out, "\nKubernetes v1.") {
+		t.Errorf("%q names no Kubernetes release", out)
 	}
 }
 

@@ -243,7 +243,7 @@ func (u *upFlags) run(cmd *cobra.Command) error {
 	if u.stopDelay > 0 {
 		c.Roles = append(c.Roles, stopDelayRole{d: u.stopDelay})
 	}
-	return runControlPlane(cmd, c)
+	return runControlPlane(cmd, c, u.api.started)
 }
 
 // controlSocketRole serves <data-dir>/up.sock, through which `dnsplane

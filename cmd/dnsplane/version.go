@@ -2,9 +2,10 @@ package main
 
 import (
 	"fmt"
-	"runtime/debug"
 
 	"github.com/spf13/cobra"
+
+	"github.com/dnsplane/dnsplane/internal/version"
 )
 
 func newVersionCommand() *cobra.Command {
@@ -13,17 +14,15 @@ func newVersionCommand() *cobra.Command {
 		Short: "Print the dnsplane version",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			fmt.Fprintf(cmd.OutOrStdout(), "dnsplane %s\n", dnsplaneVersion())
+			// kubectl version's layout: ours, then the Kubernetes
+			// release whose validation, controllers and scheduler are
+			// linked in.
+			fmt.Fprintf(cmd.OutOrStdout(), "dnsplane %s\nKubernetes %s\n", dnsplaneVersion(), version.Kubernetes())
 			return nil
 		},
 	}
 }
 
-// dnsplaneVersion is the module version the binary was built at, as
+// dnsplaneVersion is this binary's version (internal/version), as
 // `dnsplane version` and up.json give it.
-func dnsplaneVersion() string {
-	if info, ok := debug.ReadBuildInfo(); ok && info.Main.Version != "" {
-		return info.Main.Version
-	}
-	return "(devel)"
-}
+func dnsplaneVersion() string { return version.Dnsplane() }

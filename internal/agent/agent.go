@@ -59,7 +59,12 @@ type Config struct {
 	// HostsFile is the node's hosts file that host-network pods get, as
 	// kubelet uses /etc/hosts. Default /etc/hosts.
 	HostsFile string
-	Logger    *slog.Logger
+	// NodeLabels are added to the Node's labels when the agent registers
+	// it, as kubelet's --node-labels: `up` marks its nodes with
+	// agent.UpNodeLabel so that a later `up` on the same data dir can
+	// retire the ones it no longer runs.
+	NodeLabels map[string]string
+	Logger     *slog.Logger
 
 	// LeaseDurationSeconds is the node lease's duration (kubelet's
 	// --node-lease-duration-seconds, default 40).

@@ -26,6 +26,12 @@ import (
 // KubeletVersion is what the agent reports as nodeInfo.kubeletVersion.
 const KubeletVersion = "dnsplane agent"
 
+// UpNodeLabel marks a Node registered by an agent that `dnsplane up` runs
+// (NodeLabels). A Node with it that the running `up` does not run is a
+// leftover of an earlier `up` on the same data dir (README's one node,
+// then the tour's three): up deletes it at start (docs/nodes.md).
+const UpNodeLabel = "node.dnsplane.io/up"
+
 // leaseNamespace is kubelet's node lease namespace.
 const leaseNamespace = corev1.NamespaceNodeLease
 
@@ -134,6 +140,9 @@ func (a *Agent) registerNodeOnce(ctx context.Context) (*corev1.Node, error) {
 			},
 			Spec: corev1.NodeSpec{PodCIDR: cidr, PodCIDRs: []string{cidr}},
 		}
+		for k, v := range a.cfg.NodeLabels {
+			node.Labels[k] = v
+		}
 		node, err = nodes.Create(ctx, node, metav1.CreateOptions{})
 		if apierrors.IsAlreadyExists(err) {
 			return a.registerNodeOnce(ctx)
@@ -149,8 +158,22 @@ func (a *Agent) registerNodeOnce(ctx context.Context) (*corev1.Node, error) {
 			// spec.podCIDR cannot change once set (as upstream validates).
 			return nil, fmt.Errorf("--pod-cidr %s: node %q already has spec.podCIDR %s", cidr, a.cfg.NodeName, node.Spec.PodCIDR)
 		}
+		changed := false
 		if node.Spec.PodCIDR == "" {
 			node.Spec.PodCIDR, node.Spec.PodCIDRs = cidr, []string{cidr}
+			changed = true
+		}
+		// kubelet adds --node-labels to a Node it finds registered, too.
+		for k, v := range a.cfg.NodeLabels {
+			if node.Labels[k] != v {
+				if node.Labels == nil {
+					node.Labels = map[string]string{}
+				}
+				node.Labels[k] = v
+				changed = true
+			}
+		}
+		if changed {
 			if node, err = nodes.Update(ctx, node, metav1.UpdateOptions{}); err != nil {
 				return nil, fmt.Errorf("updating node %q: %w", a.cfg.NodeName, err)
 			}

@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"net/http"
 	"net/netip"
-	"runtime"
 	"slices"
 	"time"
 
@@ -32,6 +31,7 @@ import (
 	"github.com/dnsplane/dnsplane/internal/registry/core/service"
 	"github.com/dnsplane/dnsplane/internal/storage"
 	"github.com/dnsplane/dnsplane/internal/validation"
+	dnsplaneversion "github.com/dnsplane/dnsplane/internal/version"
 )
 
 // objectStore is the storage the handlers need; *storage.Store implements it.
@@ -415,9 +415,4 @@ func documentResources(reg *Registry) []document.Resource {
 // versionInfo is what /version reports; kubectl prints it and client-go
 // checks the major/minor. apimachinery's version.Info is the type
 // kube-apiserver writes there, so the fields come in its order.
-func versionInfo() version.Info {
-	return version.Info{
-		Major: "1", Minor: "32", GitVersion: "v1.32.0-dnsplane", GitTreeState: "clean",
-		GoVersion: runtime.Version(), Compiler: runtime.Compiler, Platform: runtime.GOOS + "/" + runtime.GOARCH,
-	}
-}
+func versionInfo() version.Info { return dnsplaneversion.Info() }

@@ -79,6 +79,13 @@ type DNSAddresser interface {
 	DNSAddresses() []netip.AddrPort
 }
 
+// NodeRunner is a Role that runs a node's agent in this process: a Node
+// that an earlier `up` registered (agent.UpNodeLabel) and no role runs now
+// is retired at start (retireNodes).
+type NodeRunner interface {
+	RunsNode(node string) bool
+}
+
 // AgentEndpointer is a Role that runs node agents in this process: the
 // exec server endpoint of node's agent, once bound, which pods/exec may
 // dial whatever the agent rules say (internal/agentdial.Endpoints).
@@ -390,6 +397,9 @@ func Start(ctx context.Context, c Config) (*ControlPlane, error) {
 			advertise: advertise, serviceIP: firstAddress(ips.Range()), port: port, log: log})
 	}
 
+	if err := retireNodes(ctx, loopbackConfig, c.Roles, log); err != nil {
+		return nil, errors.Join(err, cp.Stop())
+	}
 	var comps []Component
 	for _, r := range c.Roles {
 		rc, err := r.Components(cp.cluster())

@@ -53,7 +53,7 @@ func newAPIServer(t *testing.T, dataDir string) (srv *apiServer, kubeconfig, tok
 			u, _ := authn.UserFrom(r.Context())
 			if r.URL.Path == "/version" {
 				w.Header().Set("Content-Type", "application/json")
-				_, _ = io.WriteString(w, `{"major":"1","minor":"32","gitVersion":"v1.32.0-dnsplane","platform":"linux/amd64"}`)
+				_, _ = io.WriteString(w, `{"major":"1","minor":"37","gitVersion":"v1.37.2+dnsplane","platform":"linux/amd64"}`)
 				return
 			}
 			_ = json.NewEncoder(w).Encode(u)

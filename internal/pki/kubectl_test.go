@@ -54,12 +54,12 @@ func TestKubectl(t *testing.T) {
 		wantOut    string
 		wantErr    string
 	}{
-		{name: "generated kubeconfig as is", kubeconfig: kubeconfig, path: "/version", wantOut: `"gitVersion":"v1.32.0-dnsplane"`},
+		{name: "generated kubeconfig as is", kubeconfig: kubeconfig, path: "/version", wantOut: `"gitVersion":"v1.37.2+dnsplane"`},
 		{name: "generated kubeconfig on a private path", kubeconfig: kubeconfig, path: "/api", wantOut: `"Name":"admin"`},
 		{name: "client certificate", kubeconfig: variant("cert", "", certFile, keyFile), path: "/api", wantOut: `"Name":"ops-user"`},
 		{name: "wrong token", kubeconfig: variant("wrong", "wrong-token", "", ""), path: "/version", wantErr: loggedOut},
 		{name: "basic auth counts as no credentials, private path", kubeconfig: variant("anonymous", "", "", ""), path: "/api", wantErr: loggedOut},
-		{name: "basic auth counts as no credentials, public path", kubeconfig: variant("anonymous-public", "", "", ""), path: "/version", wantOut: `"gitVersion":"v1.32.0-dnsplane"`},
+		{name: "basic auth counts as no credentials, public path", kubeconfig: variant("anonymous-public", "", "", ""), path: "/version", wantOut: `"gitVersion":"v1.37.2+dnsplane"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -235,7 +235,8 @@ var servingRE = regexp.MustCompile(`(?m)^dnsplane API server at (https://\S+)\nk
 // launchServer starts `dnsplane apiserver` over dataDir on a free port and
 // waits until it prints that it serves.
 func launchServer(dataDir string, extra ...string) (*server, error) {
-	args := append([]string{"apiserver", "--data-dir", dataDir, "--secure-port", "0"}, extra...)
+	// -v: the tests read start-up's info lines.
+	args := append([]string{"apiserver", "--data-dir", dataDir, "--secure-port", "0", "-v"}, extra...)
 	p, err := startProcess("dnsplane "+strings.Join(args, " "), dnsplaneBin, args...)
 	if err != nil {
 		return nil, err

@@ -48,6 +48,10 @@ func startUp(t *testing.T, dataDir string, wrapper []string, extra ...string) *u
 	}
 	args := []string{"up", "--data-dir", dataDir, "--secure-port", "0",
 		"--dns-listen", dnsAddr, "--nodecache-listen", nodeAddr}
+	if !slices.Contains(extra, "--verbose=false") {
+		// The tests read start-up's info lines; a user sees them with -v.
+		args = append(args, "-v")
+	}
 	if !slices.Contains(extra, "--upstream") {
 		// Nothing outside the cluster is asked unless extra names an upstream.
 		args = append(args, "--upstream", "127.0.0.1:9")

@@ -81,6 +81,9 @@ func (r *Role) AgentEndpoint(node string) (netip.AddrPort, bool) {
 	return netip.AddrPortFrom(netip.AddrFrom4([4]byte{127, 0, 0, 1}), uint16(port)), true //nolint:gosec // a TCP port
 }
 
+// RunsNode says the role runs node's agent (controlplane.NodeRunner).
+func (r *Role) RunsNode(node string) bool { return node == r.cfg.NodeName }
+
 // RenewIntervalFor is the Lease renew interval for a node lifecycle
 // controller's --node-monitor-grace-period: kubelet's 10s renews five
 // times within kube's 50s grace period; a grace period shorter than that
@@ -225,6 +228,7 @@ func (c *component) Start(context.Context) error {
 		Client: c.restCfg, NodeName: c.cfg.NodeName, ClusterDNS: ips, ClusterDomain: c.cfg.ClusterDomain,
 		ResolvConf: c.cfg.ResolvConf, PodCIDR: c.cfg.PodCIDR, StateDir: c.stateDir, NodeIP: "127.0.0.1",
 		LeaseRenewInterval: c.cfg.LeaseRenewInterval,
+		NodeLabels:         map[string]string{agent.UpNodeLabel: "true"},
 		DaemonPort:         int32(port), //nolint:gosec // a TCP port
 		Logger:             c.logger,
 	})

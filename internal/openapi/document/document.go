@@ -42,6 +42,7 @@ import (
 	"github.com/dnsplane/dnsplane/api"
 	"github.com/dnsplane/dnsplane/internal/negotiation"
 	"github.com/dnsplane/dnsplane/internal/openapi"
+	dnsplaneversion "github.com/dnsplane/dnsplane/internal/version"
 )
 
 // Resource is one served resource as the documents describe it.
@@ -117,9 +118,6 @@ func newResources(list []Resource) *resources {
 	}
 	return rs
 }
-
-// kubernetesVersion is info.version of every document.
-const kubernetesVersion = "v1.32.0"
 
 // New renders the OpenAPI documents of resources, listed in their order
 // (api.Resources': group, then plural).
@@ -377,7 +375,7 @@ func oaTag(gv schema.GroupVersion) string {
 func buildV3(rs *resources, gv schema.GroupVersion, cfg config, schemas *oaSchemas) *spec3.OpenAPI {
 	doc := &spec3.OpenAPI{
 		Version:    "3.0.0",
-		Info:       &spec.Info{InfoProps: spec.InfoProps{Title: "Kubernetes", Version: kubernetesVersion}},
+		Info:       &spec.Info{InfoProps: spec.InfoProps{Title: "Kubernetes", Version: dnsplaneversion.Kubernetes()}},
 		Paths:      &spec3.Paths{Paths: map[string]*spec3.Path{}},
 		Components: &spec3.Components{Schemas: schemas.reachable(rs, gv)},
 	}

@@ -236,7 +236,7 @@ func TestOpenAPIDocuments(t *testing.T) {
 		if doc["openapi"] != "3.0.0" {
 			t.Errorf("%s: openapi %v", key, doc["openapi"])
 		}
-		if info := doc["info"].(map[string]any); info["title"] != "Kubernetes" || info["version"] != "v1.32.0" {
+		if info := doc["info"].(map[string]any); info["title"] != "Kubernetes" || info["version"] != "v1.37.2" {
 			t.Errorf("%s: info %v", key, info)
 		}
 		schemas, ok := doc["components"].(map[string]any)["schemas"].(map[string]any)

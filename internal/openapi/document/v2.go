@@ -16,6 +16,7 @@ import (
 
 	"github.com/dnsplane/dnsplane/internal/negotiation"
 	"github.com/dnsplane/dnsplane/internal/openapi"
+	dnsplaneversion "github.com/dnsplane/dnsplane/internal/version"
 )
 
 // /openapi/v2: one Swagger 2.0 document for every group, with the same
@@ -53,7 +54,7 @@ func newV2Document(rs *resources, cfg config) (v2Document, error) {
 	}
 	doc := &spec.Swagger{SwaggerProps: spec.SwaggerProps{
 		Swagger:     "2.0",
-		Info:        &spec.Info{InfoProps: spec.InfoProps{Title: "Kubernetes", Version: kubernetesVersion}},
+		Info:        &spec.Info{InfoProps: spec.InfoProps{Title: "Kubernetes", Version: dnsplaneversion.Kubernetes()}},
 		Paths:       &spec.Paths{Paths: map[string]spec.PathItem{}},
 		Definitions: defs,
 		Parameters:  map[string]spec.Parameter{},
