@@ -157,6 +157,9 @@ func (s *Server) persist(ctx context.Context, res *Resource, obj, old any, dryRu
 		undo()
 		return nil, storageError(res, m.GetName(), err)
 	}
+	if r, ok := res.Strategy.(rest.UpdateReleaser); ok && old != nil {
+		r.ReleaseUpdated(ctx, obj, old)
+	}
 	m.SetResourceVersion(strconv.FormatInt(kv.ModRevision, 10))
 	setTypeMeta(res, obj)
 	return obj, nil

@@ -50,6 +50,9 @@ type objectStore interface {
 type Config struct {
 	Store      objectStore
 	ServiceIPs service.Allocator
+	// ServiceNodePorts allocates node ports (--service-node-port-range);
+	// nil allocates none.
+	ServiceNodePorts service.NodePortAllocator
 	// ClusterDomain is the cluster DNS's domain, kept out of the DNS
 	// resource's forwarders; "" means cluster.local.
 	ClusterDomain string
@@ -195,6 +198,7 @@ func New(cfg Config) (*Server, error) {
 	reg, err := newRegistry(registry.Strategies(registry.Config{
 		DNS:                  validation.OptionsFromGates(cfg.Gates),
 		ServiceIPs:           cfg.ServiceIPs,
+		ServiceNodePorts:     cfg.ServiceNodePorts,
 		ClusterDomain:        cfg.ClusterDomain,
 		OwnDNSAddresses:      cfg.OwnDNSAddresses,
 		Namespaces:           s,

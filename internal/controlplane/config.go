@@ -25,6 +25,7 @@ import (
 	"github.com/dnsplane/dnsplane/internal/controllers"
 	"github.com/dnsplane/dnsplane/internal/ipalloc"
 	"github.com/dnsplane/dnsplane/internal/pki"
+	"github.com/dnsplane/dnsplane/internal/portalloc"
 )
 
 // Config is what `dnsplane apiserver` and `dnsplane up` run. Field comments
@@ -43,6 +44,7 @@ type Config struct {
 	EtcdCAFile, EtcdCertFile, EtcdKeyFile string
 	EtcdPrefix                            string // --etcd-prefix; default /registry
 	ServiceClusterIPRange                 string // --service-cluster-ip-range; default 10.96.0.0/12
+	ServiceNodePortRange                  string // --service-node-port-range; default 30000-32767
 	// ClusterDomain is the cluster DNS's domain (`up --cluster-domain`),
 	// which the DNS resource's rules keep forwarders out of; "" means
 	// cluster.local.
@@ -126,6 +128,9 @@ func (c Config) withDefaults() Config {
 	if c.EtcdPrefix == "" {
 		c.EtcdPrefix = "/registry"
 	}
+	if c.ServiceNodePortRange == "" {
+		c.ServiceNodePortRange = portalloc.DefaultRange
+	}
 	if c.ServiceClusterIPRange == "" {
 		c.ServiceClusterIPRange = "10.96.0.0/12"
 	}
@@ -158,6 +163,9 @@ func (c Config) Validate() error {
 	}
 	if c.SecurePort < 0 || c.SecurePort > 65535 {
 		errs = append(errs, ConfigErrorf("--secure-port %d: want a port number, 0-65535 (0 picks a free one)", c.SecurePort))
+	}
+	if _, err := portalloc.ParseRange(c.ServiceNodePortRange); err != nil {
+		errs = append(errs, ConfigErrorf("--service-node-port-range: %v", err))
 	}
 	if err := ipalloc.CheckRange(c.ServiceClusterIPRange); err != nil {
 		errs = append(errs, ConfigErrorf("--service-cluster-ip-range %q: %s", c.ServiceClusterIPRange,

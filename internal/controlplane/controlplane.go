@@ -25,6 +25,7 @@ import (
 	"github.com/dnsplane/dnsplane/internal/datadirlock"
 	"github.com/dnsplane/dnsplane/internal/ipalloc"
 	"github.com/dnsplane/dnsplane/internal/pki"
+	"github.com/dnsplane/dnsplane/internal/portalloc"
 	"github.com/dnsplane/dnsplane/internal/portowner"
 	"github.com/dnsplane/dnsplane/internal/registry/upstream"
 	"github.com/dnsplane/dnsplane/internal/scheduler"
@@ -283,6 +284,10 @@ func Start(ctx context.Context, c Config) (*ControlPlane, error) {
 	if err != nil {
 		return fail(fmt.Errorf("--service-cluster-ip-range: %w", err))
 	}
+	nodePorts, err := portalloc.New(store, c.ServiceNodePortRange)
+	if err != nil {
+		return fail(fmt.Errorf("--service-node-port-range: %w", err))
+	}
 	port := ln.Addr().(*net.TCPAddr).Port
 	done = step(c.Progress, StepCertificates)
 	bundle, err := pki.Ensure(filepath.Join(c.DataDir, "pki"), serverHosts(c.BindAddress))
@@ -329,7 +334,7 @@ func Start(ctx context.Context, c Config) (*ControlPlane, error) {
 	if err != nil {
 		return fail(fmt.Errorf("--service-cluster-ip-range: %w", err))
 	}
-	srv, err := apiserver.New(apiserver.Config{Store: store, ServiceIPs: ips, ClusterDomain: c.ClusterDomain, Gates: c.Gates, Authenticator: authenticator,
+	srv, err := apiserver.New(apiserver.Config{Store: store, ServiceIPs: ips, ServiceNodePorts: nodePorts, ClusterDomain: c.ClusterDomain, Gates: c.Gates, Authenticator: authenticator,
 		OwnDNSAddresses: func() []netip.AddrPort { return dnsAddresses(roles) },
 		Logger:          log, SecurePort: port, BookmarkInterval: c.BookmarkInterval, Limits: c.Limits, MaxObjectBytes: maxObject, KubeletTLS: agents,
 		AgentDial:         agentDial(roles, c.AgentRules, services),

@@ -1,7 +1,7 @@
 // Package ipalloc allocates Service ClusterIPs from a CIDR. Every allocated IP is an etcd
-// key (<store prefix>/ranges/serviceips/<ip>, value: the owner) created with a
-// create-if-absent transaction, so any number of API server processes can allocate from
-// the same range at once and never hand out one IP twice; nothing is cached in memory.
+// key (<store prefix>/ranges/serviceips/<ip>, value: the owner) that internal/rangealloc
+// creates with a create-if-absent transaction, so any number of API server processes can
+// allocate from the same range at once and never hand out one IP twice.
 package ipalloc
 
 import (
@@ -9,10 +9,10 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"net"
 	"net/netip"
 
+	"github.com/dnsplane/dnsplane/internal/rangealloc"
 	"github.com/dnsplane/dnsplane/internal/storage"
 )
 
@@ -20,7 +20,7 @@ import (
 // them to kube-apiserver's responses.
 var (
 	// ErrFull means every address of the range is allocated.
-	ErrFull = errors.New("range is full")
+	ErrFull = rangealloc.ErrFull
 	// ErrAllocated means the requested IP belongs to someone else (see AllocatedError).
 	ErrAllocated = errors.New("provided IP is already allocated")
 	// ErrNotInRange means the requested IP is outside the range, or is its network or
@@ -61,13 +61,11 @@ const (
 	// maxSize caps how many addresses of a huge (IPv6) range Allocate considers; it
 	// only keeps offsets in uint64 arithmetic. AllocateSpecific accepts the whole CIDR.
 	maxSize = uint64(1) << 62
-	// listPage bounds one etcd response while the slow path reads existing allocations.
-	listPage = 4096
 )
 
 // Allocator hands out IPs from one CIDR.
 type Allocator struct {
-	store  *storage.Store
+	slots  *rangealloc.Allocator
 	prefix netip.Prefix
 	// Allocate picks among size addresses starting at first.
 	first netip.Addr
@@ -81,7 +79,9 @@ func New(store *storage.Store, cidr string) (*Allocator, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Allocator{store: store, prefix: p, first: p.Addr().Next(), size: size}, nil
+	a := &Allocator{prefix: p, first: p.Addr().Next(), size: size}
+	a.slots = rangealloc.New(store, keyPrefix, space{a})
+	return a, nil
 }
 
 // CheckRange reports whether New would accept cidr, without storage: for
@@ -125,75 +125,30 @@ func (a *Allocator) Range() *net.IPNet {
 	}
 }
 
-// Allocate records and returns a free IP for owner (e.g. "services/ns/name").
-//
-// It tries one random address first, which in a sparse range almost always succeeds in a
-// single round trip. If that is taken it reads the existing allocations and walks the
-// range from the random start, trying the free addresses in turn; losing a race for one
-// (another process took it since the read) just moves on to the next. The walk is
-// bounded by the number of allocations, not the range size, so huge IPv6 ranges cost
-// no more than small ones.
+// Allocate records and returns a free IP for owner (e.g. "services/ns/name"), as
+// rangealloc.Allocator.Allocate picks it.
 func (a *Allocator) Allocate(ctx context.Context, owner string) (net.IP, error) {
-	if owner == "" {
-		return nil, errors.New("allocating an IP: empty owner")
+	off, err := a.slots.Allocate(ctx, owner)
+	if errors.Is(err, rangealloc.ErrFull) {
+		return nil, fmt.Errorf("allocating an IP from %s: %w", a.prefix, ErrFull)
 	}
-	start := rand.Uint64N(a.size)
-	ip := a.at(start)
-	err := a.create(ctx, ip, owner)
-	if err == nil {
-		return net.IP(ip.AsSlice()), nil
-	}
-	if !errors.Is(err, storage.ErrExists) {
-		return nil, err
-	}
-
-	taken, err := a.allocated(ctx)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("allocating an IP: %w", err)
 	}
-	for i := uint64(0); i < a.size && uint64(len(taken)) < a.size; i++ {
-		off := (start + i) % a.size
-		if _, ok := taken[off]; ok {
-			continue
-		}
-		ip := a.at(off)
-		err := a.create(ctx, ip, owner)
-		if err == nil {
-			return net.IP(ip.AsSlice()), nil
-		}
-		if !errors.Is(err, storage.ErrExists) {
-			return nil, err
-		}
-		taken[off] = struct{}{}
-	}
-	return nil, fmt.Errorf("allocating an IP from %s: %w", a.prefix, ErrFull)
+	return net.IP(a.at(off).AsSlice()), nil
 }
 
 // AllocateSpecific records ip for owner if it is in range and free.
 func (a *Allocator) AllocateSpecific(ctx context.Context, ip net.IP, owner string) error {
-	if owner == "" {
-		return errors.New("allocating an IP: empty owner")
-	}
 	addr, err := a.inRange(ip)
 	if err != nil {
 		return err
 	}
-	// A few attempts because the holder may release it between our create and our read.
-	for range 3 {
-		err := a.create(ctx, addr, owner)
-		if err == nil || !errors.Is(err, storage.ErrExists) {
-			return err
-		}
-		kv, err := a.store.Get(ctx, key(addr))
-		if errors.Is(err, storage.ErrNotFound) {
-			continue
-		}
-		if err != nil {
-			return fmt.Errorf("reading the owner of %s: %w", addr, err)
-		}
-		return &AllocatedError{IP: net.IP(addr.AsSlice()), Owner: string(kv.Value)}
+	err = a.slots.Claim(ctx, addr.String(), owner)
+	if held, ok := errors.AsType[*rangealloc.HeldError](err); ok {
+		return &AllocatedError{IP: net.IP(addr.AsSlice()), Owner: held.Owner}
 	}
-	return fmt.Errorf("allocating %s: it keeps being released and reallocated", addr)
+	return err
 }
 
 // Release frees ip. Releasing a free IP is not an error. Any valid IP is accepted, not
@@ -204,11 +159,7 @@ func (a *Allocator) Release(ctx context.Context, ip net.IP) error {
 	if !ok {
 		return fmt.Errorf("releasing IP: invalid address %v", ip)
 	}
-	addr = addr.Unmap()
-	if _, err := a.store.Delete(ctx, key(addr), 0); err != nil && !errors.Is(err, storage.ErrNotFound) {
-		return fmt.Errorf("releasing %s: %w", addr, err)
-	}
-	return nil
+	return a.slots.Release(ctx, addr.Unmap().String())
 }
 
 func (a *Allocator) inRange(ip net.IP) (netip.Addr, error) {
@@ -229,41 +180,22 @@ func (a *Allocator) inRange(ip net.IP) (netip.Addr, error) {
 	return addr, nil
 }
 
-func (a *Allocator) create(ctx context.Context, ip netip.Addr, owner string) error {
-	if _, err := a.store.Create(ctx, key(ip), []byte(owner)); err != nil {
-		return fmt.Errorf("allocating %s: %w", ip, err)
-	}
-	return nil
-}
+// space is the allocator's range as rangealloc sees it: slot i is the
+// i-th usable address, named by its text. Records of other ranges (another
+// IP family, an earlier range) share the key space and are outside it.
+type space struct{ a *Allocator }
 
-// allocated returns the offsets of every allocated address Allocate could pick. The
-// records of other ranges (another IP family, an earlier range) share the key space
-// and are skipped.
-func (a *Allocator) allocated(ctx context.Context) (map[uint64]struct{}, error) {
-	taken := map[uint64]struct{}{}
-	opts := storage.ListOptions{Limit: listPage}
-	for {
-		page, err := a.store.List(ctx, keyPrefix, opts)
-		if err != nil {
-			return nil, fmt.Errorf("reading allocated IPs: %w", err)
-		}
-		for _, kv := range page.Items {
-			addr, err := netip.ParseAddr(kv.Key[len(keyPrefix):])
-			if err != nil {
-				continue // not ours to interpret
-			}
-			if off, ok := a.offset(addr); ok {
-				taken[off] = struct{}{}
-			}
-		}
-		if page.Continue == "" {
-			return taken, nil
-		}
-		opts.Continue = page.Continue
-	}
-}
+func (s space) Size() uint64 { return s.a.size }
 
-func key(ip netip.Addr) string { return keyPrefix + ip.String() }
+func (s space) Name(off uint64) string { return s.a.at(off).String() }
+
+func (s space) Offset(name string) (uint64, bool) {
+	addr, err := netip.ParseAddr(name)
+	if err != nil {
+		return 0, false
+	}
+	return s.a.offset(addr)
+}
 
 // at returns the address off places after the first usable one.
 func (a *Allocator) at(off uint64) netip.Addr {

@@ -88,6 +88,8 @@ type Config struct {
 	DNS validation.Options
 	// ServiceIPs allocates Service cluster IPs; nil allocates none.
 	ServiceIPs service.Allocator
+	// ServiceNodePorts allocates Service node ports; nil allocates none.
+	ServiceNodePorts service.NodePortAllocator
 	// Logger reports what a strategy cannot return as an error.
 	Logger *slog.Logger
 	// ClusterDomain is the cluster DNS's cluster domain, which no DNS
@@ -156,7 +158,7 @@ func Strategies(cfg Config) map[schema.GroupKind]rest.Strategy {
 		batch("CronJob"):                  cronjob.New(cfg.DNS).WithPodSecurity(security),
 
 		coreKind("Namespace"): namespace.New().WithPodSecurity(security),
-		coreKind("Service"):   service.New(cfg.ServiceIPs, cfg.Logger),
+		coreKind("Service"):   service.New(cfg.ServiceIPs, cfg.ServiceNodePorts, cfg.Logger),
 		coreKind("Node"):      node.New(),
 		coreKind("Secret"):    secret.New(),
 

@@ -1,8 +1,10 @@
 package e2e
 
 import (
+	"fmt"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -53,4 +55,27 @@ func TestFirstHour(t *testing.T) {
 	if !strings.HasPrefix(node, "node-") {
 		t.Errorf("custom-pod runs on %q, want one of the scheduler's node-N", node)
 	}
+}
+
+// TestNodePortAllocation: a NodePort Service gets a node port from
+// 30000-32767 as kube-apiserver allocates it, a second Service naming it is
+// refused with kube's message, and a type change gives it back.
+func TestNodePortAllocation(t *testing.T) {
+	t.Parallel()
+	requireKubectl(t)
+	s := sharedServer(t)
+	ns := newNamespace(t, s.Kubeconfig)
+	mustKubectl(t, s.Kubeconfig, "", "create", "service", "nodeport", "web", "-n", ns, "--tcp=80:8080")
+	got := mustKubectl(t, s.Kubeconfig, "", "get", "service", "web", "-n", ns, "-o", "jsonpath={.spec.ports[0].nodePort}")
+	port, err := strconv.Atoi(got)
+	if err != nil || port < 30000 || port > 32767 {
+		t.Fatalf("nodePort %q, want one of 30000-32767", got)
+	}
+	wantKubectl(t, s.Kubeconfig, "", failed(fmt.Sprintf(`error: failed to create NodePort service: Service "other" is invalid: spec.ports[0].nodePort: Invalid value: %d: provided port is already allocated`, port)),
+		"create", "service", "nodeport", "other", "-n", ns, "--tcp=80:8080", fmt.Sprintf("--node-port=%d", port))
+	mustKubectl(t, s.Kubeconfig, "", "patch", "service", "web", "-n", ns, "-p", `{"spec":{"type":"ClusterIP"}}`)
+	if got := mustKubectl(t, s.Kubeconfig, "", "get", "service", "web", "-n", ns, "-o", "jsonpath={.spec.ports[0].nodePort}"); got != "" {
+		t.Errorf("type ClusterIP kept nodePort %s", got)
+	}
+	mustKubectl(t, s.Kubeconfig, "", "create", "service", "nodeport", "other", "-n", ns, "--tcp=80:8080", fmt.Sprintf("--node-port=%d", port))
 }

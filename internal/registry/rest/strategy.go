@@ -137,6 +137,14 @@ type Reserver interface {
 	Release(ctx context.Context, obj any)
 }
 
+// UpdateReleaser is a Reserver whose objects may stop holding something
+// on update (a Service's node ports on a type change): after an update is
+// written, the generic code calls ReleaseUpdated to give back what old held
+// and obj does not.
+type UpdateReleaser interface {
+	ReleaseUpdated(ctx context.Context, obj, old any)
+}
+
 // DeleteHook is a Strategy with deletes it never allows.
 type DeleteHook interface {
 	// CheckDelete refuses, before anything is read, a delete the kind

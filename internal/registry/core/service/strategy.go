@@ -1,9 +1,11 @@
 // Package service is the strategy of core/v1 Services: upstream's
 // defaulting and validation (pkg/registry/core/service/strategy.go), and
-// the cluster IP each Service holds in the service range (internal/ipalloc),
-// which is dnsplane's: reserved after validation, so that a refused request
-// writes nothing (the allocation records live in etcd), and given back
-// after a failed write or a delete.
+// the cluster IP each Service holds in the service range (internal/ipalloc)
+// and the node ports of NodePort and LoadBalancer Services
+// (internal/portalloc), which are dnsplane's: reserved after validation, so
+// that a refused request writes nothing (the allocation records live in
+// etcd), and given back after a failed write, an update that drops them or
+// a delete.
 package service
 
 import (
@@ -12,6 +14,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"slices"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -39,6 +42,8 @@ type Strategy struct {
 	// IPs allocates cluster IPs; nil allocates none (dnsplane validate,
 	// and API servers started without a service range in tests).
 	IPs Allocator
+	// NodePorts allocates node ports; nil allocates none.
+	NodePorts NodePortAllocator
 	// Log reports cluster IPs that could not be given back; nil discards.
 	Log *slog.Logger
 }
@@ -47,10 +52,12 @@ var (
 	_ rest.Strategy       = Strategy{}
 	_ rest.StatusStrategy = Strategy{}
 	_ rest.Reserver       = Strategy{}
+	_ rest.UpdateReleaser = Strategy{}
 )
 
-// New returns the Service strategy allocating from ips.
-func New(ips Allocator, log *slog.Logger) Strategy {
+// New returns the Service strategy allocating cluster IPs from ips and
+// node ports from nodePorts.
+func New(ips Allocator, nodePorts NodePortAllocator, log *slog.Logger) Strategy {
 	return Strategy{
 		Strategy: upstream.Strategy[core.Service]{
 			Default: rest.Default{Status: true, Namespaced: true, ReturnDeletedObject: true},
@@ -60,8 +67,9 @@ func New(ips Allocator, log *slog.Logger) Strategy {
 				ValidateStatusUpdate: corevalidation.ValidateServiceStatusUpdate,
 			},
 		},
-		IPs: ips,
-		Log: log,
+		IPs:       ips,
+		NodePorts: nodePorts,
+		Log:       log,
 	}
 }
 
@@ -99,6 +107,17 @@ func (s Strategy) PrepareForUpdate(ctx context.Context, obj, old any) {
 	if len(spec.ClusterIPs) == 0 && len(oldSpec.ClusterIPs) > 0 && spec.ClusterIP == oldSpec.ClusterIP {
 		spec.ClusterIPs = oldSpec.ClusterIPs
 	}
+	patchNodePorts(obj.(*corev1.Service), old.(*corev1.Service))
+	if err := dropTypeDependentFields(ctx, obj.(*corev1.Service), old.(*corev1.Service)); err != nil {
+		// Conversion of a decoded Service does not fail; if it did,
+		// validation answers for the fields left in place.
+		s.log().Error("clearing the fields of the old Service type", "service", accessorName(obj), "err", err)
+	}
+}
+
+func accessorName(obj any) string {
+	svc := obj.(*corev1.Service)
+	return svc.Namespace + "/" + svc.Name
 }
 
 // Reserve defaults the Service's IP families and gives it its cluster IP,
@@ -113,12 +132,42 @@ func (s Strategy) Reserve(ctx context.Context, obj, old any, dryRun bool) (func(
 	if errs := initIPFamilies(svc, oldSvc, s.clusterFamily()); len(errs) > 0 {
 		return func() {}, invalid(svc, errs)
 	}
-	return s.allocateClusterIP(ctx, svc, oldSvc, dryRun)
+	undoIP, err := s.allocateClusterIP(ctx, svc, oldSvc, dryRun)
+	if err != nil {
+		return undoIP, err
+	}
+	undoPorts, err := s.allocateNodePorts(ctx, svc, oldSvc, dryRun)
+	if err != nil {
+		undoIP()
+		return func() {}, err
+	}
+	return func() { undoPorts(); undoIP() }, nil
 }
 
-// Release gives back the cluster IPs of a deleted Service.
+// Release gives back the cluster IPs and node ports of a deleted Service.
 func (s Strategy) Release(ctx context.Context, obj any) {
-	s.releaseClusterIPs(ctx, obj.(*corev1.Service))
+	svc := obj.(*corev1.Service)
+	s.releaseClusterIPs(ctx, svc)
+	if s.NodePorts != nil {
+		s.releaseNodePorts(ctx, svc, heldNodePorts(svc))
+	}
+}
+
+// ReleaseUpdated gives back the node ports the old Service held and the
+// written one no longer does (a type change to ClusterIP, a port removed),
+// as kube-apiserver's update transaction releases them once it commits.
+func (s Strategy) ReleaseUpdated(ctx context.Context, obj, old any) {
+	if s.NodePorts == nil {
+		return
+	}
+	now := heldNodePorts(obj.(*corev1.Service))
+	var gone []int
+	for _, p := range heldNodePorts(old.(*corev1.Service)) {
+		if !slices.Contains(now, p) {
+			gone = append(gone, p)
+		}
+	}
+	s.releaseNodePorts(ctx, obj.(*corev1.Service), gone)
 }
 
 // allocateClusterIP gives a Service its cluster IP: kept on update (the field

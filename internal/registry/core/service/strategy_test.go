@@ -44,7 +44,7 @@ func TestValidate(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "default"}, Spec: tt.spec}
-			s := New(nil, nil)
+			s := New(nil, nil, nil)
 			s.PrepareForCreate(context.Background(), svc)
 			var got []string
 			for _, e := range rest.ValidateCreate(context.Background(), s, true, svc) {
@@ -100,7 +100,7 @@ func (errAllocated) Error() string { return "provided IP is already allocated" }
 func TestReserve(t *testing.T) {
 	ctx := context.Background()
 	ips := &fakeIPs{taken: map[string]string{}}
-	s := New(ips, nil)
+	s := New(ips, nil, nil)
 	svc := &corev1.Service{Spec: corev1.ServiceSpec{Type: corev1.ServiceTypeClusterIP}}
 	svc.Name, svc.Namespace = "web", "default"
 	undo, err := s.Reserve(ctx, svc, nil, false)
