@@ -9,11 +9,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/util/validation/field"
-	"k8s.io/kubernetes/pkg/apis/core"
-	svcregistry "k8s.io/kubernetes/pkg/registry/core/service"
 
 	"github.com/dnsplane/dnsplane/internal/portalloc"
-	"github.com/dnsplane/dnsplane/internal/registry/upstream"
 )
 
 // NodePortAllocator hands out node ports; *portalloc.Allocator implements
@@ -95,28 +92,76 @@ func patchNodePorts(svc, old *corev1.Service) {
 	}
 }
 
-// dropTypeDependentFields runs upstream's Service PrepareForUpdate, whose
-// dropTypeDependentFields clears what a type change left behind and the
-// client sent back unchanged (node ports, the health check port,
-// externalTrafficPolicy, loadBalancerClass, ...): `kubectl patch -p
-// '{"spec":{"type":"ClusterIP"}}'` of a NodePort Service is then valid, as
-// on kube-apiserver.
-func dropTypeDependentFields(ctx context.Context, svc, old *corev1.Service) error {
-	in, o := new(core.Service), new(core.Service)
-	if err := upstream.Convert(svc, in); err != nil {
-		return err
+// dropTypeDependentFields clears, on update, what a type change left
+// behind and the client sent back unchanged, as upstream's Service strategy
+// does in PrepareForUpdate (dropTypeDependentFields in
+// pkg/registry/core/service/strategy.go): `kubectl patch -p
+// '{"spec":{"type":"ClusterIP"}}'` of a NodePort Service is then valid, and
+// what was allocated is given back once the update is written
+// (ReleaseUpdated). Upstream's strategy cannot be called: its package links
+// kube's storage backend into every dnsplane process (cmd/dnsplane's
+// TestInitBudget).
+func dropTypeDependentFields(svc, old *corev1.Service) {
+	spec, was := &svc.Spec, &old.Spec
+	if holdsClusterIP(old) && !holdsClusterIP(svc) {
+		if spec.ClusterIP == was.ClusterIP && slices.Equal(spec.ClusterIPs, was.ClusterIPs) {
+			spec.ClusterIP, spec.ClusterIPs = "", nil
+		}
+		if slices.Equal(spec.IPFamilies, was.IPFamilies) {
+			spec.IPFamilies = nil
+		}
+		if ptrEqual(spec.IPFamilyPolicy, was.IPFamilyPolicy) {
+			spec.IPFamilyPolicy = nil
+		}
 	}
-	if err := upstream.Convert(old, o); err != nil {
-		return err
+	if needsNodePorts(old) && !needsNodePorts(svc) && sameNodePorts(svc, old) {
+		for i := range spec.Ports {
+			spec.Ports[i].NodePort = 0
+		}
 	}
-	svcregistry.Strategy.PrepareForUpdate(ctx, in, o)
-	out := new(corev1.Service)
-	if err := upstream.Convert(in, out); err != nil {
-		return err
+	if needsHealthCheckNodePort(old) && !needsHealthCheckNodePort(svc) && spec.HealthCheckNodePort == was.HealthCheckNodePort {
+		spec.HealthCheckNodePort = 0
 	}
-	svc.Spec = out.Spec
-	return nil
+	if was.Type == corev1.ServiceTypeLoadBalancer && spec.Type != corev1.ServiceTypeLoadBalancer {
+		if spec.AllocateLoadBalancerNodePorts != nil && ptrEqual(spec.AllocateLoadBalancerNodePorts, was.AllocateLoadBalancerNodePorts) {
+			spec.AllocateLoadBalancerNodePorts = nil
+		}
+		if ptrEqual(spec.LoadBalancerClass, was.LoadBalancerClass) {
+			spec.LoadBalancerClass = nil
+		}
+	}
+	if externallyAccessible(old) && !externallyAccessible(svc) && spec.ExternalTrafficPolicy == was.ExternalTrafficPolicy {
+		spec.ExternalTrafficPolicy = ""
+	}
+	if spec.Type != corev1.ServiceTypeLoadBalancer {
+		svc.Status.LoadBalancer = corev1.LoadBalancerStatus{}
+	}
 }
+
+// holdsClusterIP: every type but ExternalName has a cluster IP (None
+// counts), as upstream's needsClusterIP.
+func holdsClusterIP(svc *corev1.Service) bool { return svc.Spec.Type != corev1.ServiceTypeExternalName }
+
+// externallyAccessible is upstream's ExternallyAccessible: a NodePort or
+// LoadBalancer, or a ClusterIP with external IPs.
+func externallyAccessible(svc *corev1.Service) bool {
+	return mayHoldNodePorts(svc) || (svc.Spec.Type == corev1.ServiceTypeClusterIP && len(svc.Spec.ExternalIPs) > 0)
+}
+
+// sameNodePorts says the client sent the old node ports unchanged.
+func sameNodePorts(svc, old *corev1.Service) bool {
+	if len(svc.Spec.Ports) != len(old.Spec.Ports) {
+		return false
+	}
+	for i := range svc.Spec.Ports {
+		if svc.Spec.Ports[i].NodePort != old.Spec.Ports[i].NodePort {
+			return false
+		}
+	}
+	return true
+}
+
+func ptrEqual[T comparable](a, b *T) bool { return (a == nil) == (b == nil) && (a == nil || *a == *b) }
 
 // allocateNodePorts gives the Service the node ports its type needs, as
 // kube-apiserver's allocNodePorts and allocHealthCheckNodePort do: the

@@ -153,3 +153,28 @@ func TestNodePorts(t *testing.T) {
 		t.Errorf("ClusterIP Service: %v, held %v", err, ports.taken)
 	}
 }
+
+// TestTypeChangeToExternalName: the cluster IP goes with the type, as
+// upstream's dropTypeDependentFields clears it and kube gives it back.
+func TestTypeChangeToExternalName(t *testing.T) {
+	ctx := context.Background()
+	ips := &fakeIPs{taken: map[string]string{}}
+	s := New(ips, &fakePorts{taken: map[int]string{}}, nil)
+	svc := nodePortService("db", corev1.ServiceTypeClusterIP, 0)
+	if _, err := s.Reserve(ctx, svc, nil, false); err != nil {
+		t.Fatal(err)
+	}
+	ext := svc.DeepCopy()
+	ext.Spec.Type, ext.Spec.ExternalName = corev1.ServiceTypeExternalName, "db.example.com"
+	s.PrepareForUpdate(ctx, ext, svc)
+	if _, err := s.Reserve(ctx, ext, svc, false); err != nil {
+		t.Fatal(err)
+	}
+	if ext.Spec.ClusterIP != "" || len(ext.Spec.ClusterIPs) != 0 || ext.Spec.IPFamilyPolicy != nil {
+		t.Errorf("ExternalName kept %q %v %v", ext.Spec.ClusterIP, ext.Spec.ClusterIPs, ext.Spec.IPFamilyPolicy)
+	}
+	s.ReleaseUpdated(ctx, ext, svc)
+	if len(ips.taken) != 0 {
+		t.Errorf("the cluster IP is still held: %v", ips.taken)
+	}
+}

@@ -108,16 +108,7 @@ func (s Strategy) PrepareForUpdate(ctx context.Context, obj, old any) {
 		spec.ClusterIPs = oldSpec.ClusterIPs
 	}
 	patchNodePorts(obj.(*corev1.Service), old.(*corev1.Service))
-	if err := dropTypeDependentFields(ctx, obj.(*corev1.Service), old.(*corev1.Service)); err != nil {
-		// Conversion of a decoded Service does not fail; if it did,
-		// validation answers for the fields left in place.
-		s.log().Error("clearing the fields of the old Service type", "service", accessorName(obj), "err", err)
-	}
-}
-
-func accessorName(obj any) string {
-	svc := obj.(*corev1.Service)
-	return svc.Namespace + "/" + svc.Name
+	dropTypeDependentFields(obj.(*corev1.Service), old.(*corev1.Service))
 }
 
 // Reserve defaults the Service's IP families and gives it its cluster IP,
@@ -153,10 +144,14 @@ func (s Strategy) Release(ctx context.Context, obj any) {
 	}
 }
 
-// ReleaseUpdated gives back the node ports the old Service held and the
-// written one no longer does (a type change to ClusterIP, a port removed),
+// ReleaseUpdated gives back the cluster IP and node ports the old Service
+// held and the written one no longer does (a type change, a port removed),
 // as kube-apiserver's update transaction releases them once it commits.
 func (s Strategy) ReleaseUpdated(ctx context.Context, obj, old any) {
+	if svc, was := obj.(*corev1.Service), old.(*corev1.Service); len(svc.Spec.ClusterIPs) == 0 && len(was.Spec.ClusterIPs) > 0 {
+		// A change to ExternalName gives back the cluster IP.
+		s.releaseClusterIPs(ctx, was)
+	}
 	if s.NodePorts == nil {
 		return
 	}
@@ -179,7 +174,7 @@ func (s Strategy) allocateClusterIP(ctx context.Context, svc, old *corev1.Servic
 	spec := &svc.Spec
 	ipsPath := field.NewPath("spec", "clusterIPs")
 	if old != nil {
-		if spec.ClusterIP == "" {
+		if spec.ClusterIP == "" && spec.Type != corev1.ServiceTypeExternalName {
 			spec.ClusterIP, spec.ClusterIPs = old.Spec.ClusterIP, old.Spec.ClusterIPs
 		}
 		if spec.ClusterIP != old.Spec.ClusterIP && spec.Type != corev1.ServiceTypeExternalName && old.Spec.Type != corev1.ServiceTypeExternalName {
