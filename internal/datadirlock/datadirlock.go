@@ -184,18 +184,34 @@ func (e *NotOwnedError) Error() string {
 		"its owner could read its keys and tokens; choose a --data-dir of your own", e.Dir, e.UID, e.Own)
 }
 
+// CheckOwner refuses (*NotOwnedError) a dir, which must exist, that
+// another user owns.
+func CheckOwner(dir string) error {
+	_, err := ownStat(dir)
+	return err
+}
+
+func ownStat(dir string) (fs.FileInfo, error) {
+	fi, err := os.Stat(dir)
+	if err != nil {
+		return nil, fmt.Errorf("data dir: %w", err)
+	}
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok && int(st.Uid) != os.Getuid() {
+		return nil, &NotOwnedError{Dir: dir, UID: int(st.Uid), Own: os.Getuid()}
+	}
+	return fi, nil
+}
+
 // MakePrivate makes dir, which must exist, owner-only (0700): the data dir
 // holds the CA key, etcd's client certificate and the token file, and a dir
 // created beforehand with a umask's 0755 lets every local user list it
 // (issue 29). It refuses a dir another user owns (*NotOwnedError). It
 // returns the mode it had when it changed it, 0 when it was already 0700.
+// Call it holding the lock, so that a refused start changes nothing.
 func MakePrivate(dir string) (was fs.FileMode, err error) {
-	fi, err := os.Stat(dir)
+	fi, err := ownStat(dir)
 	if err != nil {
-		return 0, fmt.Errorf("data dir: %w", err)
-	}
-	if st, ok := fi.Sys().(*syscall.Stat_t); ok && int(st.Uid) != os.Getuid() {
-		return 0, &NotOwnedError{Dir: dir, UID: int(st.Uid), Own: os.Getuid()}
+		return 0, err
 	}
 	perm := fi.Mode().Perm()
 	if perm == 0o700 {
