@@ -13,7 +13,6 @@ package datadirlock
 import (
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -223,32 +222,32 @@ func MakePrivate(dir string) (was fs.FileMode, err error) {
 	return perm, nil
 }
 
-// Holder says whether a process holds dir's lock and, when the lock file
-// says, its pid (0 otherwise). It never creates the file. To tell, it
-// takes a shared lock for an instant: an Acquire racing it in that instant
-// fails as if dir were in use, which only a start at the very moment of a
-// `dnsplane status` can meet.
-func Holder(dir string) (pid int, held bool, err error) {
+// Holder says which process holds dir's lock: a *HeldError describing it
+// (its pid, 0 when the file does not say, and what it runs), or nil when
+// none does. It never creates the file. To tell, it takes a shared lock
+// for an instant: an Acquire racing it in that instant fails as if dir
+// were in use, which only a start at the very moment of a `dnsplane
+// status` can meet.
+func Holder(dir string) (*HeldError, error) {
 	path := filepath.Join(dir, Name)
 	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
 	if errors.Is(err, fs.ErrNotExist) {
-		return 0, false, nil
+		return nil, nil
 	}
 	if err != nil {
-		return 0, false, fmt.Errorf("data dir lock: %w", err)
+		return nil, fmt.Errorf("data dir lock: %w", err)
 	}
 	defer f.Close()
 	err = syscall.Flock(int(f.Fd()), syscall.LOCK_SH|syscall.LOCK_NB) //nolint:gosec // a descriptor fits an int
 	switch {
 	case err == nil:
-		return 0, false, nil // closing the file drops our lock
+		return nil, nil // closing the file drops our lock
 	case !errors.Is(err, syscall.EWOULDBLOCK):
-		return 0, false, fmt.Errorf("data dir lock %s: %w", path, err)
+		return nil, fmt.Errorf("data dir lock %s: %w", path, err)
 	}
-	data, err := io.ReadAll(io.LimitReader(f, 64))
-	if err != nil {
-		return 0, true, nil
+	var h *HeldError
+	if errors.As(held(dir, path), &h) {
+		return h, nil
 	}
-	pid, _ = ParsePID(data)
-	return pid, true, nil
+	return &HeldError{Dir: dir}, nil
 }

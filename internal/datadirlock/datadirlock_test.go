@@ -170,8 +170,8 @@ func TestMakePrivateRefusesOthersDir(t *testing.T) {
 func TestHolder(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	if pid, held, err := Holder(dir); held || pid != 0 || err != nil {
-		t.Fatalf("Holder with no lock file: %d, %v, %v; want not held", pid, held, err)
+	if h, err := Holder(dir); h != nil || err != nil {
+		t.Fatalf("Holder with no lock file: %v, %v; want not held", h, err)
 	}
 	if _, err := os.Stat(filepath.Join(dir, Name)); !errors.Is(err, os.ErrNotExist) {
 		t.Fatalf("Holder created the lock file: %v", err)
@@ -180,8 +180,8 @@ func TestHolder(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if pid, held, err := Holder(dir); !held || pid != os.Getpid() || err != nil {
-		t.Fatalf("Holder while held: %d, %v, %v; want our pid", pid, held, err)
+	if h, err := Holder(dir); h == nil || h.PID != os.Getpid() || err != nil {
+		t.Fatalf("Holder while held: %v, %v; want our pid", h, err)
 	}
 	// Holder leaves the lock as it was: the holder can release it and
 	// another take it.
@@ -191,8 +191,8 @@ func TestHolder(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, Name), []byte("1\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if pid, held, err := Holder(dir); held || pid != 0 || err != nil {
-		t.Fatalf("Holder of a file no one locks: %d, %v, %v; want not held", pid, held, err)
+	if h, err := Holder(dir); h != nil || err != nil {
+		t.Fatalf("Holder of a file no one locks: %v, %v; want not held", h, err)
 	}
 	l, err = Acquire(dir)
 	if err != nil {
