@@ -3,6 +3,7 @@ package storage
 import (
 	"context"
 	"crypto/tls"
+	"net"
 	"net/http"
 	"net/url"
 	"path/filepath"
@@ -23,7 +24,8 @@ import (
 func TestEmbeddedRefusesOtherClients(t *testing.T) {
 	t.Parallel()
 	ctx := testCtx(t)
-	emb, err := StartEmbedded(ctx, t.TempDir(), nil)
+	dir := t.TempDir()
+	emb, err := StartEmbedded(ctx, dir, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -92,6 +94,35 @@ func TestEmbeddedRefusesOtherClients(t *testing.T) {
 		})
 	}
 
+	// etcd's HTTP side (/health, /metrics) is on a unix socket in its data
+	// dir, behind the same check.
+	sock := filepath.Join(dir, httpSocketName)
+	for _, tt := range []struct {
+		name string
+		tls  *tls.Config
+		ok   bool
+	}{
+		{"TLS without a client certificate", noVerify(), false},
+		{"client certificate of another CA", noVerify(foreign), false},
+		{"the API server's client certificate", noVerify(apiserverCert(t, emb)), true},
+	} {
+		t.Run("HTTP socket/"+tt.name, func(t *testing.T) {
+			t.Parallel()
+			tr := &http.Transport{TLSClientConfig: tt.tls, DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+				var d net.Dialer
+				return d.DialContext(ctx, "unix", sock)
+			}}
+			resp, err := (&http.Client{Timeout: 3 * time.Second, Transport: tr}).Get("https://etcd/health")
+			ok := err == nil && resp.StatusCode == http.StatusOK
+			if err == nil {
+				resp.Body.Close()
+			}
+			if ok != tt.ok {
+				t.Fatalf("GET /health on %s: %v, %v; want answered %v", sock, resp, err, tt.ok)
+			}
+		})
+	}
+
 	// The peer URL serves raft and membership over HTTP: /members lists the
 	// cluster and /raft accepts messages that rewrite it.
 	for _, tt := range []struct {
@@ -116,4 +147,14 @@ func TestEmbeddedRefusesOtherClients(t *testing.T) {
 			}
 		})
 	}
+}
+
+func apiserverCert(t *testing.T, emb *Embedded) tls.Certificate {
+	t.Helper()
+	cc := emb.ClientConfig()
+	c, err := tls.LoadX509KeyPair(cc.CertFile, cc.KeyFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
 }
