@@ -258,11 +258,12 @@ func (u *upFlags) run(cmd *cobra.Command) error {
 		}
 		return s
 	}
+	// Nothing below refuses: from here the control plane owns the lock.
+	handedOver = true
 	c.Roles = append(c.Roles, &controlSocketRole{nodes: socketNodes, state: state})
 	if u.stopDelay > 0 {
 		c.Roles = append(c.Roles, stopDelayRole{d: u.stopDelay})
 	}
-	handedOver = true
 	return runControlPlane(cmd, c)
 }
 
