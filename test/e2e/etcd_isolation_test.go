@@ -120,21 +120,30 @@ func TestEtcdIsolation(t *testing.T) {
 	}
 }
 
-// TestSecondUpSamePorts: a second `up` with the same flags as a running
-// one (the default a user retypes) names the first one's pid, not the
-// --secure-port or DNS address they would share (issue 29).
+// TestSecondUpSamePorts: a second `up` on the data dir of a running one
+// names the first one's pid, whether it repeats its flags (what a user
+// retypes) or moves --secure-port, and so does an `apiserver` on its port:
+// never the --secure-port or DNS address they would share (issue 29).
 func TestSecondUpSamePorts(t *testing.T) {
 	t.Parallel()
 	dataDir := filepath.Join(t.TempDir(), "data")
 	port := freeUDPTCPPort(t)
-	args := []string{"--secure-port", fmt.Sprint(freePort(t)),
-		"--dns-listen", fmt.Sprintf("127.0.54.1:%d", port), "--nodecache-listen", fmt.Sprintf("127.0.54.2:%d", port)}
-	u := startUp(t, dataDir, nil, args...)
-	second := append([]string{"up", "--data-dir", dataDir, "--upstream", "127.0.0.1:9"}, args...)
-	out, errOut, code := runDnsplane(t, second...)
+	securePort := fmt.Sprint(freePort(t))
+	dns := []string{"--dns-listen", fmt.Sprintf("127.0.54.1:%d", port), "--nodecache-listen", fmt.Sprintf("127.0.54.2:%d", port)}
+	u := startUp(t, dataDir, nil, append([]string{"--secure-port", securePort}, dns...)...)
 	want := fmt.Sprintf("error: data dir %s is in use by dnsplane up (pid %d); stop it or choose another --data-dir\n", dataDir, u.cmd.Process.Pid)
-	if code != 2 || out != "" || errOut != want {
-		t.Errorf("second up: exit %d, stdout %q, stderr %q; want exit 2 and %q", code, out, errOut, want)
+	for _, tt := range []struct {
+		name string
+		args []string
+	}{
+		{"up, same flags", append([]string{"up", "--data-dir", dataDir, "--upstream", "127.0.0.1:9", "--secure-port", securePort}, dns...)},
+		{"up, another --secure-port", append([]string{"up", "--data-dir", dataDir, "--upstream", "127.0.0.1:9", "--secure-port", fmt.Sprint(freePort(t))}, dns...)},
+		{"apiserver, same --secure-port", []string{"apiserver", "--data-dir", dataDir, "--secure-port", securePort}},
+	} {
+		out, errOut, code := runDnsplane(t, tt.args...)
+		if code != 2 || out != "" || errOut != want {
+			t.Errorf("%s: exit %d, stdout %q, stderr %q; want exit 2 and %q", tt.name, code, out, errOut, want)
+		}
 	}
 	if err := u.stop(); err != nil {
 		t.Error(err)
