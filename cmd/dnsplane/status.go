@@ -10,7 +10,9 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/dnsplane/dnsplane/internal/datadirlock"
 	"github.com/dnsplane/dnsplane/internal/statuscheck"
+	"github.com/dnsplane/dnsplane/internal/upstate"
 )
 
 // newStatusCommand is `dnsplane status`: the health of each component of
@@ -44,7 +46,10 @@ up.json, or a stale one an up that crashed left).`,
 				return &exitError{code: exitUsage, msg: fmt.Sprintf("-o %q: want json, or no -o for a table", output)}
 			}
 			r, err := statuscheck.Gather(cmd.Context(), dataDir, timeout)
-			if _, ok := errors.AsType[*statuscheck.NotRunningError](err); ok {
+			if nr, ok := errors.AsType[*statuscheck.NotRunningError](err); ok {
+				if running := upWithoutState(dataDir, nr); running != "" {
+					return &exitError{code: exitInvalid, msg: running}
+				}
 				return &exitError{code: exitUsage, msg: err.Error()}
 			}
 			if err != nil {
@@ -83,4 +88,24 @@ up.json, or a stale one an up that crashed left).`,
 	f.StringVarP(&output, "output", "o", "", `"json" for the report as JSON (up.json's content and each component)`)
 	f.DurationVar(&timeout, "timeout", 2*time.Second, "how long each check may take")
 	return cmd
+}
+
+// upWithoutState says why an `up` holding dataDir's lock (internal/
+// datadirlock) has no up.json to report from: it is still starting (up.json
+// is written once everything serves), or the file was removed. "" when no
+// `up` holds it, or up.json was there (Gather judged its pid).
+func upWithoutState(dataDir string, nr *statuscheck.NotRunningError) string {
+	if nr.StalePID != 0 {
+		return ""
+	}
+	h, err := datadirlock.Holder(dataDir)
+	if err != nil || h == nil || strings.HasSuffix(h.Holder, " apiserver") {
+		return ""
+	}
+	who := "dnsplane up"
+	if h.PID > 0 {
+		who = fmt.Sprintf("dnsplane up (pid %d)", h.PID)
+	}
+	return fmt.Sprintf("%s is running but has no %s: it is still starting, or the file was removed (stop it and start it again to get it back)",
+		who, upstate.Path(dataDir))
 }

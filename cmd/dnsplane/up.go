@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"time"
@@ -182,6 +183,24 @@ func (u *upFlags) run(cmd *cobra.Command) error {
 	if err := c.Validate(); err != nil {
 		return &exitError{code: exitUsage, msg: err.Error()}
 	}
+	// The data dir is claimed before any address is probed or bound, so
+	// that a second `up` on it names the first one's pid instead of
+	// blaming a port both would use (issue 29). The control plane takes
+	// the lock over; until then, every refusal here gives it back.
+	lock, err := controlplane.ClaimDataDir(c.DataDir, c.Logger)
+	if _, ok := errors.AsType[*controlplane.ConfigError](err); ok {
+		return &exitError{code: exitUsage, msg: err.Error()}
+	}
+	if err != nil {
+		return &exitError{code: exitInvalid, msg: err.Error()}
+	}
+	handedOver := false
+	defer func() {
+		if !handedOver {
+			_ = lock.Release(false)
+		}
+	}()
+	c.DataDirLock = lock
 	if err := dnsRoles.ChooseAddresses(c.Logger); err != nil {
 		return &exitError{code: exitInvalid, msg: err.Error()}
 	}
@@ -239,6 +258,8 @@ func (u *upFlags) run(cmd *cobra.Command) error {
 		}
 		return s
 	}
+	// Nothing below refuses: from here the control plane owns the lock.
+	handedOver = true
 	c.Roles = append(c.Roles, &controlSocketRole{nodes: socketNodes, state: state})
 	if u.stopDelay > 0 {
 		c.Roles = append(c.Roles, stopDelayRole{d: u.stopDelay})

@@ -46,7 +46,7 @@ func startRunning(ctx context.Context, dir string, cfg Config) (_ *testRunning, 
 		return nil, err
 	}
 	run.closers = append(run.closers, etcd.Close)
-	client, err := storage.Connect(ctx, storage.ClientConfig{Endpoints: etcd.Endpoints()})
+	client, err := storage.Connect(ctx, etcd.ClientConfig())
 	if err != nil {
 		return nil, err
 	}

@@ -23,6 +23,7 @@ import (
 	"github.com/dnsplane/dnsplane/internal/apiserver"
 	"github.com/dnsplane/dnsplane/internal/authz"
 	"github.com/dnsplane/dnsplane/internal/controllers"
+	"github.com/dnsplane/dnsplane/internal/datadirlock"
 	"github.com/dnsplane/dnsplane/internal/ipalloc"
 	"github.com/dnsplane/dnsplane/internal/pki"
 	"github.com/dnsplane/dnsplane/internal/portalloc"
@@ -31,7 +32,11 @@ import (
 // Config is what `dnsplane apiserver` and `dnsplane up` run. Field comments
 // name the flag each comes from, because errors name it too.
 type Config struct {
-	DataDir     string // --data-dir: CA, certificates, tokens, kubeconfig and (embedded) etcd data
+	DataDir string // --data-dir: CA, certificates, tokens, kubeconfig and (embedded) etcd data
+	// DataDirLock, when set, is DataDir's lock from ClaimDataDir, which
+	// Start takes over (and releases on failure and at Stop); when nil,
+	// Start claims DataDir itself.
+	DataDirLock *datadirlock.Lock
 	BindAddress string // --bind-address; default 127.0.0.1
 	// AdvertiseAddress (--advertise-address) is the address the kubernetes
 	// Service's endpoints name for this API server; "" chooses as

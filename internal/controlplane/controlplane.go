@@ -209,8 +209,15 @@ func Run(ctx context.Context, c Config, ready func(*ControlPlane)) error {
 // and then the components in order, and returns once all of them serve.
 // Cancelling ctx stops start-up at any point.
 func Start(ctx context.Context, c Config) (*ControlPlane, error) {
-	if err := c.Validate(); err != nil {
+	// A lock handed over is released on every failure, as one taken here.
+	refuse := func(err error) (*ControlPlane, error) {
+		if c.DataDirLock != nil {
+			_ = c.DataDirLock.Release(false)
+		}
 		return nil, err
+	}
+	if err := c.Validate(); err != nil {
+		return refuse(err)
 	}
 	c = c.withDefaults()
 	// Upstream's pod validation reads --allow-privileged from a
@@ -218,47 +225,26 @@ func Start(ctx context.Context, c Config) (*ControlPlane, error) {
 	// set before anything here validates a pod, so one process holds one
 	// value.
 	if err := upstream.AllowPrivileged(c.AllowPrivileged); err != nil {
-		return nil, &ConfigError{Err: err}
+		return refuse(&ConfigError{Err: err})
 	}
 	log := c.Logger
-	// The port is bound first: in use, it fails before anything is
-	// written (kube-apiserver binds it while building its config too).
+	// The data dir is claimed (locked) before any port is bound, so that a
+	// second `up` or `apiserver` on it says who holds it rather than that
+	// its port is in use. `up` claims it itself, before it probes the DNS
+	// addresses, and hands the lock over in DataDirLock.
+	lock := c.DataDirLock
+	if lock == nil {
+		var err error
+		if lock, err = ClaimDataDir(c.DataDir, log); err != nil {
+			return nil, err
+		}
+	}
+	// Bound before anything is written: in use, it fails with nothing
+	// changed (kube-apiserver binds it while building its config too).
 	ln, err := listen(c.BindAddress, c.SecurePort)
 	if err != nil {
-		return nil, err
-	}
-	if fi, err := os.Stat(c.DataDir); err == nil && !fi.IsDir() {
-		ln.Close()
-		return nil, ConfigErrorf("--data-dir %s is not a directory: choose another --data-dir", c.DataDir)
-	}
-	if err := os.MkdirAll(c.DataDir, 0o700); err != nil {
-		ln.Close()
-		return nil, fmt.Errorf("creating data dir (--data-dir): %w", err)
-	}
-	// Someone else's dir is refused before the lock file is written.
-	if err := checkOwnDir(c.DataDir); err != nil {
-		ln.Close()
-		return nil, err
-	}
-	// One process per data dir, taken before anything in it is written: a
-	// second `up` fails here naming the first one's pid.
-	lock, err := datadirlock.Acquire(c.DataDir)
-	if err != nil {
-		ln.Close()
-		if held, ok := errors.AsType[*datadirlock.HeldError](err); ok {
-			return nil, &ConfigError{Err: held}
-		}
-		return nil, err
-	}
-	// Files in the data dir that dnsplane did not write are refused before
-	// etcd creates anything there.
-	if err := pki.CheckAdmin(c.DataDir); err != nil {
-		ln.Close()
 		_ = lock.Release(false)
-		if foreign, ok := errors.AsType[*pki.ForeignFileError](err); ok {
-			return nil, &ConfigError{Err: fmt.Errorf("%w: move it away or choose another --data-dir", foreign)}
-		}
-		return nil, fmt.Errorf("data dir: %w", err)
+		return nil, err
 	}
 	groupCtx := context.WithoutCancel(ctx)
 	cp := &ControlPlane{log: log, roles: c.Roles, dataDir: c.DataDir, lock: lock}
@@ -571,4 +557,60 @@ func serviceAccountIssuer(clusterDomain string) string {
 		clusterDomain = "cluster.local"
 	}
 	return "https://kubernetes.default.svc." + clusterDomain
+}
+
+// ClaimDataDir readies dataDir for one process and locks it: it creates
+// it, refuses one that is someone else's (a dir of another user, or one
+// holding files dnsplane did not write), makes it owner-only (0700: it
+// holds the CA key, etcd's client key and tokens.csv), and takes its lock
+// (internal/datadirlock), so that a second process on it fails naming the
+// holder's pid. Errors the user can fix are *ConfigError.
+func ClaimDataDir(dataDir string, log *slog.Logger) (*datadirlock.Lock, error) {
+	if fi, err := os.Stat(dataDir); err == nil && !fi.IsDir() {
+		return nil, ConfigErrorf("--data-dir %s is not a directory: choose another --data-dir", dataDir)
+	}
+	if err := os.MkdirAll(dataDir, 0o700); err != nil {
+		return nil, fmt.Errorf("creating data dir (--data-dir): %w", err)
+	}
+	// Someone else's dir is refused before the lock file is written.
+	if err := checkOwnDir(dataDir); err != nil {
+		return nil, err
+	}
+	if err := datadirlock.CheckOwner(dataDir); err != nil {
+		if notOwned, ok := errors.AsType[*datadirlock.NotOwnedError](err); ok {
+			return nil, &ConfigError{Err: notOwned}
+		}
+		return nil, err
+	}
+	// One process per data dir, taken before anything in it is written: a
+	// second `up` fails here naming the first one's pid.
+	lock, err := datadirlock.Acquire(dataDir)
+	if err != nil {
+		if held, ok := errors.AsType[*datadirlock.HeldError](err); ok {
+			return nil, &ConfigError{Err: held}
+		}
+		return nil, err
+	}
+	// Files in the data dir that dnsplane did not write are refused before
+	// etcd creates anything there.
+	if err := pki.CheckAdmin(dataDir); err != nil {
+		_ = lock.Release(false)
+		if foreign, ok := errors.AsType[*pki.ForeignFileError](err); ok {
+			return nil, &ConfigError{Err: fmt.Errorf("%w: move it away or choose another --data-dir", foreign)}
+		}
+		return nil, fmt.Errorf("data dir: %w", err)
+	}
+	// Last, so that a refused start leaves the dir as it was.
+	was, err := datadirlock.MakePrivate(dataDir)
+	if err != nil {
+		_ = lock.Release(false)
+		if notOwned, ok := errors.AsType[*datadirlock.NotOwnedError](err); ok {
+			return nil, &ConfigError{Err: notOwned}
+		}
+		return nil, err
+	}
+	if was != 0 && log != nil {
+		log.Info("data dir made owner-only", "dataDir", dataDir, "was", fmt.Sprintf("%#o", was), "now", "0700")
+	}
+	return lock, nil
 }

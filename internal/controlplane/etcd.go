@@ -10,6 +10,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/dnsplane/dnsplane/internal/etcdproc"
+	"github.com/dnsplane/dnsplane/internal/pki"
 	"github.com/dnsplane/dnsplane/internal/storage"
 )
 
@@ -19,6 +20,19 @@ import (
 // cp.closers, the client first so that it closes before its server.
 func (cp *ControlPlane) connectEtcd(ctx context.Context, c Config) (*clientv3.Client, error) {
 	endpoints := c.EtcdServers
+	clientCfg := storage.ClientConfig{CAFile: c.EtcdCAFile, CertFile: c.EtcdCertFile, KeyFile: c.EtcdKeyFile, Logger: c.Logger}
+	var memberTLS storage.EmbeddedTLS
+	if len(endpoints) == 0 {
+		// The embedded etcd takes only the API server's client certificate
+		// (pki/apiserver-etcd-client), as kubeadm sets up a stacked etcd.
+		p, err := pki.EnsureEtcd(filepath.Join(c.DataDir, "pki"))
+		if err != nil {
+			return nil, fmt.Errorf("embedded etcd: %w", err)
+		}
+		memberTLS = storage.EmbeddedTLS{TrustedCAFile: p.CAFile, CertFile: p.ServerCertFile, KeyFile: p.ServerKeyFile,
+			PeerCertFile: p.PeerCertFile, PeerKeyFile: p.PeerKeyFile}
+		clientCfg.CAFile, clientCfg.CertFile, clientCfg.KeyFile = p.CAFile, p.ClientCertFile, p.ClientKeyFile
+	}
 	// A restarted etcd child listens on new ports; the client moves there.
 	var current atomic.Pointer[clientv3.Client]
 	var sup *etcdproc.Supervisor
@@ -29,6 +43,7 @@ func (cp *ControlPlane) connectEtcd(ctx context.Context, c Config) (*clientv3.Cl
 		sup, err = etcdproc.Start(ctx, etcdproc.Config{
 			Command:      c.EtcdMemberCommand,
 			DataDir:      filepath.Join(c.DataDir, "etcd"),
+			TLS:          memberTLS,
 			Logger:       c.Logger,
 			ReadyTimeout: c.EtcdReadyTimeout,
 			OnRestart: func(eps []string) {
@@ -43,15 +58,15 @@ func (cp *ControlPlane) connectEtcd(ctx context.Context, c Config) (*clientv3.Cl
 		cp.closers = append(cp.closers, sup.Close)
 		endpoints = sup.Endpoints()
 	default:
-		e, err := storage.StartEmbedded(ctx, filepath.Join(c.DataDir, "etcd"), c.Logger)
+		e, err := storage.StartEmbedded(ctx, filepath.Join(c.DataDir, "etcd"), c.Logger, storage.WithTLS(memberTLS))
 		if err != nil {
 			return nil, fmt.Errorf("starting embedded etcd: %w", err)
 		}
 		cp.closers = append(cp.closers, e.Close)
 		endpoints = e.Endpoints()
 	}
-	client, err := storage.Connect(ctx, storage.ClientConfig{Endpoints: endpoints,
-		CAFile: c.EtcdCAFile, CertFile: c.EtcdCertFile, KeyFile: c.EtcdKeyFile, Logger: c.Logger})
+	clientCfg.Endpoints = endpoints
+	client, err := storage.Connect(ctx, clientCfg)
 	if err != nil {
 		return nil, err
 	}

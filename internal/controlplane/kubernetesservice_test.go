@@ -31,9 +31,15 @@ func TestKubernetesServiceEndpoints(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = emb.Close() })
+	// Both reach the one etcd as external etcd, with its client certificate.
+	cc := emb.ClientConfig()
+	etcdConfig := func(advertise string) controlplane.Config {
+		return controlplane.Config{EtcdServers: cc.Endpoints, EtcdCAFile: cc.CAFile, EtcdCertFile: cc.CertFile, EtcdKeyFile: cc.KeyFile,
+			AdvertiseAddress: advertise}
+	}
 	// TEST-NET-1 addresses: endpoints may not name loopback ones.
-	a := controlplanetest.StartTestServer(t, controlplane.Config{EtcdServers: emb.Endpoints(), AdvertiseAddress: "192.0.2.10"})
-	b := controlplanetest.StartTestServer(t, controlplane.Config{EtcdServers: emb.Endpoints(), AdvertiseAddress: "192.0.2.11"})
+	a := controlplanetest.StartTestServer(t, etcdConfig("192.0.2.10"))
+	b := controlplanetest.StartTestServer(t, etcdConfig("192.0.2.11"))
 
 	waitFor(ctx, t, a.Client, []string{"192.0.2.10", "192.0.2.11"})
 	if err := b.Stop(); err != nil {

@@ -169,3 +169,85 @@ func describe(pid int) string {
 	}
 	return name
 }
+
+// NotOwnedError is a data dir another user owns: its files (the etcd
+// client key, the CA key, tokens.csv) would be readable or replaceable by
+// that user, so dnsplane refuses to run in it.
+type NotOwnedError struct {
+	Dir      string
+	UID, Own int
+}
+
+func (e *NotOwnedError) Error() string {
+	return fmt.Sprintf("data dir %s is owned by uid %d, not by uid %d that runs dnsplane: "+
+		"its owner could read its keys and tokens; choose a --data-dir of your own", e.Dir, e.UID, e.Own)
+}
+
+// CheckOwner refuses (*NotOwnedError) a dir, which must exist, that
+// another user owns.
+func CheckOwner(dir string) error {
+	_, err := ownStat(dir)
+	return err
+}
+
+func ownStat(dir string) (fs.FileInfo, error) {
+	fi, err := os.Stat(dir)
+	if err != nil {
+		return nil, fmt.Errorf("data dir: %w", err)
+	}
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok && int(st.Uid) != os.Getuid() {
+		return nil, &NotOwnedError{Dir: dir, UID: int(st.Uid), Own: os.Getuid()}
+	}
+	return fi, nil
+}
+
+// MakePrivate makes dir, which must exist, owner-only (0700): the data dir
+// holds the CA key, etcd's client certificate and the token file, and a dir
+// created beforehand with a umask's 0755 lets every local user list it
+// (issue 29). It refuses a dir another user owns (*NotOwnedError). It
+// returns the mode it had when it changed it, 0 when it was already 0700.
+// Call it holding the lock, so that a refused start changes nothing.
+func MakePrivate(dir string) (was fs.FileMode, err error) {
+	fi, err := ownStat(dir)
+	if err != nil {
+		return 0, err
+	}
+	perm := fi.Mode().Perm()
+	if perm == 0o700 {
+		return 0, nil
+	}
+	if err := os.Chmod(dir, 0o700); err != nil {
+		return 0, fmt.Errorf("data dir %s: making it owner-only: %w", dir, err)
+	}
+	return perm, nil
+}
+
+// Holder says which process holds dir's lock: a *HeldError describing it
+// (its pid, 0 when the file does not say, and what it runs), or nil when
+// none does. It never creates the file. To tell, it takes a shared lock
+// for an instant: an Acquire racing it in that instant fails as if dir
+// were in use, which only a start at the very moment of a `dnsplane
+// status` can meet.
+func Holder(dir string) (*HeldError, error) {
+	path := filepath.Join(dir, Name)
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("data dir lock: %w", err)
+	}
+	defer f.Close()
+	err = syscall.Flock(int(f.Fd()), syscall.LOCK_SH|syscall.LOCK_NB) //nolint:gosec // a descriptor fits an int
+	switch {
+	case err == nil:
+		return nil, nil // closing the file drops our lock
+	case !errors.Is(err, syscall.EWOULDBLOCK):
+		return nil, fmt.Errorf("data dir lock %s: %w", path, err)
+	}
+	var h *HeldError
+	if errors.As(held(dir, path), &h) {
+		return h, nil
+	}
+	return &HeldError{Dir: dir}, nil
+}

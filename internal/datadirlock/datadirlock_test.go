@@ -118,3 +118,85 @@ func FuzzParsePID(f *testing.F) {
 		}
 	})
 }
+
+func TestMakePrivate(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		mode, was os.FileMode
+	}{
+		{0o755, 0o755},
+		{0o750, 0o750},
+		{0o711, 0o711},
+		{0o700, 0},
+	} {
+		dir := filepath.Join(t.TempDir(), "data")
+		if err := os.Mkdir(dir, tt.mode); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chmod(dir, tt.mode); err != nil { // past the umask
+			t.Fatal(err)
+		}
+		was, err := MakePrivate(dir)
+		if err != nil || was != tt.was {
+			t.Errorf("MakePrivate of a %#o dir: %#o, %v; want %#o", tt.mode, was, err, tt.was)
+		}
+		if fi, err := os.Stat(dir); err != nil || fi.Mode().Perm() != 0o700 {
+			t.Errorf("a %#o dir is %v after MakePrivate (%v); want 0700", tt.mode, fi.Mode().Perm(), err)
+		}
+	}
+}
+
+// TestMakePrivateRefusesOthersDir: a dir of another user (here root's /,
+// when the tests do not run as root) is refused, naming it, unchanged.
+func TestMakePrivateRefusesOthersDir(t *testing.T) {
+	t.Parallel()
+	if os.Getuid() == 0 {
+		t.Skip("root owns /")
+	}
+	before, err := os.Stat("/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = MakePrivate("/")
+	nf, ok := errors.AsType[*NotOwnedError](err)
+	if !ok || nf.UID != 0 || !strings.Contains(err.Error(), "data dir / is owned by uid 0, not by uid "+strconv.Itoa(os.Getuid())) {
+		t.Fatalf("MakePrivate(/): %v; want a NotOwnedError naming uid 0", err)
+	}
+	if after, err := os.Stat("/"); err != nil || after.Mode() != before.Mode() {
+		t.Errorf("/ changed mode: %v → %v", before.Mode(), after.Mode())
+	}
+}
+
+func TestHolder(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	if h, err := Holder(dir); h != nil || err != nil {
+		t.Fatalf("Holder with no lock file: %v, %v; want not held", h, err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, Name)); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("Holder created the lock file: %v", err)
+	}
+	l, err := Acquire(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h, err := Holder(dir); h == nil || h.PID != os.Getpid() || err != nil {
+		t.Fatalf("Holder while held: %v, %v; want our pid", h, err)
+	}
+	// Holder leaves the lock as it was: the holder can release it and
+	// another take it.
+	if err := l.Release(false); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, Name), []byte("1\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if h, err := Holder(dir); h != nil || err != nil {
+		t.Fatalf("Holder of a file no one locks: %v, %v; want not held", h, err)
+	}
+	l, err = Acquire(dir)
+	if err != nil {
+		t.Fatalf("Acquire after Holder: %v", err)
+	}
+	_ = l.Release(true)
+}

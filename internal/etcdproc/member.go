@@ -50,8 +50,10 @@ type damaged struct {
 // RunMember runs one embedded etcd member in dataDir for a supervising
 // parent: it reports its phases and readiness on stdout and serves until ctx
 // ends, stdin reaches EOF (the parent is gone) or etcd fails. It is what the
-// hidden `dnsplane etcd-member` command runs.
-func RunMember(ctx context.Context, dataDir string, stdin io.Reader, stdout io.Writer, logger *slog.Logger) error {
+// hidden `dnsplane etcd-member` command runs. tls are the member's
+// certificates (the parent made them; the member never sees the client
+// certificate).
+func RunMember(ctx context.Context, dataDir string, tls storage.EmbeddedTLS, stdin io.Reader, stdout io.Writer, logger *slog.Logger) error {
 	var mu sync.Mutex
 	enc := json.NewEncoder(stdout)
 	send := func(m message) {
@@ -79,7 +81,7 @@ func RunMember(ctx context.Context, dataDir string, stdin io.Reader, stdout io.W
 		cancel()
 	}()
 
-	emb, err := storage.StartEmbedded(ctx, dataDir, logger,
+	emb, err := storage.StartEmbedded(ctx, dataDir, logger, storage.WithTLS(tls),
 		storage.WithPageCheck(), storage.WithPhases(func(p string) { send(message{Phase: p}) }))
 	if err != nil {
 		return fail(err)

@@ -20,11 +20,16 @@ import (
 
 // Config says how to run and supervise the etcd member.
 type Config struct {
-	// Command is the child's command line; "--data-dir", DataDir is appended.
+	// Command is the child's command line; "--data-dir", DataDir and the
+	// TLS flags (MemberTLSArgs) are appended.
 	// For dnsplane it is the running binary with the etcd-member command.
 	Command []string
 	// DataDir is etcd's data dir.
 	DataDir string
+	// TLS are the member's certificates, passed to it as etcd's flags
+	// (--trusted-ca-file, --cert-file, ...); the member requires a client
+	// certificate from that CA on its client and peer URLs.
+	TLS storage.EmbeddedTLS
 	// Logger receives the child's log and the supervisor's own.
 	Logger *slog.Logger
 	// ReadyTimeout bounds each start until the member serves (default 60s):
@@ -185,6 +190,7 @@ type child struct {
 // times out or ctx ends.
 func (s *Supervisor) startChild(ctx context.Context) (*child, error) {
 	args := append(slices.Clone(s.cfg.Command[1:]), "--data-dir", s.cfg.DataDir)
+	args = append(args, MemberTLSArgs(s.cfg.TLS)...)
 	cmd := exec.Command(s.cfg.Command[0], args...)
 	setParentDeathSignal(cmd)
 	stdin, err := cmd.StdinPipe()
@@ -412,4 +418,19 @@ func (c *child) terminate(grace time.Duration) {
 	}
 	_ = c.cmd.Process.Signal(os.Kill)
 	<-c.exited
+}
+
+// Flags of the member's certificates, named as etcd's own.
+const (
+	FlagTrustedCAFile = "trusted-ca-file"
+	FlagCertFile      = "cert-file"
+	FlagKeyFile       = "key-file"
+	FlagPeerCertFile  = "peer-cert-file"
+	FlagPeerKeyFile   = "peer-key-file"
+)
+
+// MemberTLSArgs are the member's command line flags for t.
+func MemberTLSArgs(t storage.EmbeddedTLS) []string {
+	return []string{"--" + FlagTrustedCAFile, t.TrustedCAFile, "--" + FlagCertFile, t.CertFile, "--" + FlagKeyFile, t.KeyFile,
+		"--" + FlagPeerCertFile, t.PeerCertFile, "--" + FlagPeerKeyFile, t.PeerKeyFile}
 }

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dnsplane/dnsplane/internal/pki"
 	"github.com/dnsplane/dnsplane/internal/storage"
 )
 
@@ -39,16 +40,40 @@ func TestMain(m *testing.M) {
 	case "member":
 		fs := flag.NewFlagSet("member", flag.ExitOnError)
 		dir := fs.String("data-dir", "", "")
+		var tls storage.EmbeddedTLS
+		fs.StringVar(&tls.TrustedCAFile, FlagTrustedCAFile, "", "")
+		fs.StringVar(&tls.CertFile, FlagCertFile, "", "")
+		fs.StringVar(&tls.KeyFile, FlagKeyFile, "", "")
+		fs.StringVar(&tls.PeerCertFile, FlagPeerCertFile, "", "")
+		fs.StringVar(&tls.PeerKeyFile, FlagPeerKeyFile, "", "")
 		_ = fs.Parse(os.Args[1:])
 		logger := slog.New(slog.NewJSONHandler(os.Stderr, nil))
-		if err := RunMember(context.Background(), *dir, os.Stdin, os.Stdout, logger); err != nil {
+		if err := RunMember(context.Background(), *dir, tls, os.Stdin, os.Stdout, logger); err != nil {
 			os.Exit(1)
 		}
 		os.Exit(0)
 	}
 }
 
-func testConfig(t *testing.T, mode, dir string) Config {
+// testPKI is the etcd PKI of a test: the member gets its server side, connect
+// the client certificate.
+type testPKI struct{ *pki.EtcdPKI }
+
+func newTestPKI(t *testing.T) testPKI {
+	t.Helper()
+	p, err := pki.EnsureEtcd(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return testPKI{p}
+}
+
+func (p testPKI) member() storage.EmbeddedTLS {
+	return storage.EmbeddedTLS{TrustedCAFile: p.CAFile, CertFile: p.ServerCertFile, KeyFile: p.ServerKeyFile,
+		PeerCertFile: p.PeerCertFile, PeerKeyFile: p.PeerKeyFile}
+}
+
+func testConfig(t *testing.T, mode, dir string, p testPKI) Config {
 	t.Helper()
 	t.Setenv(memberEnv, mode)
 	exe, err := os.Executable()
@@ -58,6 +83,7 @@ func testConfig(t *testing.T, mode, dir string) Config {
 	return Config{
 		Command:      []string{exe},
 		DataDir:      dir,
+		TLS:          p.member(),
 		Logger:       slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
 		ReadyTimeout: 30 * time.Second,
 		StopTimeout:  5 * time.Second,
@@ -66,11 +92,11 @@ func testConfig(t *testing.T, mode, dir string) Config {
 	}
 }
 
-func connect(t *testing.T, eps []string) *storage.Store {
+func connect(t *testing.T, eps []string, p testPKI) *storage.Store {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	c, err := storage.Connect(ctx, storage.ClientConfig{Endpoints: eps})
+	c, err := storage.Connect(ctx, storage.ClientConfig{Endpoints: eps, CAFile: p.CAFile, CertFile: p.ClientCertFile, KeyFile: p.ClientKeyFile})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,15 +109,16 @@ func connect(t *testing.T, eps []string) *storage.Store {
 // data with every acknowledged write.
 func TestRestartAfterCrash(t *testing.T) {
 	dir := t.TempDir()
+	p := newTestPKI(t)
 	restarted := make(chan []string, 1)
-	cfg := testConfig(t, "member", dir)
+	cfg := testConfig(t, "member", dir, p)
 	cfg.OnRestart = func(eps []string) { restarted <- eps }
 	s, err := Start(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	st := connect(t, s.Endpoints())
+	st := connect(t, s.Endpoints(), p)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	for i := range 3 {
@@ -110,7 +137,7 @@ func TestRestartAfterCrash(t *testing.T) {
 		case <-ctx.Done():
 			t.Fatalf("member not restarted after kill %d", i+1)
 		}
-		st = connect(t, eps)
+		st = connect(t, eps, p)
 		for j := range i + 1 {
 			if _, err := st.Get(ctx, fmt.Sprintf("configmaps/ns/c%d", j)); err != nil {
 				t.Fatalf("after restart %d: write %d: %v", i+1, j, err)
@@ -167,7 +194,7 @@ func TestStartFailures(t *testing.T) {
 				t.Fatalf("cp: %v: %s", err, out)
 			}
 			tt.damage(t, dir)
-			cfg := testConfig(t, tt.mode, dir)
+			cfg := testConfig(t, tt.mode, dir, newTestPKI(t))
 			cfg.ReadyTimeout = 2 * time.Second
 			s, err := Start(context.Background(), cfg)
 			if err == nil {
@@ -190,7 +217,7 @@ func TestStartFailures(t *testing.T) {
 // TestStartInterrupted: SIGTERM/Ctrl-C during start-up cancels ctx; Start
 // must return within the stop grace even if etcd never becomes ready.
 func TestStartInterrupted(t *testing.T) {
-	cfg := testConfig(t, "hang", t.TempDir())
+	cfg := testConfig(t, "hang", t.TempDir(), newTestPKI(t))
 	cfg.ReadyTimeout = time.Hour
 	ctx, cancel := context.WithCancel(context.Background())
 	errc := make(chan error, 1)
@@ -217,11 +244,12 @@ func TestStartInterrupted(t *testing.T) {
 func populate(t *testing.T) string {
 	t.Helper()
 	dir := t.TempDir()
-	s, err := Start(context.Background(), testConfig(t, "member", dir))
+	p := newTestPKI(t)
+	s, err := Start(context.Background(), testConfig(t, "member", dir, p))
 	if err != nil {
 		t.Fatal(err)
 	}
-	st := connect(t, s.Endpoints())
+	st := connect(t, s.Endpoints(), p)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	for i := range 20 {

@@ -41,7 +41,7 @@ func run(m *testing.M) int {
 	}
 	defer emb.Close()
 	for i := range clients {
-		c, err := storage.Connect(ctx, storage.ClientConfig{Endpoints: emb.Endpoints()})
+		c, err := storage.Connect(ctx, emb.ClientConfig())
 		if err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			return 1

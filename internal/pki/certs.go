@@ -29,8 +29,15 @@ type keyPair struct {
 }
 
 func newCA(now time.Time, validity time.Duration) (keyPair, error) {
+	return newCANamed("dnsplane-ca", now, validity)
+}
+
+// newCANamed is a CA whose common name says which trust domain it roots:
+// etcd has its own CA ("etcd-ca", as kubeadm names it), so that nothing the
+// cluster CA signs is accepted by etcd.
+func newCANamed(cn string, now time.Time, validity time.Duration) (keyPair, error) {
 	tmpl := &x509.Certificate{
-		Subject:               pkix.Name{CommonName: "dnsplane-ca"},
+		Subject:               pkix.Name{CommonName: cn},
 		NotBefore:             now.Add(-clockSkew),
 		NotAfter:              now.Add(validity),
 		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageCRLSign | x509.KeyUsageDigitalSignature,

@@ -101,12 +101,18 @@ func ensure(dir string, hosts []string, o options) (*Bundle, error) {
 }
 
 func ensureCA(dir string, o options) (keyPair, error) {
+	return ensureCANamed(dir, "dnsplane-ca", o)
+}
+
+// ensureCANamed is ensureCA for a CA of common name cn (used only when it
+// is created).
+func ensureCANamed(dir, cn string, o options) (keyPair, error) {
 	certPath, keyPath := filepath.Join(dir, caCertName), filepath.Join(dir, caKeyName)
 	certPEM, err := os.ReadFile(certPath)
 	if errors.Is(err, fs.ErrNotExist) {
 		// A key without a certificate is what a crash between the two writes
 		// below leaves; it was never trusted by anyone, so it is replaced.
-		ca, err := newCA(o.now(), o.caValidity)
+		ca, err := newCANamed(cn, o.now(), o.caValidity)
 		if err != nil {
 			return keyPair{}, err
 		}

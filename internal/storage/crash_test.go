@@ -25,7 +25,7 @@ func crashChild(dir string) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	client, err := Connect(ctx, ClientConfig{Endpoints: emb.Endpoints()})
+	client, err := Connect(ctx, emb.ClientConfig())
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
@@ -76,7 +76,7 @@ func TestEmbeddedCrashKeepsAcknowledgedWrites(t *testing.T) {
 	defer emb.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	client, err := Connect(ctx, ClientConfig{Endpoints: emb.Endpoints()})
+	client, err := Connect(ctx, emb.ClientConfig())
 	if err != nil {
 		t.Fatal(err)
 	}

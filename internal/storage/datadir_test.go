@@ -16,7 +16,7 @@ func populatedDataDir(t *testing.T) string {
 	t.Helper()
 	dir := t.TempDir()
 	emb := startEmbedded(t, dir)
-	client, err := Connect(testCtx(t), ClientConfig{Endpoints: emb.Endpoints()})
+	client, err := Connect(testCtx(t), emb.ClientConfig())
 	if err != nil {
 		t.Fatal(err)
 	}

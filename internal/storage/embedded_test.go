@@ -30,7 +30,7 @@ func TestEmbeddedRestartKeepsData(t *testing.T) {
 	ctx := testCtx(t)
 
 	emb := startEmbedded(t, dir)
-	client, err := Connect(ctx, ClientConfig{Endpoints: emb.Endpoints()})
+	client, err := Connect(ctx, emb.ClientConfig())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -60,7 +60,7 @@ func TestEmbeddedRestartKeepsData(t *testing.T) {
 
 	emb = startEmbedded(t, dir)
 	defer emb.Close()
-	client, err = Connect(ctx, ClientConfig{Endpoints: emb.Endpoints()})
+	client, err = Connect(ctx, emb.ClientConfig())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -104,7 +104,7 @@ func TestEmbeddedDataDirInUse(t *testing.T) {
 
 func TestEmbeddedListensOnLoopbackOnly(t *testing.T) {
 	for _, ep := range sharedClient.Endpoints() {
-		host, _, err := net.SplitHostPort(strings.TrimPrefix(ep, "http://"))
+		host, _, err := net.SplitHostPort(strings.TrimPrefix(ep, "https://"))
 		if err != nil || host != "127.0.0.1" {
 			t.Errorf("endpoint %s is not on 127.0.0.1", ep)
 		}

@@ -39,7 +39,9 @@ func runWithEmbedded(m *testing.M) int {
 		return 1
 	}
 	defer emb.Close()
-	client, err := Connect(ctx, ClientConfig{Endpoints: emb.Endpoints(), Logger: logger})
+	cc := emb.ClientConfig()
+	cc.Logger = logger
+	client, err := Connect(ctx, cc)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1

@@ -33,6 +33,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/dnsplane/dnsplane/internal/datadirlock"
 )
 
 // SocketName is the control socket's name in the data dir.
@@ -231,6 +233,53 @@ func (c Client) SetNode(ctx context.Context, name string, on bool) (NodeStatus, 
 // ErrNotRunning is returned (wrapped) when no `up` serves the data dir.
 var ErrNotRunning = errors.New("no dnsplane up is running")
 
+// SocketMissingError is an `up` that runs, holding the data dir's lock
+// (internal/datadirlock), while its control socket is gone or served by no
+// one: someone removed or replaced the file. Only a restart of that `up`
+// binds the socket again.
+type SocketMissingError struct {
+	DataDir, Socket string
+	// PID is the holder of the data dir's lock, 0 if its lock file does
+	// not say.
+	PID int
+	// Missing: no file at Socket; else a file no one serves.
+	Missing bool
+}
+
+func (e *SocketMissingError) Error() string {
+	who := "dnsplane up"
+	if e.PID > 0 {
+		who = fmt.Sprintf("dnsplane up (pid %d)", e.PID)
+	}
+	state := "is missing"
+	if !e.Missing {
+		state = "is served by no one"
+	}
+	return fmt.Sprintf("%s is running but its control socket %s %s; stop it and start it again (dnsplane up --data-dir %s) to get the socket back",
+		who, e.Socket, state, e.DataDir)
+}
+
+// notServed says why no one answers on the socket: an `up` that holds
+// the data dir but lost its socket, another process holding the data dir
+// (an `apiserver` serves no socket), or nothing.
+func (c Client) notServed(sock string, missing bool) error {
+	h, err := datadirlock.Holder(c.DataDir)
+	switch {
+	case err != nil || h == nil:
+	case !strings.HasSuffix(h.Holder, " apiserver"):
+		// Named by its command line, which global flags before the
+		// subcommand or a wrapper hide: only an apiserver is told apart.
+		return &SocketMissingError{DataDir: c.DataDir, Socket: sock, PID: h.PID, Missing: missing}
+	default:
+		who := h.Holder
+		if h.PID > 0 {
+			who = fmt.Sprintf("%s (pid %d)", h.Holder, h.PID)
+		}
+		return fmt.Errorf("%w with data dir %s: %s holds it, and serves no control socket", ErrNotRunning, c.DataDir, who)
+	}
+	return fmt.Errorf("%w with data dir %s (no one serves %s); start one with dnsplane up --data-dir %s", ErrNotRunning, c.DataDir, sock, c.DataDir)
+}
+
 func (c Client) do(ctx context.Context, method, path string, out any) error {
 	sock := SocketPath(c.DataDir)
 	hc := &http.Client{Transport: &http.Transport{
@@ -246,7 +295,7 @@ func (c Client) do(ctx context.Context, method, path string, out any) error {
 	resp, err := hc.Do(req)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) || errors.Is(err, syscall.ECONNREFUSED) {
-			return fmt.Errorf("%w with data dir %s (no one serves %s); start one with dnsplane up --data-dir %s", ErrNotRunning, c.DataDir, sock, c.DataDir)
+			return c.notServed(sock, errors.Is(err, os.ErrNotExist))
 		}
 		return fmt.Errorf("reaching dnsplane up through %s: %w", sock, err)
 	}

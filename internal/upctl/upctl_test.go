@@ -3,6 +3,7 @@ package upctl
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"os"
 	"slices"
@@ -10,6 +11,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/dnsplane/dnsplane/internal/datadirlock"
 )
 
 type fakeNode struct {
@@ -128,6 +131,32 @@ func TestNotRunning(t *testing.T) {
 	_, err = Client{DataDir: dir}.Nodes(ctx)
 	if !errors.Is(err, ErrNotRunning) {
 		t.Errorf("stale socket: %v", err)
+	}
+}
+
+// TestSocketMissing: an `up` that holds the data dir's lock but whose
+// socket was removed, or replaced by one no one serves, is running, and the
+// error says so with its pid (issue 29: status and node said no up ran).
+func TestSocketMissing(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	dir := t.TempDir()
+	lock, err := datadirlock.Acquire(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lock.Release(true)
+	want := fmt.Sprintf("dnsplane up (pid %d) is running but its control socket %s is missing; ", os.Getpid(), SocketPath(dir))
+	_, err = Client{DataDir: dir}.Nodes(ctx)
+	sm, ok := errors.AsType[*SocketMissingError](err)
+	if !ok || !sm.Missing || sm.PID != os.Getpid() || errors.Is(err, ErrNotRunning) || !strings.HasPrefix(err.Error(), want) {
+		t.Errorf("socket removed: %v; want %q…, not ErrNotRunning", err, want)
+	}
+	stale(t, dir)
+	_, err = Client{DataDir: dir}.Components(ctx)
+	if sm, ok := errors.AsType[*SocketMissingError](err); !ok || sm.Missing || !strings.Contains(err.Error(), SocketPath(dir)+" is served by no one") {
+		t.Errorf("socket replaced: %v", err)
 	}
 }
 

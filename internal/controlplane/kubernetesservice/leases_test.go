@@ -25,7 +25,7 @@ func TestEtcdLeases(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = emb.Close() })
-	client, err := storage.Connect(ctx, storage.ClientConfig{Endpoints: emb.Endpoints()})
+	client, err := storage.Connect(ctx, emb.ClientConfig())
 	if err != nil {
 		t.Fatal(err)
 	}
