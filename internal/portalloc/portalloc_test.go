@@ -33,7 +33,7 @@ func run(m *testing.M) int {
 		return 1
 	}
 	defer emb.Close()
-	client, err = storage.Connect(ctx, storage.ClientConfig{Endpoints: emb.Endpoints()})
+	client, err = storage.Connect(ctx, emb.ClientConfig())
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
