@@ -189,7 +189,7 @@ func TestBlackholeUpstreamBounded(t *testing.T) {
 	kubeconfig, cs := startAPIServer(t, ctx)
 	if _, err := cs.CoreV1().Services("default").Create(ctx, &corev1.Service{
 		ObjectMeta: metav1.ObjectMeta{Name: "web"},
-		Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{{Port: 80, Protocol: corev1.ProtocolTCP, TargetPort: intstr.FromInt32(80)}}},
+		Spec:       corev1.ServiceSpec{Ports: []corev1.ServicePort{{Port: 80, Protocol: corev1.ProtocolTCP, TargetPort: intstr.FromInt32(80)}}},
 	}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
