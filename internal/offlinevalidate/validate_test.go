@@ -31,6 +31,16 @@ func TestValidateSourceFindings(t *testing.T) {
 		{name: "None without dnsConfig", in: "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers: [{name: c, image: i}]\n  dnsPolicy: None\n",
 			wantStatus: []Status{Invalid},
 			want:       []string{"x:4:1: spec.dnsConfig: Required value: must provide `dnsConfig` when `dnsPolicy` is None"}},
+		// issue 29: a newline in an option was accepted, and the node
+		// agent then refused the pod for ever.
+		{name: "dnsParams option with a newline", in: "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers: [{name: c, image: i}]\n  dnsPolicy: Custom\n  dnsParams:\n    custom:\n      options: [rotate, \"edns0\\nnameserver 6.6.6.6\"]\n",
+			wantStatus: []Status{Invalid},
+			want: []string{`x:9:25: spec.dnsParams.custom.options[1]: Invalid value: "edns0\nnameserver 6.6.6.6": must be a single word, without whitespace or control characters: ` +
+				`it is written into the pod's resolv.conf, where whitespace splits it and a newline starts a line of its own`}},
+		{name: "template dnsConfig option value with a newline", in: "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: d}\nspec:\n  selector: {matchLabels: {a: b}}\n  template:\n    metadata: {labels: {a: b}}\n    spec:\n      containers: [{name: c, image: i}]\n      dnsConfig:\n        options: [{name: timeout, value: \"1\\r\\nnameserver 6.6.6.6\"}]\n",
+			wantStatus: []Status{Invalid},
+			want: []string{`x:11:35: spec.template.spec.dnsConfig.options[0].value: Invalid value: "1\r\nnameserver 6.6.6.6": must be a single word, without whitespace or control characters: ` +
+				`it is written into the pod's resolv.conf, where whitespace splits it and a newline starts a line of its own`}},
 		{name: "bad apiVersion", in: "apiVersion: a/b/c\nkind: Pod\n", wantStatus: []Status{Invalid},
 			want: []string{`x:1:1: apiVersion: Invalid value: "a/b/c": unexpected GroupVersion string: a/b/c`}},
 		{name: "fatal decode error", in: "apiVersion: v1\nkind: Pod\nspec: {hostNetwork: maybe}\n", wantStatus: []Status{Invalid},
