@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"io"
+	"net"
 	"strings"
 	"testing"
 
+	"github.com/dnsplane/dnsplane/internal/operator"
 	"github.com/dnsplane/dnsplane/internal/validation"
 )
 
@@ -74,6 +76,13 @@ func TestValidateSourceFindings(t *testing.T) {
 				`x:7:7: spec.pluginConfig.forwardPlugins[0].domain: Invalid value: "svc.cluster.local": must not be a subdomain of the cluster domain "cluster.local": the cluster DNS answers those names itself`,
 				`x:10:9: spec.pluginConfig.forwardPlugins[0].nameServers[1]: Invalid value: "1.2.3.4:99999": port must be between 1 and 65535, inclusive`,
 				`x:11:7: spec.pluginConfig.forwardPlugins[0].policy: Unsupported value: "Fastest": supported values: "Random", "RoundRobin", "Sequential"`,
+			}},
+		// issue 29: the cluster DNS Service's address was accepted.
+		{name: "DNS forwarding to the cluster DNS Service", in: "apiVersion: operator.dnsplane.io/v1\nkind: DNS\nmetadata: {name: default}\nspec:\n  upstreamResolvers:\n    upstreams:\n    - {type: Network, address: 10.96.0.10}\n  pluginConfig:\n    forwardPlugins:\n    - {domain: foo.com, nameServers: [10.96.0.10, \"10.96.0.10:5353\"]}\n",
+			wantStatus: []Status{Invalid},
+			want: []string{
+				`x:7:7: spec.upstreamResolvers.upstreams[0]: Invalid value: "10.96.0.10:53": must not be 10.96.0.10:53, an address this cluster's DNS serves on: the query would come back to it (a forwarding loop)`,
+				`x:10:39: spec.pluginConfig.forwardPlugins[0].nameServers[0]: Invalid value: "10.96.0.10": must not be 10.96.0.10:53, an address this cluster's DNS serves on: the query would come back to it (a forwarding loop)`,
 			}},
 		{name: "DNS unknown field", in: "apiVersion: operator.dnsplane.io/v1\nkind: DNS\nmetadata: {name: default}\nspec:\n  pluginConfig:\n    forwardPlugins:\n    - domain: foo.com\n      nameservers: [1.2.3.4]\n",
 			wantStatus: []Status{Invalid},
@@ -160,5 +169,19 @@ func TestDNS(t *testing.T) {
 	}
 	if _, _, err := (Validator{}).DNS(context.Background(), stringSource("x", "apiVersion: v1\nkind: Namespace\nmetadata: {name: a}\n")); err == nil || errors.Is(err, ErrInvalid) {
 		t.Errorf("a Namespace: %v", err)
+	}
+}
+
+// TestDefaultOwnDNSAddresses: validate's default is the operator's
+// cluster DNS Service address for up's default service range.
+func TestDefaultOwnDNSAddresses(t *testing.T) {
+	t.Parallel()
+	_, n, _ := net.ParseCIDR("10.96.0.0/12")
+	want, err := operator.ServiceAddress(n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(DefaultOwnDNSAddresses) != 1 || DefaultOwnDNSAddresses[0] != want {
+		t.Errorf("DefaultOwnDNSAddresses = %v, want [%v]", DefaultOwnDNSAddresses, want)
 	}
 }
