@@ -195,8 +195,8 @@ spec:
 	stopWatch()
 	wg.Wait()
 
-	t.Logf("descriptors: %d before, %d at peak (limit %d); %d queries sent, %d refused at once, %d reached the blackhole",
-		before, peak.Load(), blackholeNofile, sent, refused, asked.Load())
+	t.Logf("descriptors: %d before, %d at peak (limit %d); %d queries sent, %d refused at once, %d reached the blackhole; up logged %d bytes",
+		before, peak.Load(), blackholeNofile, sent, refused, asked.Load(), len(u.stderr.String()))
 	if !u.running() {
 		t.Fatalf("up died during the flood: %v", u.err)
 	}
