@@ -176,6 +176,8 @@ func burstQueries(ctx context.Context, addr, format string, n, rate int, quick t
 // costs at most corefile.MaxConcurrent descriptors per forward plugin on
 // its path, not one per query; the queries over that are refused at once;
 // and the cluster domain and the API keep answering meanwhile.
+//
+// Not parallel: it counts this process's descriptors.
 func TestBlackholeUpstreamBounded(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts an API server and CoreDNS")
