@@ -28,8 +28,8 @@ func TestNodeCachePrintCorefile(t *testing.T) {
 	}
 	// Every name goes to --cluster-dns (issue 18): the resolv.conf gives
 	// only the host search list, never the `.` block's resolvers.
-	want := block("cluster.local:53 ap.k8s.io:53 in-addr.arpa:53 ip6.arpa:53", "127.0.0.1", "host_search foo.com bar.com", "10.96.0.10:53 {\n        force_tcp\n    }") + "\n" +
-		block(".:53", "127.0.0.1", "host_search foo.com bar.com", "10.96.0.10:53 {\n        prefer_udp\n    }")
+	want := block("cluster.local:53 ap.k8s.io:53 in-addr.arpa:53 ip6.arpa:53", "127.0.0.1", "host_search foo.com bar.com", "10.96.0.10:53 {\n        force_tcp\n        max_concurrent 1000\n    }") + "\n" +
+		block(".:53", "127.0.0.1", "host_search foo.com bar.com", "10.96.0.10:53 {\n        prefer_udp\n        max_concurrent 1000\n    }")
 	out, errOut, code := runCmd(t, "", "nodecache", "--print-corefile", "--listen", "127.0.0.1:53", "--cluster-dns", "10.96.0.10:53", "--upstream-resolv-conf", rc)
 	if code != 0 || out != want || errOut != "" {
 		t.Fatalf("exit %d\nstdout:\n%s\nwant:\n%s\nstderr:\n%s", code, out, want, errOut)

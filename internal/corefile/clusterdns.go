@@ -105,6 +105,22 @@ type ForwardOptions struct {
 	ForceTCP bool
 }
 
+// MaxConcurrent is the max_concurrent of every forward plugin we render:
+// the queries one forward plugin has in flight before it refuses more
+// (REFUSED at once, not counted as a health failure). Each query in
+// flight holds a socket to an upstream until it answers or the plugin's
+// 5s deadline passes, so without it an upstream that never answers turns
+// the query rate into open descriptors (rate × 5s), and in `dnsplane up`
+// those are the API server's descriptors too. 1000 is what kubeadm's and
+// coredns/deployment's Corefiles use, the forward plugin's README sizes
+// it as "upstream query rate × latency" (1000 covers 10,000 qps at
+// 100ms), and it costs about 2 KB of memory per query in flight.
+// docs/dns-operator.md, "Bounded forwarding".
+const MaxConcurrent = 1000
+
+// maxConcurrent is the property line every forward plugin ends with.
+var maxConcurrent = Directive{Name: "max_concurrent", Args: []string{strconv.Itoa(MaxConcurrent)}}
+
 // StubDomain is a domain forwarded to nameservers of its own.
 type StubDomain struct {
 	// Domain is the zone, such as example.com.
@@ -414,6 +430,7 @@ func forwardPlugin(upstreams []string, o ForwardOptions) (Plugin, error) {
 	case !o.TLS:
 		block = append(block, Directive{Name: "prefer_udp"})
 	}
+	block = append(block, maxConcurrent)
 	return Plugin{Name: "forward", Args: to, Block: block}, nil
 }
 

@@ -34,6 +34,7 @@ func TestClusterDNSCorefile(t *testing.T) {
     }
     forward . 192.0.2.53:53 [2001:db8::53]:5353 {
         prefer_udp
+        max_concurrent 1000
     }
     cache 30
 }
@@ -67,6 +68,7 @@ func TestClusterDNSCorefile(t *testing.T) {
     }
     forward . 192.0.2.53:53 [2001:db8::53]:5353 {
         prefer_udp
+        max_concurrent 1000
     }
     cache 5
 }
@@ -87,6 +89,7 @@ func TestClusterDNSCorefile(t *testing.T) {
     }
     forward . 192.0.2.53:53 [2001:db8::53]:5353 {
         prefer_udp
+        max_concurrent 1000
     }
     cache 30
 }
@@ -117,6 +120,7 @@ func TestClusterDNSCorefile(t *testing.T) {
     forward . 192.0.2.1:53 [2001:db8::1]:5353 {
         policy round_robin
         prefer_udp
+        max_concurrent 1000
     }
     cache 900 {
         denial 9984 30
@@ -135,6 +139,7 @@ bar.com:5353 {
         tls_servername dns.bar.com
         tls /etc/ca/bar/ca-bundle.crt
         force_tcp
+        max_concurrent 1000
     }
     cache 900 {
         denial 9984 30
@@ -152,6 +157,7 @@ baz.com:5353 {
     forward . tls://192.0.2.3:8853 {
         tls_servername dns.baz.com
         tls
+        max_concurrent 1000
     }
     cache 900 {
         denial 9984 30
@@ -180,6 +186,7 @@ baz.com:5353 {
     forward . /etc/resolv.conf [2001:db8::53]:53 {
         policy sequential
         prefer_udp
+        max_concurrent 1000
     }
     cache 900 {
         denial 9984 30
@@ -208,6 +215,7 @@ baz.com:5353 {
     }
     forward . 192.0.2.53:53 {
         force_tcp
+        max_concurrent 1000
     }
     cache 30
 }

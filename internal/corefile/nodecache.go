@@ -141,7 +141,7 @@ func nodeCacheModel(o NodeCacheOptions) (Corefile, error) {
 			Server{
 				Zones: []string{cd + ":" + p, "ap.k8s.io:" + p, "in-addr.arpa:" + p, "ip6.arpa:" + p},
 				Plugins: append(common(p, i == 0),
-					Plugin{Name: "forward", Args: append([]string{"."}, clusterDNS...), Block: []Directive{{Name: "force_tcp"}}}),
+					Plugin{Name: "forward", Args: append([]string{"."}, clusterDNS...), Block: []Directive{{Name: "force_tcp"}, maxConcurrent}}),
 			},
 			// Every other name goes to the cluster DNS too, not to the
 			// node's resolvers: its Corefile has the DNS resource's
@@ -153,7 +153,7 @@ func nodeCacheModel(o NodeCacheOptions) (Corefile, error) {
 			Server{
 				Zones: []string{".:" + p},
 				Plugins: append(common(p, false),
-					Plugin{Name: "forward", Args: append([]string{"."}, clusterDNS...), Block: []Directive{{Name: "prefer_udp"}}}),
+					Plugin{Name: "forward", Args: append([]string{"."}, clusterDNS...), Block: []Directive{{Name: "prefer_udp"}, maxConcurrent}}),
 			},
 		)
 	}

@@ -27,6 +27,7 @@ func TestNodeCacheCorefile(t *testing.T) {
     cache 30
     forward . 10.96.0.10:53 {
         force_tcp
+        max_concurrent 1000
     }
 }
 
@@ -42,6 +43,7 @@ func TestNodeCacheCorefile(t *testing.T) {
     cache 30
     forward . 10.96.0.10:53 {
         prefer_udp
+        max_concurrent 1000
     }
 }
 `,
@@ -76,6 +78,7 @@ func TestNodeCacheCorefile(t *testing.T) {
     cache 60
     forward . 10.0.0.1:53 [fd00::1]:5353 {
         force_tcp
+        max_concurrent 1000
     }
 }
 
@@ -93,6 +96,7 @@ func TestNodeCacheCorefile(t *testing.T) {
     cache 60
     forward . 10.0.0.1:53 [fd00::1]:5353 {
         prefer_udp
+        max_concurrent 1000
     }
 }
 
@@ -110,6 +114,7 @@ corp.example:5353 ap.k8s.io:5353 in-addr.arpa:5353 ip6.arpa:5353 {
     cache 60
     forward . 10.0.0.1:53 [fd00::1]:5353 {
         force_tcp
+        max_concurrent 1000
     }
 }
 
@@ -127,6 +132,7 @@ corp.example:5353 ap.k8s.io:5353 in-addr.arpa:5353 ip6.arpa:5353 {
     cache 60
     forward . 10.0.0.1:53 [fd00::1]:5353 {
         prefer_udp
+        max_concurrent 1000
     }
 }
 `,
@@ -145,6 +151,7 @@ corp.example:5353 ap.k8s.io:5353 in-addr.arpa:5353 ip6.arpa:5353 {
     }
     forward . 10.96.0.10:53 {
         force_tcp
+        max_concurrent 1000
     }
 }
 
@@ -159,6 +166,7 @@ corp.example:5353 ap.k8s.io:5353 in-addr.arpa:5353 ip6.arpa:5353 {
     }
     forward . 10.96.0.10:53 {
         prefer_udp
+        max_concurrent 1000
     }
 }
 `,

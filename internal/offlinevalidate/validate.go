@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/netip"
+	"slices"
 	"sort"
 	"strings"
 
@@ -70,12 +72,28 @@ type Validator struct {
 	// ClusterDomain is the cluster domain the DNS rules protect; empty
 	// means cluster.local.
 	ClusterDomain string
+	// OwnDNSAddresses are the addresses the cluster's DNS serves on, which
+	// no DNS forwarder may name (a forwarding loop); nil means
+	// DefaultOwnDNSAddresses.
+	OwnDNSAddresses []netip.AddrPort
 }
+
+// DefaultOwnDNSAddresses is the cluster DNS Service's address with `up`'s
+// and kubeadm's service range 10.96.0.0/12 (operator.ServiceAddress):
+// `validate` refuses a forwarder naming it, as the API server of `up`
+// does (docs/dns-operator.md, "Forwarding loops"). The addresses `up`
+// listens on depend on its flags and are left to its API server.
+var DefaultOwnDNSAddresses = []netip.AddrPort{netip.AddrPortFrom(netip.AddrFrom4([4]byte{10, 96, 0, 10}), 53)}
 
 // strategies are the server's, without what only a server has (cluster
 // IPs, namespaces to read).
 func (v Validator) strategies() map[schema.GroupKind]rest.Strategy {
-	return registry.Strategies(registry.Config{DNS: v.Options, ClusterDomain: v.ClusterDomain})
+	own := v.OwnDNSAddresses
+	if own == nil {
+		own = DefaultOwnDNSAddresses
+	}
+	return registry.Strategies(registry.Config{DNS: v.Options, ClusterDomain: v.ClusterDomain,
+		OwnDNSAddresses: func() []netip.AddrPort { return slices.Clone(own) }})
 }
 
 // ValidateSource checks every object of one source. A source that cannot be

@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"io"
+	"net"
 	"strings"
 	"testing"
 
+	"github.com/dnsplane/dnsplane/internal/operator"
 	"github.com/dnsplane/dnsplane/internal/validation"
 )
 
@@ -31,6 +33,16 @@ func TestValidateSourceFindings(t *testing.T) {
 		{name: "None without dnsConfig", in: "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers: [{name: c, image: i}]\n  dnsPolicy: None\n",
 			wantStatus: []Status{Invalid},
 			want:       []string{"x:4:1: spec.dnsConfig: Required value: must provide `dnsConfig` when `dnsPolicy` is None"}},
+		// issue 29: a newline in an option was accepted, and the node
+		// agent then refused the pod for ever.
+		{name: "dnsParams option with a newline", in: "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers: [{name: c, image: i}]\n  dnsPolicy: Custom\n  dnsParams:\n    custom:\n      options: [rotate, \"edns0\\nnameserver 6.6.6.6\"]\n",
+			wantStatus: []Status{Invalid},
+			want: []string{`x:9:25: spec.dnsParams.custom.options[1]: Invalid value: "edns0\nnameserver 6.6.6.6": must be a single word, without whitespace or control characters: ` +
+				`it is written into the pod's resolv.conf, where whitespace splits it and a newline starts a line of its own`}},
+		{name: "template dnsConfig option value with a newline", in: "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: d}\nspec:\n  selector: {matchLabels: {a: b}}\n  template:\n    metadata: {labels: {a: b}}\n    spec:\n      containers: [{name: c, image: i}]\n      dnsConfig:\n        options: [{name: timeout, value: \"1\\r\\nnameserver 6.6.6.6\"}]\n",
+			wantStatus: []Status{Invalid},
+			want: []string{`x:11:35: spec.template.spec.dnsConfig.options[0].value: Invalid value: "1\r\nnameserver 6.6.6.6": must be a single word, without whitespace or control characters: ` +
+				`it is written into the pod's resolv.conf, where whitespace splits it and a newline starts a line of its own`}},
 		{name: "bad apiVersion", in: "apiVersion: a/b/c\nkind: Pod\n", wantStatus: []Status{Invalid},
 			want: []string{`x:1:1: apiVersion: Invalid value: "a/b/c": unexpected GroupVersion string: a/b/c`}},
 		{name: "fatal decode error", in: "apiVersion: v1\nkind: Pod\nspec: {hostNetwork: maybe}\n", wantStatus: []Status{Invalid},
@@ -64,6 +76,13 @@ func TestValidateSourceFindings(t *testing.T) {
 				`x:7:7: spec.pluginConfig.forwardPlugins[0].domain: Invalid value: "svc.cluster.local": must not be a subdomain of the cluster domain "cluster.local": the cluster DNS answers those names itself`,
 				`x:10:9: spec.pluginConfig.forwardPlugins[0].nameServers[1]: Invalid value: "1.2.3.4:99999": port must be between 1 and 65535, inclusive`,
 				`x:11:7: spec.pluginConfig.forwardPlugins[0].policy: Unsupported value: "Fastest": supported values: "Random", "RoundRobin", "Sequential"`,
+			}},
+		// issue 29: the cluster DNS Service's address was accepted.
+		{name: "DNS forwarding to the cluster DNS Service", in: "apiVersion: operator.dnsplane.io/v1\nkind: DNS\nmetadata: {name: default}\nspec:\n  upstreamResolvers:\n    upstreams:\n    - {type: Network, address: 10.96.0.10}\n  pluginConfig:\n    forwardPlugins:\n    - {domain: foo.com, nameServers: [10.96.0.10, \"10.96.0.10:5353\"]}\n",
+			wantStatus: []Status{Invalid},
+			want: []string{
+				`x:7:7: spec.upstreamResolvers.upstreams[0]: Invalid value: "10.96.0.10:53": must not be 10.96.0.10:53, an address this cluster's DNS serves on: the query would come back to it (a forwarding loop)`,
+				`x:10:39: spec.pluginConfig.forwardPlugins[0].nameServers[0]: Invalid value: "10.96.0.10": must not be 10.96.0.10:53, an address this cluster's DNS serves on: the query would come back to it (a forwarding loop)`,
 			}},
 		{name: "DNS unknown field", in: "apiVersion: operator.dnsplane.io/v1\nkind: DNS\nmetadata: {name: default}\nspec:\n  pluginConfig:\n    forwardPlugins:\n    - domain: foo.com\n      nameservers: [1.2.3.4]\n",
 			wantStatus: []Status{Invalid},
@@ -150,5 +169,19 @@ func TestDNS(t *testing.T) {
 	}
 	if _, _, err := (Validator{}).DNS(context.Background(), stringSource("x", "apiVersion: v1\nkind: Namespace\nmetadata: {name: a}\n")); err == nil || errors.Is(err, ErrInvalid) {
 		t.Errorf("a Namespace: %v", err)
+	}
+}
+
+// TestDefaultOwnDNSAddresses: validate's default is the operator's
+// cluster DNS Service address for up's default service range.
+func TestDefaultOwnDNSAddresses(t *testing.T) {
+	t.Parallel()
+	_, n, _ := net.ParseCIDR("10.96.0.0/12")
+	want, err := operator.ServiceAddress(n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(DefaultOwnDNSAddresses) != 1 || DefaultOwnDNSAddresses[0] != want {
+		t.Errorf("DefaultOwnDNSAddresses = %v, want [%v]", DefaultOwnDNSAddresses, want)
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"math/big"
 	"net"
+	"net/netip"
 	"path/filepath"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -20,6 +21,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 
 	operatorv1 "github.com/dnsplane/dnsplane/api/operator/v1"
+	"github.com/dnsplane/dnsplane/internal/operator/dnsspec"
 	"github.com/dnsplane/dnsplane/internal/operator/render"
 )
 
@@ -68,6 +70,21 @@ func ServiceIP(serviceRange *net.IPNet) (net.IP, error) {
 	ip := make(net.IP, len(base))
 	copy(ip[len(ip)-len(b):], b)
 	return ip, nil
+}
+
+// ServiceAddress is where pods reach the cluster DNS Service: its
+// ServiceIP, port 53. No forwarder may name it: its queries would come
+// back to the cluster DNS (dnsspec.ValidateNotOwn).
+func ServiceAddress(serviceRange *net.IPNet) (netip.AddrPort, error) {
+	ip, err := ServiceIP(serviceRange)
+	if err != nil {
+		return netip.AddrPort{}, err
+	}
+	a, ok := netip.AddrFromSlice(ip)
+	if !ok {
+		return netip.AddrPort{}, fmt.Errorf("service range %s: no address", serviceRange)
+	}
+	return netip.AddrPortFrom(a.Unmap(), dnsspec.DNSPort), nil
 }
 
 // CorefileHash is the hash the pod template carries.

@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"maps"
 	"net"
-	"net/netip"
 	"os"
 	"path/filepath"
 	"slices"
@@ -201,16 +200,14 @@ func NewReconciler(cfg Config, kube kubernetes.Interface, dns versioned.Interfac
 	if cfg.Checker == nil {
 		return nil, errors.New("operator: a Corefile checker is required")
 	}
-	ip, err := ServiceIP(cfg.ServiceRange)
+	svc, err := ServiceAddress(cfg.ServiceRange)
 	if err != nil {
 		return nil, err
 	}
 	// A forwarder naming the cluster DNS Service's address sends its
 	// queries back to the cluster DNS: the renderer leaves it out and the
 	// status says why (dnsspec.ValidateNotOwn).
-	if a, ok := netip.AddrFromSlice(ip); ok {
-		cfg.Render.OwnAddresses = append(slices.Clip(cfg.Render.OwnAddresses), netip.AddrPortFrom(a.Unmap(), dnsspec.DNSPort))
-	}
+	cfg.Render.OwnAddresses = append(slices.Clip(cfg.Render.OwnAddresses), svc)
 	if cfg.Image == "" {
 		cfg.Image = DefaultImage
 	}

@@ -46,6 +46,11 @@ func ForPod(pod *dpcorev1.Pod, node Node) (Config, []Warning, error) {
 	if pod == nil {
 		return Config{}, nil, errors.New("resolvconf: nil pod")
 	}
+	// Before base: a bad word in dnsParams would otherwise surface as an
+	// expansion error that does not say what to do.
+	if err := checkSpecWords(&pod.Spec); err != nil {
+		return Config{}, nil, fmt.Errorf("pod %s/%s: %w", pod.Namespace, pod.Name, err)
+	}
 	c, warnings, err := base(pod, node)
 	if err != nil {
 		return Config{}, nil, err

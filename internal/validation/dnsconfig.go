@@ -11,7 +11,7 @@ const maxNameservers = 3
 // validateDNSConfig checks spec.dnsConfig with upstream's rules, order and
 // messages (validatePodDNSConfig in k/k pkg/apis/core/validation). ClusterFirstWithAutopath and Custom pods may
 // carry a dnsConfig too; the node agent merges it as for ClusterFirst.
-func validateDNSConfig(cfg *corev1.PodDNSConfig, policy corev1.DNSPolicy, fldPath *field.Path, relaxed bool) field.ErrorList {
+func validateDNSConfig(cfg *corev1.PodDNSConfig, policy corev1.DNSPolicy, fldPath *field.Path, relaxed bool, kept keptWords) field.ErrorList {
 	nsPath := fldPath.Child("nameservers")
 	if policy == corev1.DNSNone {
 		// Without nameservers a None pod has no resolver at all, and the
@@ -47,8 +47,17 @@ func validateDNSConfig(cfg *corev1.PodDNSConfig, policy corev1.DNSPolicy, fldPat
 	}
 
 	for i, opt := range cfg.Options {
+		optPath := fldPath.Child("options").Index(i)
 		if opt.Name == "" {
-			errs = append(errs, field.Required(fldPath.Child("options").Index(i), "must not be empty"))
+			errs = append(errs, field.Required(optPath, "must not be empty"))
+		} else {
+			// Stricter than kube-apiserver, which takes any name and
+			// value: both go into the pod's resolv.conf as they are
+			// (docs/pod-dns.md, "Rules").
+			errs = append(errs, validateWord(opt.Name, optPath.Child("name"), kept)...)
+		}
+		if opt.Value != nil && *opt.Value != "" {
+			errs = append(errs, validateWord(*opt.Value, optPath.Child("value"), kept)...)
 		}
 	}
 	return errs

@@ -20,7 +20,7 @@ const msgBadNdots = "ndots must be an integer between 0 and 15 (glibc and musl c
 // validateDNSParams checks spec.dnsParams against the policy (docs/pod-dns.md, "Rules") and
 // validates its content whenever it is present, even when the pairing with
 // the policy is already wrong, so one round trip shows every problem.
-func validateDNSParams(params *dpcorev1.PodDNSParams, policy corev1.DNSPolicy, fldPath *field.Path, relaxed bool) field.ErrorList {
+func validateDNSParams(params *dpcorev1.PodDNSParams, policy corev1.DNSPolicy, fldPath *field.Path, relaxed bool, kept keptWords) field.ErrorList {
 	var errs field.ErrorList
 	custom := policy == dpcorev1.DNSCustom
 	switch {
@@ -34,19 +34,19 @@ func validateDNSParams(params *dpcorev1.PodDNSParams, policy corev1.DNSPolicy, f
 		errs = append(errs, field.Required(fldPath.Child("custom"), "must be set when `dnsPolicy` is Custom"))
 	}
 	if params.Custom != nil {
-		errs = append(errs, validateCustom(params.Custom, fldPath.Child("custom"), relaxed)...)
+		errs = append(errs, validateCustom(params.Custom, fldPath.Child("custom"), relaxed, kept)...)
 	}
 	return errs
 }
 
-func validateCustom(c *dpcorev1.PodDNSParamsCustom, fldPath *field.Path, relaxed bool) field.ErrorList {
+func validateCustom(c *dpcorev1.PodDNSParamsCustom, fldPath *field.Path, relaxed bool, kept keptWords) field.ErrorList {
 	searchPath := fldPath.Child("search")
 	errs := validateSearchLimits(c.Search, searchPath)
 	for i, entry := range c.Search {
 		errs = append(errs, validateCustomSearch(entry, i, len(c.Search), searchPath.Index(i), relaxed)...)
 	}
 	for i, opt := range c.Options {
-		errs = append(errs, validateCustomOption(opt, fldPath.Child("options").Index(i))...)
+		errs = append(errs, validateCustomOption(opt, fldPath.Child("options").Index(i), kept)...)
 	}
 	return errs
 }
@@ -71,20 +71,20 @@ func validateCustomSearch(entry string, i, n int, fldPath *field.Path, relaxed b
 	return errs
 }
 
-// validateCustomOption only looks at ndots: other options go to the options
-// line unmodified, as dnsConfig option values do upstream.
-func validateCustomOption(opt string, fldPath *field.Path) field.ErrorList {
+// validateCustomOption checks ndots, and that every option stays one word
+// of the options line: other options go to the options line unmodified,
+// as dnsConfig option values do upstream, and a newline in one would add
+// a line of its own to the pod's resolv.conf (which the node agent then
+// refuses, so the pod would never start).
+func validateCustomOption(opt string, fldPath *field.Path, kept keptWords) field.ErrorList {
 	if opt == "" {
 		return field.ErrorList{field.Required(fldPath, "must not be empty")}
 	}
 	name, value, hasValue := strings.Cut(opt, ":")
-	if name != "ndots" {
-		return nil
-	}
-	if !hasValue || !validNdots(value) {
+	if name == "ndots" && (!hasValue || !validNdots(value)) {
 		return field.ErrorList{field.Invalid(fldPath, opt, msgBadNdots)}
 	}
-	return nil
+	return validateWord(opt, fldPath, kept)
 }
 
 // validNdots accepts plain decimal digits only: a sign or space would be

@@ -15,9 +15,10 @@ func ValidatePodSpecDNS(spec, old *dpcorev1.PodSpec, fldPath *field.Path, opts O
 		return nil
 	}
 	relaxed := relaxedSearch(old, opts.RelaxedDNSSearchValidation)
+	kept := keptWordsOf(old)
 	var errs field.ErrorList
 	errs = append(errs, validateDNSPolicy(spec.DNSPolicy, old, fldPath.Child("dnsPolicy"), opts)...)
-	errs = append(errs, validateDNSConfig(spec.DNSConfig, spec.DNSPolicy, fldPath.Child("dnsConfig"), relaxed)...)
-	errs = append(errs, validateDNSParams(spec.DNSParams, spec.DNSPolicy, fldPath.Child("dnsParams"), relaxed)...)
+	errs = append(errs, validateDNSConfig(spec.DNSConfig, spec.DNSPolicy, fldPath.Child("dnsConfig"), relaxed, kept)...)
+	errs = append(errs, validateDNSParams(spec.DNSParams, spec.DNSPolicy, fldPath.Child("dnsParams"), relaxed, kept)...)
 	return errs
 }

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/netip"
 	"path/filepath"
 	"time"
 
@@ -81,6 +82,24 @@ func (r *Role) Validate() error {
 		return errors.New("operator role: no Corefile checker")
 	}
 	return nil
+}
+
+// DNSAddresses implements controlplane.DNSAddresser: the cluster DNS
+// Service's address (10.96.0.10:53 for 10.96.0.0/12), which this role
+// publishes. The API server then refuses a DNS resource forwarding there,
+// as docs/dns-operator.md says, instead of storing it for the operator to
+// leave out (issue 29); nil when the range is not usable, which Validate
+// reports.
+func (r *Role) DNSAddresses() []netip.AddrPort {
+	_, n, err := net.ParseCIDR(r.cfg.ServiceRange)
+	if err != nil {
+		return nil
+	}
+	a, err := operator.ServiceAddress(n)
+	if err != nil {
+		return nil
+	}
+	return []netip.AddrPort{a}
 }
 
 // Components implements controlplane.Role.
