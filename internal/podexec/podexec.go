@@ -133,3 +133,42 @@ func Main(args []string) (int, error) {
 	}
 	return ExitCannotRun, fmt.Errorf("exec %s: %w", argv[0], err)
 }
+
+// ExecAs is a session's last step inside its pod's sandbox
+// (internal/podsandbox), which has set up the mounts already: `[--user=UID:GID]
+// [--groups=GID,...] -- CMD [ARG...]` drops every capability, sets
+// no_new_privs and the identity (Restrict), and execs the command. A
+// --privileged flag is refused: privileged pods do not run in a sandbox.
+// Like Main it returns only on failure.
+func ExecAs(args []string) (int, error) {
+	id := Identity{UID: Nobody, GID: Nobody}
+	for len(args) > 0 && args[0] != "--" {
+		ok, err := parseIdentityFlag(&id, args[0])
+		if err != nil {
+			return 2, err
+		}
+		if !ok || id.Privileged {
+			return 2, fmt.Errorf("session: unexpected argument %q", args[0])
+		}
+		args = args[1:]
+	}
+	if len(args) < 2 {
+		return 2, errors.New("session: want [--user=UID:GID] [--groups=GID,...] -- COMMAND [ARG...]")
+	}
+	argv := args[1:]
+	if err := Restrict(id); err != nil {
+		return ExitCannotRun, err
+	}
+	path, err := exec.LookPath(argv[0])
+	if err != nil {
+		return ExitNotFound, err
+	}
+	err = execve(path, argv, os.Environ())
+	if errors.Is(err, os.ErrNotExist) {
+		return ExitNotFound, fmt.Errorf("exec %s: %w", argv[0], err)
+	}
+	return ExitCannotRun, fmt.Errorf("exec %s: %w", argv[0], err)
+}
+
+// IdentityArgs are the identity flags of id, as ExecAs reads them.
+func IdentityArgs(id Identity) []string { return id.args() }
