@@ -56,3 +56,16 @@ func (*Manager) Close() {}
 
 // Dial fails off Linux.
 func Dial(context.Context, string, types.UID) (*net.UnixConn, error) { return nil, errUnsupported }
+
+// Ensurer starts the sandbox of a pod of the node unless it runs.
+type Ensurer interface {
+	EnsureSandbox(ctx context.Context, uid types.UID) error
+}
+
+// ServeEnsure fails off Linux.
+func ServeEnsure(context.Context, string, Ensurer, *slog.Logger) error { return errUnsupported }
+
+// DialSession fails off Linux.
+func DialSession(context.Context, string, types.UID) (*net.UnixConn, error) {
+	return nil, errUnsupported
+}

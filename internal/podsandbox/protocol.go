@@ -119,29 +119,44 @@ func (r Request) Validate() error {
 	return nil
 }
 
-// Run sends r with files on conn and waits for the response. When ctx
-// ends first the connection is closed, which kills the session.
+// Run sends r with files on conn (Start) and waits for the response
+// (Wait).
 func Run(ctx context.Context, conn *net.UnixConn, r Request, files []*os.File) (Response, error) {
-	if err := r.Validate(); err != nil {
+	if err := Start(conn, r, files); err != nil {
 		return Response{}, err
 	}
+	return Wait(ctx, conn)
+}
+
+// Start sends r with files on conn. The sandbox has its own copies of the
+// files once it returns: the caller's may be closed.
+func Start(conn *net.UnixConn, r Request, files []*os.File) error {
+	if err := r.Validate(); err != nil {
+		return err
+	}
 	if len(files) != r.Files() {
-		return Response{}, fmt.Errorf("session with %d descriptors: want %d", len(files), r.Files())
+		return fmt.Errorf("session with %d descriptors: want %d", len(files), r.Files())
 	}
 	data, err := json.Marshal(r)
 	if err != nil {
-		return Response{}, err
+		return err
 	}
 	if len(data) > MaxRequestSize {
-		return Response{}, fmt.Errorf("command and environment of %d bytes: over %d", len(data), MaxRequestSize)
+		return fmt.Errorf("command and environment of %d bytes: over %d", len(data), MaxRequestSize)
 	}
 	fds := make([]int, len(files))
 	for i, f := range files {
 		fds[i] = int(f.Fd())
 	}
 	if _, _, err := conn.WriteMsgUnix(data, unix.UnixRights(fds...), nil); err != nil {
-		return Response{}, fmt.Errorf("sending the session to the pod's sandbox: %w", err)
+		return fmt.Errorf("sending the session to the pod's sandbox: %w", err)
 	}
+	return nil
+}
+
+// Wait waits for the session's response. When ctx ends first the
+// connection is closed, which kills the session.
+func Wait(ctx context.Context, conn *net.UnixConn) (Response, error) {
 	stop := context.AfterFunc(ctx, func() { _ = conn.Close() })
 	defer stop()
 	buf := make([]byte, 4096)

@@ -27,9 +27,9 @@ const outputDrain = 5 * time.Second
 // and the remotecommand plumbing are the agent's.
 func runInSandbox(ctx context.Context, stateDir string, uid types.UID, id podexec.Identity, argv []string,
 	in io.Reader, out, errOut io.Writer, tty bool, resize <-chan remotecommand.TerminalSize) error {
-	conn, err := podsandbox.Dial(ctx, stateDir, uid)
+	conn, err := podsandbox.DialSession(ctx, stateDir, uid)
 	if err != nil {
-		return fmt.Errorf("the pod's sandbox is not running (the agent starts it with the pod): %w", err)
+		return fmt.Errorf("the pod's sandbox: %w", err)
 	}
 	defer conn.Close()
 	req := podsandbox.Request{Argv: argv, Env: commandEnv(tty, id.UID), UID: id.UID, GID: id.GID, Groups: id.Groups, TTY: tty}
@@ -95,17 +95,25 @@ func runInSandbox(ctx context.Context, stateDir string, uid types.UID, id podexe
 			copyOut(w, r)
 		}
 	}
-	resp, err := podsandbox.Run(ctx, conn, req, send)
+	err = podsandbox.Start(conn, req, send)
+	// The session holds its ends now: ours would keep the output copies
+	// from ever seeing EOF, and cost descriptors for the session's life.
 	for _, f := range send {
 		_ = f.Close()
 	}
 	send = nil
-	drain := time.NewTimer(outputDrain)
-	defer drain.Stop()
+	if err != nil {
+		return err
+	}
+	resp, err := podsandbox.Wait(ctx, conn)
+	// One deadline for all the copies; the deferred close of our read
+	// ends then ends those still running.
+	drain, cancel := context.WithTimeout(context.Background(), outputDrain)
+	defer cancel()
 	for _, done := range copies {
 		select {
 		case <-done:
-		case <-drain.C:
+		case <-drain.Done():
 		}
 	}
 	if err != nil {
