@@ -150,7 +150,10 @@ func execInSandbox(ctx context.Context, stateDir string, pod *corev1.Pod, id pod
 			env = append(env, e)
 		}
 	}
-	resp, err := podsandbox.Run(ctx, conn, podsandbox.Request{Argv: argv, Env: env, UID: id.UID, GID: id.GID, Groups: id.Groups},
+	// The command runs where this one was started, as it did when
+	// dnsplane exec ran it on the host: `./gai` runs this directory's.
+	wd, _ := os.Getwd()
+	resp, err := podsandbox.Run(ctx, conn, podsandbox.Request{Argv: argv, Env: env, UID: id.UID, GID: id.GID, Groups: id.Groups, Dir: wd},
 		[]*os.File{os.Stdin, os.Stdout, os.Stderr})
 	switch {
 	case err != nil:

@@ -142,7 +142,12 @@ func Main(args []string) (int, error) {
 // Like Main it returns only on failure.
 func ExecAs(args []string) (int, error) {
 	id := Identity{UID: Nobody, GID: Nobody}
+	dir := ""
 	for len(args) > 0 && args[0] != "--" {
+		if d, ok := strings.CutPrefix(args[0], ChdirFlag); ok {
+			dir, args = d, args[1:]
+			continue
+		}
 		ok, err := parseIdentityFlag(&id, args[0])
 		if err != nil {
 			return 2, err
@@ -159,6 +164,12 @@ func ExecAs(args []string) (int, error) {
 	if err := Restrict(id); err != nil {
 		return ExitCannotRun, err
 	}
+	// As the pod's user: a directory it may not enter is not entered.
+	if dir != "" {
+		if err := os.Chdir(dir); err != nil {
+			fmt.Fprintf(os.Stderr, "dnsplane: the pod's user cannot enter %s (%v): running in /\n", dir, err)
+		}
+	}
 	path, err := exec.LookPath(argv[0])
 	if err != nil {
 		return ExitNotFound, err
@@ -169,6 +180,9 @@ func ExecAs(args []string) (int, error) {
 	}
 	return ExitCannotRun, fmt.Errorf("exec %s: %w", argv[0], err)
 }
+
+// ChdirFlag names the working directory of ExecAs's command.
+const ChdirFlag = "--chdir="
 
 // IdentityArgs are the identity flags of id, as ExecAs reads them.
 func IdentityArgs(id Identity) []string { return id.args() }

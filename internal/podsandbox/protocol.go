@@ -37,6 +37,9 @@ type Request struct {
 	UID    uint32   `json:"uid"`
 	GID    uint32   `json:"gid"`
 	Groups []uint32 `json:"groups,omitempty"`
+	// Dir is the working directory, absolute; "" = "/". One the pod's
+	// user may not enter is replaced by "/" with a warning on stderr.
+	Dir string `json:"dir,omitempty"`
 	// TTY: one descriptor, a terminal the command gets as its
 	// controlling terminal in a session of its own.
 	TTY bool `json:"tty,omitempty"`
@@ -99,6 +102,9 @@ func (r Request) Validate() error {
 		if strings.IndexByte(a, 0) >= 0 {
 			return errors.New("request: an argument contains NUL")
 		}
+	}
+	if r.Dir != "" && (r.Dir[0] != '/' || strings.IndexByte(r.Dir, 0) >= 0) {
+		return fmt.Errorf("request: working directory %q is not an absolute path", r.Dir)
 	}
 	for _, e := range r.Env {
 		if strings.IndexByte(e, 0) >= 0 {

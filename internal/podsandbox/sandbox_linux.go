@@ -261,6 +261,9 @@ func (s *sandbox) session(conn *net.UnixConn) {
 		s.log.Warn("the pod's files were rewritten but cannot be mounted again", "err", err)
 	}
 	args := append([]string{"dnsplane", Subcommand, "session"}, podexec.IdentityArgs(podexec.Identity{UID: req.UID, GID: req.GID, Groups: req.Groups})...)
+	if req.Dir != "" {
+		args = append(args, podexec.ChdirFlag+req.Dir)
+	}
 	args = append(args, "--")
 	args = append(args, req.Argv...)
 	attr := &os.ProcAttr{Dir: "/", Env: req.Env, Sys: &syscall.SysProcAttr{Setpgid: true}}
