@@ -28,6 +28,9 @@ type Ensurer interface {
 // ServeEnsure serves the agent's socket until ctx ends: each connection
 // sends a pod UID and a newline, and gets "ok" or "error: ..." back.
 func ServeEnsure(ctx context.Context, stateDir string, e Ensurer, log *slog.Logger) error {
+	if log == nil {
+		log = slog.Default()
+	}
 	l, err := listenPath(stateDir, agentSocket, "unix")
 	if err != nil {
 		return fmt.Errorf("pod sandboxes' agent socket: %w", err)
