@@ -1,20 +1,20 @@
-// Package podexec runs a command with a pod's DNS files in place: in a
-// private mount namespace where the pod's resolv.conf and hosts, as the node
-// agent writes them (internal/podfiles), are bind-mounted read-only on
-// /etc/resolv.conf and /etc/hosts, the way kubelet bind-mounts them into a
-// container. The command runs as the pod's securityContext user and group
-// (Nobody when it names none), with no capabilities and no_new_privs, unless
-// the container is privileged (IdentityOf, Restrict). Nothing else is
-// isolated: the command sees the host's processes, network and files
-// otherwise, as far as its user may.
+// Package podexec is who an exec session of a pod runs as (IdentityOf)
+// and the last step of every session: no capabilities and no_new_privs
+// unless the container is privileged, then the pod's user and groups
+// (Restrict), then execve.
 //
-// A Go program cannot safely unshare a mount namespace for a child it
-// starts with os/exec and then mount inside it, so the work happens in a
-// hidden subcommand of the dnsplane binary (Subcommand): it unshares the
-// mount namespace on its locked thread, makes every mount private so nothing
-// propagates back to the host, bind-mounts the files and execs the command.
-// `dnsplane exec` execs that subcommand in place; the agent's exec server
-// starts it as a child with pipes (Command).
+// An unprivileged pod's sessions run in its sandbox (internal/podsandbox,
+// docs/exec.md), whose last step is ExecAs. A privileged container's, which
+// the API server admits only under --allow-privileged, run on the host as
+// root: the hidden subcommand (Subcommand) unshares a private mount
+// namespace on its locked thread, bind-mounts the pod's resolv.conf and
+// hosts, as the node agent writes them (internal/podfiles), read-only on
+// /etc/resolv.conf and /etc/hosts, the way kubelet bind-mounts them into a
+// container, and execs the command. Nothing else is isolated for it. A Go
+// program cannot safely unshare a mount namespace for a child it starts
+// with os/exec and then mount inside it, hence the subcommand: `dnsplane
+// exec` execs it in place; the agent's exec server starts it as a child
+// with pipes (Command).
 package podexec
 
 import (

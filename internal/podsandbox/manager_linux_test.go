@@ -132,6 +132,12 @@ func TestSandboxSession(t *testing.T) {
 		t.Errorf("the state dir is visible in the sandbox: %q", out)
 	}
 
+	// The pod's root cannot end the pod's sandbox.
+	f.run(t, 0, "for s in HUP INT TERM QUIT USR1 USR2 PIPE KILL; do kill -$s 1; done; sleep 0.2")
+	if out, _ := f.run(t, 0, "tr '\\0' ' ' < /proc/1/cmdline"); !strings.Contains(out, Subcommand+" sandbox") || !f.m.Running(f.pod.UID) {
+		t.Errorf("after signals to PID 1: %q, running %t", out, f.m.Running(f.pod.UID))
+	}
+
 	// A rewrite of the pod's files reaches the next session.
 	writePodFile(t, f.pod.Dir, podfiles.ResolvConf, "nameserver 10.96.0.11\n")
 	if out, _ := f.run(t, 65534, "cat /etc/resolv.conf; echo x > /etc/resolv.conf"); !strings.HasPrefix(out, "nameserver 10.96.0.11\n") || !strings.Contains(out, "Read-only") {

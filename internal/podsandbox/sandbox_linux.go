@@ -49,6 +49,11 @@ func Main(args []string) (int, error) {
 		return 2, fmt.Errorf("sandbox spec: %w", err)
 	}
 	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
+	// A session that is the pod's root may signal its PID 1, and the
+	// kernel delivers what PID 1 handles: Go's handlers would end the
+	// sandbox, and every session of the pod with it. The agent ends it
+	// with SIGKILL, which no handler sees.
+	signal.Ignore(unix.SIGHUP, unix.SIGINT, unix.SIGTERM, unix.SIGQUIT, unix.SIGUSR1, unix.SIGUSR2, unix.SIGPIPE)
 	for fd := 3; fd < 3+sandboxFiles; fd++ {
 		// Sessions must not inherit the listener (it runs commands as the
 		// sandbox's root), the range's lock nor the pod's files.

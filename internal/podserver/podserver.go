@@ -4,9 +4,11 @@
 // (k8s.io/cri-streaming's remotecommand: SPDY v1-v4 and WebSocket up to
 // v4.channel.k8s.io; the API server translates kubectl's WebSocket v5 to
 // SPDY, as kube-apiserver does for kubelets) and runs the command as
-// `dnsplane exec` does: with the pod's resolv.conf and hosts bind-mounted on
-// /etc (internal/podexec). dnsplane runs no containers, so /attach and
-// /containerLogs answer with a clear refusal.
+// `dnsplane exec` does: in the pod's sandbox (internal/podsandbox,
+// docs/exec.md), or, for a privileged container, on the host with the pod's
+// resolv.conf and hosts bind-mounted on /etc (internal/podexec). dnsplane
+// runs no containers, so /attach and /containerLogs answer with a clear
+// refusal.
 //
 // Only clients with a certificate from the configured CA get past the TLS
 // handshake: the API server's kubelet-client certificate, or an admin's.
