@@ -3,11 +3,13 @@ package main
 import (
 	"fmt"
 	"net"
+	"os"
 
 	"github.com/spf13/cobra"
 	"golang.org/x/sync/errgroup"
 
 	"github.com/dnsplane/dnsplane/internal/agent"
+	"github.com/dnsplane/dnsplane/internal/podsandbox"
 )
 
 func newAgentCommand() *cobra.Command {
@@ -56,6 +58,12 @@ as by kubelet. There are no containers. See docs/agent.md.`,
 			}
 			cfg.QPS, cfg.Burst = apiQPS, apiBurst
 			c.Client, c.Logger, c.DaemonPort = cfg, logger, int32(daemonPort) //nolint:gosec // range checked above
+			if os.Geteuid() == 0 {
+				// Exec sessions, the exec server's and dnsplane exec's, run
+				// in the pods' sandboxes, which only root can create
+				// (docs/exec.md).
+				c.Sandbox = &podsandbox.Config{}
+			}
 			a, err := agent.New(c)
 			if err != nil {
 				if ln != nil {

@@ -1,17 +1,21 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"syscall"
 
 	"github.com/spf13/cobra"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/dnsplane/dnsplane/internal/podexec"
+	"github.com/dnsplane/dnsplane/internal/podsandbox"
 )
 
 // execPodexec replaces this process with `dnsplane __podexec DIR -- CMD…`,
@@ -24,22 +28,29 @@ func newExecCommand() *cobra.Command {
 	var namespace, kubeconfig, dataDir, stateDir string
 	cmd := &cobra.Command{
 		Use:   "exec [-n NAMESPACE] POD -- COMMAND [ARG...]",
-		Short: "Run a command with a pod's resolv.conf and hosts on /etc",
-		Long: `Run a command on this machine with the pod's DNS files, as its node's agent
-wrote them, bind-mounted read-only on /etc/resolv.conf and /etc/hosts in a
-private mount namespace: what a container of the pod would resolve. The
-command runs as the pod's securityContext user and group (runAsUser,
-runAsGroup; 65534:65534 when the pod sets none) with no capabilities and
-no_new_privs; only a privileged container's runs as root. Needs root on
-Linux. The exit status is the command's.
+		Short: "Run a command in a pod's sandbox, with its resolv.conf and hosts on /etc",
+		Long: `Run a command in the pod's sandbox, as kubectl exec does through the API
+server: in the pod's own user, PID, UTS and mount namespaces, which its
+node's agent holds from when the pod runs until it goes (docs/exec.md). The
+pod's resolv.conf and hosts are read-only on /etc/resolv.conf and
+/etc/hosts, the hostname is the pod's, the data dir is hidden, and the
+command runs as the pod's securityContext user and groups (runAsUser,
+runAsGroup, supplementalGroups; 65534:65534 when the pod sets none) mapped
+onto the pod's own unprivileged host ID range, with no capabilities and
+no_new_privs. Only a privileged container (under the API server's
+--allow-privileged) runs as host root, with the pod's files on /etc. Needs
+root on Linux, as the sandboxes' sockets are root's. The exit status is the
+command's.
 
-The pod is read through the API (--kubeconfig, or <data-dir>/kubeconfig with
---data-dir, else kubectl's default: $KUBECONFIG, ~/.kube/config); its files
-from the state dir of the agent of its node (spec.nodeName): --state-dir,
-else, with --data-dir, <data-dir>/nodes/<node> when up runs several nodes
-(--nodes) and <data-dir>/agent when it runs one. Without either, a
-kubeconfig that dnsplane up wrote (<data-dir>/kubeconfig) names its data
-dir; else /var/lib/dnsplane/agent.`,
+The pod is read through the API: --kubeconfig, or <data-dir>/kubeconfig with
+--data-dir, else $KUBECONFIG, else the kubeconfig of dnsplane up's default
+data dir (~/.dnsplane/kubeconfig) when there is one, as dnsplane status and
+node find it, else ~/.kube/config. The pod's sandbox is reached in the
+state dir of the agent of its node (spec.nodeName): --state-dir, else, with
+--data-dir, <data-dir>/nodes/<node> when up runs several nodes (--nodes)
+and <data-dir>/agent when it runs one. Without either, a kubeconfig that
+dnsplane up wrote (<data-dir>/kubeconfig) names its data dir; else
+/var/lib/dnsplane/agent.`,
 		Example: `  dnsplane exec -n ns1 web -- cat /etc/resolv.conf
   sudo dnsplane exec --data-dir ~/.dnsplane web -- getent hosts kubernetes.default`,
 		Args: func(cmd *cobra.Command, args []string) error {
@@ -58,6 +69,12 @@ dir; else /var/lib/dnsplane/agent.`,
 				rules.ExplicitPath = kubeconfig
 			case dataDir != "":
 				rules.ExplicitPath = filepath.Join(dataDir, "kubeconfig")
+			case os.Getenv(clientcmd.RecommendedConfigPathEnvVar) == "":
+				// As dnsplane status and node: up's default data dir,
+				// when it has a kubeconfig, before ~/.kube/config.
+				if def := filepath.Join(defaultDataDir(), "kubeconfig"); fileExists(def) {
+					rules.ExplicitPath = def
+				}
 			}
 			if dataDir == "" && stateDir == "" {
 				// The kubeconfig up wrote sits in its data dir: the
@@ -90,6 +107,11 @@ dir; else /var/lib/dnsplane/agent.`,
 			if err != nil {
 				return &exitError{code: exitInvalid, msg: err.Error()}
 			}
+			if !id.Privileged {
+				return execInSandbox(cmd.Context(), podexec.StateDirFor(stateDir, dataDir)(pod.Spec.NodeName), pod, id, args[1:])
+			}
+			// A privileged container is host root, as the agent's exec
+			// server runs it too (docs/exec.md).
 			argv := append([]string{os.Args[0], podexec.Subcommand}, podexec.Args(dir, id, args[1:])...)
 			err = execPodexec(argv)
 			return &exitError{code: podexec.ExitCannotRun, msg: fmt.Sprintf("running %s: %v", podexec.Subcommand, err)}
@@ -112,12 +134,58 @@ func runPodexec(args []string, stderr interface{ Write([]byte) (int, error) }) i
 	return code
 }
 
+// execInSandbox runs argv in the pod's sandbox with this process's
+// standard streams and environment; the result is the command's exit
+// status. An interrupt (ctx) closes the connection, which kills the
+// session.
+func execInSandbox(ctx context.Context, stateDir string, pod *corev1.Pod, id podexec.Identity, argv []string) error {
+	conn, err := podsandbox.DialSession(ctx, stateDir, pod.UID)
+	if err != nil {
+		return &exitError{code: podexec.ExitCannotRun, msg: fmt.Sprintf("pod %s/%s: its sandbox: %v", pod.Namespace, pod.Name, err)}
+	}
+	defer conn.Close()
+	var env []string
+	for _, e := range os.Environ() {
+		if k, _, ok := strings.Cut(e, "="); ok && k != "" {
+			env = append(env, e)
+		}
+	}
+	// The command runs where this one was started, as it did when
+	// dnsplane exec ran it on the host: `./gai` runs this directory's.
+	wd, _ := os.Getwd()
+	resp, err := podsandbox.Run(ctx, conn, podsandbox.Request{Argv: argv, Env: env, UID: id.UID, GID: id.GID, Groups: id.Groups, Dir: wd},
+		[]*os.File{os.Stdin, os.Stdout, os.Stderr})
+	switch {
+	case err != nil:
+		return &exitError{code: podexec.ExitCannotRun, msg: err.Error()}
+	case resp.Error != "":
+		return &exitError{code: podexec.ExitCannotRun, msg: resp.Error}
+	case resp.ExitCode != 0:
+		return &exitError{code: resp.ExitCode}
+	}
+	return nil
+}
+
+// runPodsandbox is the hidden `dnsplane __podsandbox` the node agent starts
+// as a pod's sandbox, and the sandbox as each session's last step: it
+// returns only on failure.
+func runPodsandbox(args []string, stderr interface{ Write([]byte) (int, error) }) int {
+	code, err := podsandbox.Main(args)
+	fmt.Fprintln(stderr, "error:", err)
+	return code
+}
+
+func fileExists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
+}
+
 // kubeconfigError is the usage error for a configuration that cannot be
 // loaded; for none at all it says how to get one rather than client-go's
 // advice to set KUBERNETES_MASTER.
 func kubeconfigError(err error) error {
 	if clientcmd.IsEmptyConfig(err) {
-		return &exitError{code: exitUsage, msg: "no kubeconfig: start dnsplane up and export KUBECONFIG=<its data dir>/kubeconfig (it prints the path; ~/.dnsplane/kubeconfig by default), or pass --data-dir or --kubeconfig"}
+		return &exitError{code: exitUsage, msg: "no kubeconfig: start dnsplane up and export KUBECONFIG=<its data dir>/kubeconfig (it prints the path; ~/.dnsplane/kubeconfig, the default, is found without it), or pass --data-dir or --kubeconfig"}
 	}
 	return &exitError{code: exitUsage, msg: err.Error()}
 }

@@ -15,11 +15,13 @@ import (
 	"github.com/dnsplane/dnsplane/internal/controlplane"
 	"github.com/dnsplane/dnsplane/internal/controlplane/controlplanetest"
 	"github.com/dnsplane/dnsplane/internal/podfiles"
+	"github.com/dnsplane/dnsplane/internal/podsandbox"
 )
 
-// TestExec runs `dnsplane exec` as its own process (it execs the command
-// in place) against an in-process control plane, with the pod's files
-// written where the node agent of `up --data-dir` would write them.
+// TestExec runs `dnsplane exec` as its own process against an in-process
+// control plane, with the pod's files written where the node agent of `up
+// --data-dir` would write them and the pod's sandbox started as that agent
+// starts it (internal/podsandbox).
 func TestExec(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("needs root (mount namespaces)")
@@ -71,6 +73,20 @@ func TestExec(t *testing.T) {
 		}
 	}
 
+	alloc, err := podsandbox.NewAllocator(t.TempDir(), podsandbox.DefaultFirstBase, podsandbox.DefaultRanges)
+	if err != nil {
+		t.Fatal(err)
+	}
+	boxes, err := podsandbox.NewManager(podsandbox.Config{StateDir: stateDir, Hide: []string{ts.DataDir}, Allocator: alloc})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(boxes.Close)
+	if err := boxes.Ensure(ctx, podsandbox.Pod{Namespace: "ns1", Name: "web", UID: web.UID, Hostname: "web",
+		Dir: podfiles.Dir(stateDir, "ns1", "web", web.UID)}); err != nil {
+		t.Fatal(err)
+	}
+
 	dnsplane := func(args ...string) (string, string, int) {
 		t.Helper()
 		cmd := exec.CommandContext(ctx, os.Args[0], args...)
@@ -108,7 +124,7 @@ func TestExec(t *testing.T) {
 		t.Fatal(err)
 	}
 	out, errOut, code = dnsplane("exec", "--data-dir", ts.DataDir, "-n", "ns1", "web", "--", "cat", "/etc/hosts", caKey)
-	if code == 0 || out != hosts || !strings.Contains(errOut, caKey+": Permission denied") {
+	if code == 0 || out != hosts || !(strings.Contains(errOut, caKey+": Permission denied") || strings.Contains(errOut, caKey+": No such file")) {
 		t.Errorf("cat ca.key: exit %d, stdout %q, stderr %q", code, out, errOut)
 	}
 	// The command's exit status and flags pass through.

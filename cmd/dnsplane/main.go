@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/dnsplane/dnsplane/internal/podexec"
+	"github.com/dnsplane/dnsplane/internal/podsandbox"
 )
 
 func main() {
@@ -53,6 +54,9 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		// Not a cobra command: its arguments after "--" are the
 		// command's, flags included, and it is nobody's to see in help.
 		return runPodexec(args[1:], stderr)
+	}
+	if len(args) > 0 && args[0] == podsandbox.Subcommand {
+		return runPodsandbox(args[1:], stderr)
 	}
 	cmd := newRootCommand(stdin, stdout, stderr)
 	cmd.SetArgs(args)

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/dnsplane/dnsplane/internal/podexec"
+	"github.com/dnsplane/dnsplane/internal/podsandbox"
 )
 
 // asDnsplaneEnv=1 makes the test binary run its arguments as dnsplane
@@ -22,7 +23,7 @@ const asDnsplaneEnv = "DNSPLANE_TEST_AS_BINARY"
 // itself as the etcd member or the operator as its Corefile dry load
 // (os.Executable is the test binary here).
 func TestMain(m *testing.M) {
-	if len(os.Args) > 1 && (os.Args[1] == etcdMemberCommand || os.Args[1] == corefileCheckCommand || os.Args[1] == podexec.Subcommand ||
+	if len(os.Args) > 1 && (os.Args[1] == etcdMemberCommand || os.Args[1] == corefileCheckCommand || os.Args[1] == podexec.Subcommand || os.Args[1] == podsandbox.Subcommand ||
 		os.Getenv(asDnsplaneEnv) == "1") {
 		os.Exit(run(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 	}

@@ -37,6 +37,7 @@ import (
 	dpcorev1 "github.com/dnsplane/dnsplane/api/core/v1"
 	"github.com/dnsplane/dnsplane/internal/agent/podip"
 	"github.com/dnsplane/dnsplane/internal/podfiles"
+	"github.com/dnsplane/dnsplane/internal/podsandbox"
 	"github.com/dnsplane/dnsplane/internal/resolvconf"
 )
 
@@ -78,6 +79,11 @@ type Config struct {
 	// Resync is the pod informer's resync period (default 5m); a resync
 	// rewrites nothing that is unchanged.
 	Resync time.Duration
+	// Sandbox, when set, gives every running pod a sandbox process
+	// (internal/podsandbox) that its exec sessions run in, from its first
+	// session until the pod goes; its StateDir is the agent's. nil = none,
+	// and exec refuses sessions of unprivileged pods.
+	Sandbox *podsandbox.Config
 }
 
 // Agent is a running node agent.
@@ -114,6 +120,10 @@ type Agent struct {
 
 	orphans            orphans
 	housekeepingPeriod time.Duration
+
+	// sandboxes is set by Run when Config.Sandbox is; only the worker
+	// starts and stops sandboxes.
+	sandboxes *podsandbox.Manager
 }
 
 type trackedPod struct {
@@ -231,6 +241,21 @@ func (a *Agent) Run(ctx context.Context) error {
 	if err := os.MkdirAll(podfiles.PodsDir(a.cfg.StateDir), 0o755); err != nil {
 		return fmt.Errorf("--state-dir: %w", err)
 	}
+	if a.cfg.Sandbox != nil {
+		sc := *a.cfg.Sandbox
+		sc.StateDir = a.cfg.StateDir
+		if sc.Logger == nil {
+			sc.Logger = a.log
+		}
+		m, err := podsandbox.NewManager(sc)
+		if err != nil {
+			return fmt.Errorf("pod sandboxes: %w", err)
+		}
+		a.sandboxes = m
+		// A stopped agent leaves no sandbox behind: they are its
+		// children, as pause containers are the runtime's (docs/exec.md).
+		defer m.Close()
+	}
 	if _, err := a.registerNode(ctx); err != nil {
 		return err
 	}
@@ -299,6 +324,13 @@ func (a *Agent) Run(ctx context.Context) error {
 		}
 	})
 	wg.Go(func() { a.housekeeping(ctx) })
+	if a.sandboxes != nil {
+		wg.Go(func() {
+			if err := podsandbox.ServeEnsure(ctx, a.cfg.StateDir, a, a.log); err != nil {
+				a.log.Error("pod sandboxes: exec sessions cannot start them", "err", err)
+			}
+		})
+	}
 	<-ctx.Done()
 	a.queue.ShutDown()
 	return nil

@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"time"
@@ -9,11 +10,14 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/utils/ptr"
 
 	dpcorev1 "github.com/dnsplane/dnsplane/api/core/v1"
 	"github.com/dnsplane/dnsplane/internal/podfiles"
+	"github.com/dnsplane/dnsplane/internal/podsandbox"
 	"github.com/dnsplane/dnsplane/internal/resolvconf"
 )
 
@@ -50,6 +54,7 @@ func (a *Agent) syncPod(ctx context.Context, key string) error {
 		// against the pods capacity nor holds an IP (its sandbox is gone).
 		delete(a.admitted, key)
 		a.ips.Release(pod.UID)
+		a.stopSandbox(pod.UID)
 		return nil
 	}
 	return a.syncLivePod(ctx, key, pod)
@@ -63,6 +68,7 @@ func (a *Agent) cleanup(key string) {
 	}
 	// A directory that cannot be removed is an orphan now, retried by
 	// housekeeping; the pod's IP is free either way.
+	a.stopSandbox(t.uid)
 	_ = a.removeOrphan(podfiles.DirName(t.namespace, t.name, t.uid), t.uid)
 	a.ips.Release(t.uid)
 	a.events.forget(t.uid)
@@ -76,6 +82,7 @@ func (a *Agent) cleanup(key string) {
 // directory that cannot be removed does not hold the pod in Terminating:
 // nothing runs in it, and housekeeping retries it as an orphan.
 func (a *Agent) finishDelete(ctx context.Context, key string, pod *dpcorev1.Pod) error {
+	a.stopSandbox(pod.UID)
 	_ = a.removeOrphan(podfiles.DirName(pod.Namespace, pod.Name, pod.UID), pod.UID)
 	a.ips.Release(pod.UID)
 	delete(a.tracked, key)
@@ -127,6 +134,7 @@ func (a *Agent) syncLivePod(ctx context.Context, key string, pod *dpcorev1.Pod) 
 			retry = fmt.Errorf("removing the files of a pod whose resolv.conf cannot be formed: %w", err)
 		}
 		a.ips.Release(pod.UID)
+		a.stopSandbox(pod.UID)
 		delete(a.tracked, key)
 		failure = &podFailure{ReasonFailedCreatePodSandBox, "the pod's resolv.conf cannot be formed: " + dnsErr.Error()}
 	} else {
@@ -147,6 +155,7 @@ func (a *Agent) syncLivePod(ctx context.Context, key string, pod *dpcorev1.Pod) 
 			}
 			// Torn down as a failed sandbox is: the next try starts over.
 			a.ips.Release(pod.UID)
+			a.stopSandbox(pod.UID)
 			if rmErr := removePodDir(a.cfg.StateDir, pod.Namespace, pod.Name, pod.UID); rmErr != nil {
 				a.log.Debug("removing the failed pod sandbox", "pod", key, "err", rmErr)
 			}
@@ -194,6 +203,61 @@ func (a *Agent) setUpSandbox(key string, pod *dpcorev1.Pod, conf resolvconf.Conf
 		a.log.Info("pod files written", "pod", key, "dir", podfiles.Dir(a.cfg.StateDir, pod.Namespace, pod.Name, pod.UID))
 	}
 	return podIP, nil
+}
+
+// EnsureSandbox starts the sandbox of the node's pod uid unless it runs
+// (podsandbox.Ensurer): the namespaces its exec sessions share, held from
+// its first session until the pod goes, as a pause container holds them
+// (docs/exec.md). Started with the first session rather than with the pod
+// because each sandbox is a dnsplane process, some 20 MB (docs/exec.md,
+// "When the sandbox starts").
+func (a *Agent) EnsureSandbox(ctx context.Context, uid types.UID) error {
+	if a.sandboxes == nil {
+		return errors.New("this agent runs no pod sandboxes (it is not root)")
+	}
+	pod, err := a.runningPod(uid)
+	if err != nil {
+		return err
+	}
+	hostname, _ := podHostname(&pod.Spec.PodSpec, pod.Name, pod.Namespace, a.cfg.ClusterDomain)
+	if err := a.sandboxes.Ensure(ctx, podsandbox.Pod{
+		Namespace: pod.Namespace, Name: pod.Name, UID: pod.UID, Hostname: hostname,
+		Dir:     podfiles.Dir(a.cfg.StateDir, pod.Namespace, pod.Name, pod.UID),
+		HostUTS: pod.Spec.HostNetwork,
+	}); err != nil {
+		return fmt.Errorf("pod %s/%s: %w", pod.Namespace, pod.Name, err)
+	}
+	// The worker may have stopped the pod's sandbox, finding it gone,
+	// while this one started: stop it as the worker would have.
+	if _, err := a.runningPod(uid); err != nil {
+		a.sandboxes.Stop(uid)
+		return err
+	}
+	return nil
+}
+
+// runningPod is the node's pod uid unless it is gone, going or finished.
+func (a *Agent) runningPod(uid types.UID) (*dpcorev1.Pod, error) {
+	pods, err := a.lister.List(labels.Everything())
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range pods {
+		if p.UID != uid || p.Spec.NodeName != a.cfg.NodeName {
+			continue
+		}
+		if p.DeletionTimestamp != nil || terminal(p) {
+			return nil, fmt.Errorf("pod %s/%s is not running", p.Namespace, p.Name)
+		}
+		return p, nil
+	}
+	return nil, fmt.Errorf("no pod with UID %s on node %s", uid, a.cfg.NodeName)
+}
+
+func (a *Agent) stopSandbox(uid types.UID) {
+	if a.sandboxes != nil {
+		a.sandboxes.Stop(uid)
+	}
 }
 
 // admit is kubelet's pods admission: a pod the agent has not admitted yet

@@ -1,20 +1,20 @@
-// Package podexec runs a command with a pod's DNS files in place: in a
-// private mount namespace where the pod's resolv.conf and hosts, as the node
-// agent writes them (internal/podfiles), are bind-mounted read-only on
-// /etc/resolv.conf and /etc/hosts, the way kubelet bind-mounts them into a
-// container. The command runs as the pod's securityContext user and group
-// (Nobody when it names none), with no capabilities and no_new_privs, unless
-// the container is privileged (IdentityOf, Restrict). Nothing else is
-// isolated: the command sees the host's processes, network and files
-// otherwise, as far as its user may.
+// Package podexec is who an exec session of a pod runs as (IdentityOf)
+// and the last step of every session: no capabilities and no_new_privs
+// unless the container is privileged, then the pod's user and groups
+// (Restrict), then execve.
 //
-// A Go program cannot safely unshare a mount namespace for a child it
-// starts with os/exec and then mount inside it, so the work happens in a
-// hidden subcommand of the dnsplane binary (Subcommand): it unshares the
-// mount namespace on its locked thread, makes every mount private so nothing
-// propagates back to the host, bind-mounts the files and execs the command.
-// `dnsplane exec` execs that subcommand in place; the agent's exec server
-// starts it as a child with pipes (Command).
+// An unprivileged pod's sessions run in its sandbox (internal/podsandbox,
+// docs/exec.md), whose last step is ExecAs. A privileged container's, which
+// the API server admits only under --allow-privileged, run on the host as
+// root: the hidden subcommand (Subcommand) unshares a private mount
+// namespace on its locked thread, bind-mounts the pod's resolv.conf and
+// hosts, as the node agent writes them (internal/podfiles), read-only on
+// /etc/resolv.conf and /etc/hosts, the way kubelet bind-mounts them into a
+// container, and execs the command. Nothing else is isolated for it. A Go
+// program cannot safely unshare a mount namespace for a child it starts
+// with os/exec and then mount inside it, hence the subcommand: `dnsplane
+// exec` execs it in place; the agent's exec server starts it as a child
+// with pipes (Command).
 package podexec
 
 import (
@@ -133,3 +133,56 @@ func Main(args []string) (int, error) {
 	}
 	return ExitCannotRun, fmt.Errorf("exec %s: %w", argv[0], err)
 }
+
+// ExecAs is a session's last step inside its pod's sandbox
+// (internal/podsandbox), which has set up the mounts already: `[--user=UID:GID]
+// [--groups=GID,...] -- CMD [ARG...]` drops every capability, sets
+// no_new_privs and the identity (Restrict), and execs the command. A
+// --privileged flag is refused: privileged pods do not run in a sandbox.
+// Like Main it returns only on failure.
+func ExecAs(args []string) (int, error) {
+	id := Identity{UID: Nobody, GID: Nobody}
+	dir := ""
+	for len(args) > 0 && args[0] != "--" {
+		if d, ok := strings.CutPrefix(args[0], ChdirFlag); ok {
+			dir, args = d, args[1:]
+			continue
+		}
+		ok, err := parseIdentityFlag(&id, args[0])
+		if err != nil {
+			return 2, err
+		}
+		if !ok || id.Privileged {
+			return 2, fmt.Errorf("session: unexpected argument %q", args[0])
+		}
+		args = args[1:]
+	}
+	if len(args) < 2 {
+		return 2, errors.New("session: want [--user=UID:GID] [--groups=GID,...] -- COMMAND [ARG...]")
+	}
+	argv := args[1:]
+	if err := Restrict(id); err != nil {
+		return ExitCannotRun, err
+	}
+	// As the pod's user: a directory it may not enter is not entered.
+	if dir != "" {
+		if err := os.Chdir(dir); err != nil {
+			fmt.Fprintf(os.Stderr, "dnsplane: the pod's user cannot enter %s (%v): running in /\n", dir, err)
+		}
+	}
+	path, err := exec.LookPath(argv[0])
+	if err != nil {
+		return ExitNotFound, err
+	}
+	err = execve(path, argv, os.Environ())
+	if errors.Is(err, os.ErrNotExist) {
+		return ExitNotFound, fmt.Errorf("exec %s: %w", argv[0], err)
+	}
+	return ExitCannotRun, fmt.Errorf("exec %s: %w", argv[0], err)
+}
+
+// ChdirFlag names the working directory of ExecAs's command.
+const ChdirFlag = "--chdir="
+
+// IdentityArgs are the identity flags of id, as ExecAs reads them.
+func IdentityArgs(id Identity) []string { return id.args() }

@@ -29,6 +29,7 @@ import (
 	"github.com/dnsplane/dnsplane/internal/controlplane/controlplanetest"
 	"github.com/dnsplane/dnsplane/internal/pki"
 	"github.com/dnsplane/dnsplane/internal/podfiles"
+	"github.com/dnsplane/dnsplane/internal/podsandbox"
 	"github.com/dnsplane/dnsplane/internal/podserver"
 )
 
@@ -155,6 +156,20 @@ func TestKubectl(t *testing.T) {
 		if err := os.WriteFile(filepath.Join(dir, name), []byte(data), 0o644); err != nil {
 			t.Fatal(err)
 		}
+	}
+	// The pod's sandbox, as its agent starts it (the test binary is
+	// dnsplane, TestMain).
+	alloc, err := podsandbox.NewAllocator(t.TempDir(), podsandbox.DefaultFirstBase, podsandbox.DefaultRanges)
+	if err != nil {
+		t.Fatal(err)
+	}
+	boxes, err := podsandbox.NewManager(podsandbox.Config{StateDir: state, Allocator: alloc})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(boxes.Close)
+	if err := boxes.Ensure(ctx, podsandbox.Pod{Namespace: "ns1", Name: "web", UID: web.UID, Hostname: "web", Dir: dir}); err != nil {
+		t.Fatal(err)
 	}
 
 	run := func(env []string, stdin string, args ...string) (string, string, int) {

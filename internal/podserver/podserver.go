@@ -4,9 +4,11 @@
 // (k8s.io/cri-streaming's remotecommand: SPDY v1-v4 and WebSocket up to
 // v4.channel.k8s.io; the API server translates kubectl's WebSocket v5 to
 // SPDY, as kube-apiserver does for kubelets) and runs the command as
-// `dnsplane exec` does: with the pod's resolv.conf and hosts bind-mounted on
-// /etc (internal/podexec). dnsplane runs no containers, so /attach and
-// /containerLogs answer with a clear refusal.
+// `dnsplane exec` does: in the pod's sandbox (internal/podsandbox,
+// docs/exec.md), or, for a privileged container, on the host with the pod's
+// resolv.conf and hosts bind-mounted on /etc (internal/podexec). dnsplane
+// runs no containers, so /attach and /containerLogs answer with a clear
+// refusal.
 //
 // Only clients with a certificate from the configured CA get past the TLS
 // handshake: the API server's kubelet-client certificate, or an admin's.
@@ -30,6 +32,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/cri-streaming/pkg/streaming/remotecommand"
 	utilexec "k8s.io/utils/exec"
 
@@ -211,7 +214,7 @@ func (s *Server) serveExec(w http.ResponseWriter, r *http.Request) {
 	// than leaving `sleep 600` behind holding its descriptors.
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()
-	remotecommand.ServeExec(&hijackWatcher{ResponseWriter: w, gone: cancel}, r.WithContext(ctx), &executor{s: s, dir: dir, id: id}, name, "", container, cmd, opts,
+	remotecommand.ServeExec(&hijackWatcher{ResponseWriter: w, gone: cancel}, r.WithContext(ctx), &executor{s: s, dir: dir, uid: pod.UID, id: id}, name, "", container, cmd, opts,
 		s.c.StreamIdleTimeout, remotecommand.DefaultStreamCreationTimeout, remotecommand.SupportedStreamingProtocols)
 }
 
@@ -250,10 +253,25 @@ func missing(err error) string {
 type executor struct {
 	s   *Server
 	dir string
+	uid types.UID
 	id  podexec.Identity
 }
 
+// ExecInContainer runs the command in the pod's sandbox; a privileged
+// container's (admitted only under --allow-privileged) runs on the host as
+// root, in a mount namespace of its own with the pod's files on /etc
+// (docs/exec.md).
 func (e *executor) ExecInContainer(ctx context.Context, _, _, _ string, argv []string, in io.Reader, out, errOut io.WriteCloser, tty bool, resize <-chan remotecommand.TerminalSize, _ time.Duration) error {
+	if !e.id.Privileged {
+		var o, eo io.Writer
+		if out != nil {
+			o = out
+		}
+		if errOut != nil {
+			eo = errOut
+		}
+		return runInSandbox(ctx, e.s.c.StateDir, e.uid, e.id, argv, in, o, eo, tty, resize)
+	}
 	cmd := podexec.Command(ctx, e.s.prefix, e.dir, e.id, argv)
 	cmd.Env = commandEnv(tty, e.id.UID)
 	cmd.Dir = "/"

@@ -28,12 +28,19 @@ import (
 	"github.com/dnsplane/dnsplane/internal/pki"
 	"github.com/dnsplane/dnsplane/internal/podexec"
 	"github.com/dnsplane/dnsplane/internal/podfiles"
+	"github.com/dnsplane/dnsplane/internal/podsandbox"
 )
 
-// TestMain lets the test binary stand in for dnsplane's __podexec.
+// TestMain lets the test binary stand in for dnsplane's __podexec and
+// __podsandbox.
 func TestMain(m *testing.M) {
 	if len(os.Args) > 1 && os.Args[1] == podexec.Subcommand {
 		code, err := podexec.Main(os.Args[2:])
+		fmt.Fprintln(os.Stderr, "error:", err)
+		os.Exit(code)
+	}
+	if len(os.Args) > 1 && os.Args[1] == podsandbox.Subcommand {
+		code, err := podsandbox.Main(os.Args[2:])
 		fmt.Fprintln(os.Stderr, "error:", err)
 		os.Exit(code)
 	}
@@ -91,6 +98,7 @@ func start(t *testing.T) *fixture {
 			t.Fatal(err)
 		}
 	}
+	startSandbox(t, state, podsandbox.Pod{Namespace: "ns1", Name: "web", UID: "uid-1", Hostname: "web", Dir: dir})
 	roots := x509.NewCertPool()
 	roots.AddCert(b.CA)
 	s, err := New(Config{StateDir: state, Pods: pods{"ns1/web": "uid-1", "ns1/nofiles": "uid-2"}, ClientCA: roots, Cert: cert,
@@ -120,6 +128,25 @@ func start(t *testing.T) *fixture {
 		client: &rest.Config{Host: "https://" + l.Addr().String(), TLSClientConfig: rest.TLSClientConfig{CAData: b.CACertPEM, CertFile: ccert, KeyFile: ckey}},
 		pkiDir: pkiDir, bundle: b, stop: cancel,
 	}
+}
+
+// startSandbox starts the pod's sandbox as the agent does, with the test
+// binary as dnsplane and ID ranges of its own.
+func startSandbox(t *testing.T, state string, p podsandbox.Pod) *podsandbox.Manager {
+	t.Helper()
+	alloc, err := podsandbox.NewAllocator(t.TempDir(), podsandbox.DefaultFirstBase, podsandbox.DefaultRanges)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := podsandbox.NewManager(podsandbox.Config{StateDir: state, Allocator: alloc})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(m.Close)
+	if err := m.Ensure(t.Context(), p); err != nil {
+		t.Fatal(err)
+	}
+	return m
 }
 
 func (f *fixture) exec(t *testing.T, pod string, tty bool, stdin io.Reader, cmd ...string) (string, string, error) {

@@ -29,11 +29,7 @@ func runTTY(cmd *exec.Cmd, in io.Reader, out io.Writer, resize <-chan remotecomm
 		return err
 	}
 	if resize != nil {
-		go func() {
-			for size := range resize {
-				_ = unix.IoctlSetWinsize(int(ptmx.Fd()), unix.TIOCSWINSZ, &unix.Winsize{Row: size.Height, Col: size.Width})
-			}
-		}()
+		go forwardResize(ptmx, resize)
 	}
 	if in != nil {
 		go func() { _, _ = io.Copy(ptmx, in) }()
@@ -50,6 +46,13 @@ func runTTY(cmd *exec.Cmd, in io.Reader, out io.Writer, resize <-chan remotecomm
 	err = cmd.Wait()
 	<-copied
 	return err
+}
+
+// forwardResize sets the terminal's size on each resize event.
+func forwardResize(ptmx *os.File, resize <-chan remotecommand.TerminalSize) {
+	for size := range resize {
+		_ = unix.IoctlSetWinsize(int(ptmx.Fd()), unix.TIOCSWINSZ, &unix.Winsize{Row: size.Height, Col: size.Width})
+	}
 }
 
 func openPTY() (ptmx, pts *os.File, err error) {

@@ -5,6 +5,7 @@ package podserver
 import (
 	"errors"
 	"io"
+	"os"
 	"os/exec"
 
 	"k8s.io/cri-streaming/pkg/streaming/remotecommand"
@@ -17,3 +18,9 @@ func runTTY(*exec.Cmd, io.Reader, io.Writer, <-chan remotecommand.TerminalSize) 
 // ownGroup leaves the command as it is: process groups are Unix's, and
 // exec's default cancel kills the command itself.
 func ownGroup(*exec.Cmd) {}
+
+func openPTY() (*os.File, *os.File, error) {
+	return nil, nil, errors.New("a terminal (-t) needs Linux")
+}
+
+func forwardResize(*os.File, <-chan remotecommand.TerminalSize) {}

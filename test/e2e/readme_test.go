@@ -452,6 +452,15 @@ func upNodes(cmds []docCommand) int {
 func scratchDir(t *testing.T, root string, rewrite func(string) string) string {
 	t.Helper()
 	dir := t.TempDir()
+	// Commands `dnsplane exec` runs here (./gai) run as the pod's user in
+	// its sandbox (docs/exec.md), which must be able to enter the
+	// directory, as a container runs its image's programs: t.TempDir and
+	// its parent are 0700.
+	for _, d := range []string{dir, filepath.Dir(dir)} {
+		if err := os.Chmod(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
 	entries, err := os.ReadDir(root)
 	if err != nil {
 		t.Fatal(err)

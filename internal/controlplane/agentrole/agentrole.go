@@ -29,6 +29,7 @@ import (
 	"github.com/dnsplane/dnsplane/internal/agent"
 	"github.com/dnsplane/dnsplane/internal/controlplane"
 	"github.com/dnsplane/dnsplane/internal/pki"
+	"github.com/dnsplane/dnsplane/internal/podsandbox"
 	"github.com/dnsplane/dnsplane/internal/podserver"
 )
 
@@ -164,7 +165,7 @@ func (r *Role) Components(cl controlplane.Cluster) ([]controlplane.Component, er
 		return nil, fmt.Errorf("agent: %w", err)
 	}
 	var comp controlplane.Component = &component{
-		name: name, cfg: r.cfg, stateDir: stateDir, restCfg: restCfg, srv: srv, logger: logger, bound: &r.port,
+		name: name, cfg: r.cfg, stateDir: stateDir, dataDir: cl.DataDir, restCfg: restCfg, srv: srv, logger: logger, bound: &r.port,
 	}
 	if r.cfg.Gate != nil {
 		comp = r.cfg.Gate(comp)
@@ -178,6 +179,7 @@ type component struct {
 	name     string
 	cfg      Config
 	stateDir string
+	dataDir  string
 	restCfg  *rest.Config
 	srv      *podserver.Server
 	logger   *slog.Logger
@@ -231,6 +233,9 @@ func (c *component) Start(context.Context) error {
 		NodeLabels:         map[string]string{agent.UpNodeLabel: "true"},
 		DaemonPort:         int32(port), //nolint:gosec // a TCP port
 		Logger:             c.logger,
+		// Exec sessions run in each pod's sandbox, where the data dir is
+		// hidden (docs/exec.md).
+		Sandbox: &podsandbox.Config{Hide: []string{c.dataDir}},
 	})
 	if err != nil {
 		_ = ln.Close()
