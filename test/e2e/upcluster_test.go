@@ -322,7 +322,12 @@ func TestUpRestartKeepsCluster(t *testing.T) {
 	if out, errOut, code := nodeCommand(t, c.DataDir, "start", "node-2"); code != 0 || out != "node node-2 started\n" {
 		t.Fatalf("node start node-2 after the restart: %q %q exit %d", out, errOut, code)
 	}
-	if err := queryA(c.cacheOf["node-2"], "kubernetes.default.svc.cluster.local."); err != nil {
-		t.Errorf("node-2's cache after node start: %v", err)
-	}
+	// node start returns at once, the node's components starting in the
+	// background (nodepower.Switch.Set): poll.
+	eventually(t, 10*time.Second, 50*time.Millisecond, func() (bool, string) {
+		if err := queryA(c.cacheOf["node-2"], "kubernetes.default.svc.cluster.local."); err != nil {
+			return false, fmt.Sprintf("node-2's cache after node start: %v", err)
+		}
+		return true, ""
+	})
 }
