@@ -502,11 +502,17 @@ func (ws *watchStream) arm() error {
 	return nil
 }
 
-// disarm ends a write begun with arm.
+// disarm ends a write begun with arm and clears its deadline: a deadline
+// left behind would fail the next write after an idle spell longer than
+// the timeout (HTTP/1), or reset the stream when it passes (HTTP/2, whose
+// deadline is a timer on the stream).
 func (ws *watchStream) disarm() {
 	ws.mu.Lock()
+	defer ws.mu.Unlock()
 	ws.writing = false
-	ws.mu.Unlock()
+	if ws.writeTimeout > 0 && !ws.cut {
+		_ = ws.rc.SetWriteDeadline(time.Time{})
+	}
 }
 
 // abort cuts a write in progress and fails every later one. It may be
@@ -529,18 +535,11 @@ func (ws *watchStream) abort() {
 	_ = ws.rc.SetWriteDeadline(time.Now().Add(-time.Second))
 }
 
-// finish clears the write deadline of a stream that ended on its own, so
-// the connection it leaves behind (HTTP/1 keep-alive) does not carry it to
-// its next response.
+// finish makes later aborts (the context's, racing the handler's return)
+// no-ops: the stream has ended on its own, with no deadline left set.
 func (ws *watchStream) finish() {
 	ws.mu.Lock()
 	defer ws.mu.Unlock()
-	if !ws.cut && ws.writeTimeout > 0 {
-		// net/http resets a connection's write deadline per request
-		// only under Server.WriteTimeout, which we do not set.
-		_ = ws.rc.SetWriteDeadline(time.Time{})
-	}
-	// Later aborts (the context's, racing the return) are no-ops.
 	ws.aborted = true
 }
 
