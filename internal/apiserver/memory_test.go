@@ -217,6 +217,13 @@ func TestConcurrentListsHoldAPageEach(t *testing.T) {
 // the connection.
 func stuckWatch(t testing.TB, ctx context.Context, url string, cfg *rest.Config, ns, user string) net.Conn {
 	t.Helper()
+	return stuckRequest(t, ctx, url, cfg, "/api/v1/namespaces/"+ns+"/configmaps?watch=true", user)
+}
+
+// stuckRequest sends a GET of path as stuckWatch does and reads only the
+// response's header.
+func stuckRequest(t testing.TB, ctx context.Context, url string, cfg *rest.Config, path, user string) net.Conn {
+	t.Helper()
 	tlsConfig, err := rest.TLSConfigFor(rest.AnonymousClientConfig(cfg))
 	if err != nil {
 		t.Fatal(err)
@@ -236,13 +243,13 @@ func stuckWatch(t testing.TB, ctx context.Context, url string, cfg *rest.Config,
 	if user != "" {
 		impersonate = "Impersonate-User: " + user + "\r\n"
 	}
-	fmt.Fprintf(conn, "GET /api/v1/namespaces/%s/configmaps?watch=true HTTP/1.1\r\nHost: %s\r\nAuthorization: Bearer %s\r\n%s\r\n", ns, addr, cfg.BearerToken, impersonate)
+	fmt.Fprintf(conn, "GET %s HTTP/1.1\r\nHost: %s\r\nAuthorization: Bearer %s\r\n%s\r\n", path, addr, cfg.BearerToken, impersonate)
 	resp, err := http.ReadResponse(bufio.NewReaderSize(conn, 16), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("watch: %s", resp.Status)
+		t.Fatalf("GET %s: %s", path, resp.Status)
 	}
 	return conn
 }
@@ -316,5 +323,31 @@ func TestShutdownWithStuckWatches(t *testing.T) {
 	defer stopCancel()
 	if err := run.Stop(stopCtx); err != nil {
 		t.Fatalf("stopping with stuck watches: %v", err)
+	}
+}
+
+// TestStuckListEnds: a list whose client stops reading ends at the
+// request's deadline, giving back its user's list slot; it used to hold
+// them as long as the client kept the connection.
+func TestStuckListEnds(t *testing.T) {
+	if testing.Short() {
+		t.Skip("fills a namespace with 12 MB of ConfigMaps")
+	}
+	run, cfg := startMemoryServer(t, DefaultLimits())
+	fillConfigMaps(t, run.Server, "default", 4000, 3000)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	conn := stuckRequest(t, ctx, run.URL, cfg, "/api/v1/namespaces/default/configmaps?timeout=1s", "alice")
+	defer conn.Close()
+	held := func() int {
+		u := run.Server.perUser
+		u.mu.Lock()
+		defer u.mu.Unlock()
+		return len(u.users)
+	}
+	if err := wait.PollUntilContextTimeout(ctx, 10*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
+		return held() == 0, nil
+	}); err != nil {
+		t.Fatalf("the list of a client that does not read still holds its user's slot: %v", err)
 	}
 }

@@ -163,6 +163,18 @@ func (s *Server) list(w http.ResponseWriter, r *http.Request, res *Resource, inf
 // and the body is cut short (it no longer parses), as kube-apiserver's
 // streaming encoder does.
 func (s *Server) streamList(w http.ResponseWriter, r *http.Request, res *Resource, lm metav1.ListMeta, each func(fn func(obj any) error) error) error {
+	// The request's deadline (--request-timeout, ?timeout=) bounds the
+	// writes too: a client that stops reading a large list would
+	// otherwise hold the handler, its page and its user's list slot for
+	// as long as it keeps the connection.
+	if d, ok := r.Context().Deadline(); ok {
+		rc := http.NewResponseController(w)
+		if rc.SetWriteDeadline(d) == nil {
+			// net/http does not reset it for the connection's next
+			// request.
+			defer func() { _ = rc.SetWriteDeadline(time.Time{}) }()
+		}
+	}
 	var lw *jsonListWriter
 	err := each(func(obj any) error {
 		if lw == nil {
