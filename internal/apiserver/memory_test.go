@@ -32,6 +32,7 @@ import (
 )
 
 // fillConfigMaps stores n ConfigMaps of about size bytes each in ns,
+// labelled parity=even or odd,
 // straight into storage (through the API it would take minutes), and
 // returns the bytes stored.
 func fillConfigMaps(t testing.TB, s *Server, ns string, n, size int) int {
@@ -56,8 +57,9 @@ func fillConfigMaps(t testing.TB, s *Server, ns string, n, size int) int {
 				}
 				name := fmt.Sprintf("cm-%05d", i)
 				cm := &corev1.ConfigMap{
-					ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, UID: types.UID(fmt.Sprint("u-", i)), CreationTimestamp: metav1.Now()},
-					Data:       map[string]string{"payload": payload},
+					ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, UID: types.UID(fmt.Sprint("u-", i)), CreationTimestamp: metav1.Now(),
+						Labels: map[string]string{"parity": []string{"even", "odd"}[i%2]}},
+					Data: map[string]string{"payload": payload},
 				}
 				value, err := encodeForStorage(res, cm)
 				if err == nil {

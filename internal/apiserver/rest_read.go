@@ -146,16 +146,62 @@ func (s *Server) list(w http.ResponseWriter, r *http.Request, res *Resource, inf
 			return fn(obj)
 		})
 	}
-	if out := negotiateOutput(r.Header.Get("Accept"), servesProtobuf(res)); out == (output{}) {
-		// Plain JSON, what kubectl -o json and curl get: encoded item by
-		// item as the pages are read, never held whole.
-		return s.streamList(w, r, res, lm, each)
+	out := negotiateOutput(r.Header.Get("Accept"), servesProtobuf(res))
+	switch out.as {
+	case "":
+		if !out.protobuf {
+			// Plain JSON, what kubectl -o json and curl get: encoded
+			// item by item as the pages are read, never held whole.
+			return s.streamList(w, r, res, lm, each)
+		}
+	case tableKind:
+		// kubectl get: each page becomes rows, and its objects are
+		// dropped, so the list holds the rows, not every object.
+		return s.tableList(w, r, res, lm, each)
 	}
 	items := make([]any, 0, len(first.Items))
 	if err := each(func(obj any) error { items = append(items, obj); return nil }); err != nil {
 		return err
 	}
 	return s.writeObjects(w, r, res, http.StatusOK, nil, items, lm)
+}
+
+// tableList answers a list as a meta.k8s.io Table, printed a page of
+// storagePageSize objects at a time.
+func (s *Server) tableList(w http.ResponseWriter, r *http.Request, res *Resource, lm metav1.ListMeta, each func(fn func(obj any) error) error) error {
+	includeObject := r.URL.Query().Get("includeObject")
+	now := s.now()
+	var table *metav1.Table
+	page := make([]any, 0, storagePageSize)
+	flush := func() error {
+		t, err := printers.Table(res.Resource, page, includeObject, lm, now)
+		if err != nil {
+			return err
+		}
+		if table == nil {
+			table = t
+		} else {
+			table.Rows = append(table.Rows, t.Rows...)
+		}
+		clear(page)
+		page = page[:0]
+		return nil
+	}
+	err := each(func(obj any) error {
+		page = append(page, obj)
+		if len(page) == cap(page) {
+			return flush()
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	if err := flush(); err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, table)
+	return nil
 }
 
 // streamList writes a JSON list whose items each yields. An error before
