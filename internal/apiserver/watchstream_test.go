@@ -1,6 +1,7 @@
 package apiserver
 
 import (
+	"context"
 	"errors"
 	"net/http"
 	"net/http/httptest"
@@ -11,6 +12,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/kubernetes"
 )
 
 // deadlineRecorder records the write deadlines a watch stream sets, as
@@ -140,4 +143,46 @@ func TestWatchStreamAbort(t *testing.T) {
 			t.Fatalf("send after abort: %v, want errWatchAborted", err)
 		}
 	})
+}
+
+// An idle watch outlives its write timeout: the timeout bounds each
+// write, not the time between events (client-go's watches go over HTTP/2,
+// where a deadline left set resets the stream when it passes).
+func TestIdleWatchOutlivesWriteTimeout(t *testing.T) {
+	t.Parallel()
+	l := DefaultLimits()
+	l.WatchWriteTimeout = 200 * time.Millisecond
+	_, cfg := startMemoryServer(t, l)
+	c := kubernetes.NewForConfigOrDie(cfg)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cms := c.CoreV1().ConfigMaps("default")
+	if _, err := cms.Create(ctx, testConfigMapNamed("first"), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	w, err := cms.Watch(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
+	if ev := nextEvent(t, ctx, w); ev.Type != watch.Added {
+		t.Fatalf("first event %s, want ADDED", ev.Type)
+	}
+	// Idle for several write timeouts: nothing may arrive, and the
+	// stream must not end.
+	select {
+	case ev, ok := <-w.ResultChan():
+		t.Fatalf("idle watch: got %v (open %v)", ev, ok)
+	case <-time.After(5 * l.WatchWriteTimeout):
+	}
+	if _, err := cms.Create(ctx, testConfigMapNamed("second"), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if ev := nextEvent(t, ctx, w); ev.Type != watch.Added {
+		t.Fatalf("event after the idle spell: %s %v, want ADDED", ev.Type, ev.Object)
+	}
+}
+
+func testConfigMapNamed(name string) *corev1.ConfigMap {
+	return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name}}
 }
