@@ -46,7 +46,8 @@ type Limits struct {
 	// 0 = DefaultMaxListsPerUser; negative = unlimited. See userlimits.go.
 	MaxListsPerUser int
 	// UserQueueLength is how many lists of one user may wait for a slot;
-	// 0 = DefaultUserQueueLength.
+	// 0 = DefaultUserQueueLength. (Not a way to turn queueing off: a
+	// user's lists beyond MaxListsPerUser always wait a little, as APF's.)
 	UserQueueLength int
 	// UserQueueWait is how long a list waits for a slot; 0 =
 	// DefaultUserQueueWait.
@@ -126,6 +127,15 @@ func (l Limits) Validate() error {
 	}
 	if l.IdleTimeout < 0 {
 		errs = append(errs, errors.New("the idle timeout can not be negative"))
+	}
+	if l.UserQueueLength < 0 {
+		errs = append(errs, errors.New("the per-user queue length can not be negative"))
+	}
+	if l.UserQueueWait < 0 {
+		errs = append(errs, errors.New("the per-user queue wait can not be negative"))
+	}
+	if l.WatchWriteTimeout < 0 {
+		errs = append(errs, errors.New("the watch write timeout can not be negative"))
 	}
 	return errors.Join(errs...)
 }
