@@ -146,12 +146,15 @@ func startMemoryServer(t testing.TB, l Limits) (*testRunning, *rest.Config) {
 	return run, cfg
 }
 
-// listAllOnce lists every ConfigMap of ns with no limit and reads the body
-// to its end; it returns the body's size.
-func listAllOnce(ctx context.Context, hc *http.Client, url, ns string) (int64, error) {
+// listAllOnce lists every ConfigMap of ns with no limit, as accept asks,
+// and reads the body to its end; it returns the body's size.
+func listAllOnce(ctx context.Context, hc *http.Client, url, ns, accept string) (int64, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url+"/api/v1/namespaces/"+ns+"/configmaps", nil)
 	if err != nil {
 		return 0, err
+	}
+	if accept != "" {
+		req.Header.Set("Accept", accept)
 	}
 	resp, err := hc.Do(req)
 	if err != nil {
@@ -167,10 +170,14 @@ func listAllOnce(ctx context.Context, hc *http.Client, url, ns string) (int64, e
 
 // TestConcurrentListsHoldAPageEach: eight concurrent unlimited lists of a
 // 6 MB namespace used to hold, each, the raw values, the decoded objects
-// and the whole encoded body (and etcd's response for one range of it);
-// streamed a page at a time, they hold a page each (about 2 MB with
-// etcd's side of the range, in process here as in up). Measured: +174 MB
-// before, +18 MB after; the bound is four lists' size.
+// and the whole encoded body (and etcd's response for one range of it).
+// As JSON they are now streamed a page at a time and hold a page each
+// (about 2 MB with etcd's side of the range, in process here; up runs
+// etcd apart): +174 MB before, +18 MB after, bound at four lists' size.
+// As protobuf they hold their encoded items (about the body's size) and a
+// page, which is measured and logged but not asserted: the saving over
+// holding the decoded objects is too small (86 MB before, 60-74 MB after)
+// for a bound that could not flake.
 func TestConcurrentListsHoldAPageEach(t *testing.T) {
 	if testing.Short() {
 		t.Skip("fills a namespace with 6 MB of ConfigMaps")
@@ -183,33 +190,48 @@ func TestConcurrentListsHoldAPageEach(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	// One list first: the connection, the caches and the decoders warm.
-	body, err := listAllOnce(ctx, hc, run.URL, "default")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if body < int64(stored) {
-		t.Fatalf("the list is %d bytes, less than the %d stored", body, stored)
-	}
-	stop := heapPeak(10)
-	var wg sync.WaitGroup
-	errs := make(chan error, lists)
-	for range lists {
-		wg.Go(func() {
-			if _, err := listAllOnce(ctx, hc, run.URL, "default"); err != nil {
-				errs <- err
+	for _, tc := range []struct {
+		name, accept string
+		bound        func(body int64) uint64
+	}{
+		{"json", "", func(body int64) uint64 { return 4 * uint64(body) }},
+		// Measured, not bound: 86 MB before, 60-74 MB after.
+		{"protobuf", mediaProtobuf, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			// One list first: the connection, the caches and the
+			// decoders warm.
+			body, err := listAllOnce(ctx, hc, run.URL, "default", tc.accept)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tc.accept == "" && body < int64(stored) {
+				t.Fatalf("the list is %d bytes, less than the %d stored", body, stored)
+			}
+			stop := heapPeak(10)
+			var wg sync.WaitGroup
+			errs := make(chan error, lists)
+			for range lists {
+				wg.Go(func() {
+					if _, err := listAllOnce(ctx, hc, run.URL, "default", tc.accept); err != nil {
+						errs <- err
+					}
+				})
+			}
+			wg.Wait()
+			peak := stop()
+			close(errs)
+			for err := range errs {
+				t.Fatal(err)
+			}
+			t.Logf("%d concurrent lists of %d bytes: heap peak +%.1f MB", lists, body, float64(peak)/(1<<20))
+			if tc.bound == nil {
+				return
+			}
+			if bound := tc.bound(body); peak > bound {
+				t.Errorf("%d concurrent lists of %d bytes raised the heap by %d bytes, want at most %d", lists, body, peak, bound)
 			}
 		})
-	}
-	wg.Wait()
-	peak := stop()
-	close(errs)
-	for err := range errs {
-		t.Fatal(err)
-	}
-	t.Logf("%d concurrent lists of %d bytes: heap peak +%.1f MB", lists, body, float64(peak)/(1<<20))
-	if peak > 4*uint64(body) {
-		t.Errorf("%d concurrent lists of %d bytes raised the heap by %d bytes, want less than four lists", lists, body, peak)
 	}
 }
 

@@ -154,6 +154,16 @@ func (s *Server) list(w http.ResponseWriter, r *http.Request, res *Resource, inf
 			// item by item as the pages are read, never held whole.
 			return s.streamList(w, r, res, lm, each)
 		}
+		// Protobuf, what client-go's typed clients get: the items are
+		// held encoded, not decoded.
+		pw := &protobufListWriter{res: res}
+		if err := each(pw.add); err != nil {
+			return err
+		}
+		if err := pw.write(w, lm); err != nil {
+			s.log.Debug("list: writing the response failed", "resource", res.Plural, "err", err)
+		}
+		return nil
 	case tableKind:
 		// kubectl get: each page becomes rows, and its objects are
 		// dropped, so the list holds the rows, not every object.
