@@ -160,6 +160,7 @@ func (s *Server) list(w http.ResponseWriter, r *http.Request, res *Resource, inf
 		if err := each(pw.add); err != nil {
 			return err
 		}
+		defer boundWrites(w, r)()
 		if err := pw.write(w, lm); err != nil {
 			s.log.Debug("list: writing the response failed", "resource", res.Plural, "err", err)
 		}
@@ -219,18 +220,7 @@ func (s *Server) tableList(w http.ResponseWriter, r *http.Request, res *Resource
 // and the body is cut short (it no longer parses), as kube-apiserver's
 // streaming encoder does.
 func (s *Server) streamList(w http.ResponseWriter, r *http.Request, res *Resource, lm metav1.ListMeta, each func(fn func(obj any) error) error) error {
-	// The request's deadline (--request-timeout, ?timeout=) bounds the
-	// writes too: a client that stops reading a large list would
-	// otherwise hold the handler, its page and its user's list slot for
-	// as long as it keeps the connection.
-	if d, ok := r.Context().Deadline(); ok {
-		rc := http.NewResponseController(w)
-		if rc.SetWriteDeadline(d) == nil {
-			// net/http does not reset it for the connection's next
-			// request.
-			defer func() { _ = rc.SetWriteDeadline(time.Time{}) }()
-		}
-	}
+	defer boundWrites(w, r)()
 	var lw *jsonListWriter
 	err := each(func(obj any) error {
 		if lw == nil {
@@ -265,6 +255,24 @@ func (s *Server) streamList(w http.ResponseWriter, r *http.Request, res *Resourc
 		s.log.Debug("list: writing the response failed", "resource", res.Plural, "err", err)
 	}
 	return nil
+}
+
+// boundWrites makes the request's deadline (--request-timeout, ?timeout=)
+// bound the writes of a large list too: a client that stops reading would
+// otherwise hold the handler, what it has read and its user's list slot
+// for as long as it keeps the connection. The returned func clears the
+// deadline, which net/http does not reset for the connection's next
+// request.
+func boundWrites(w http.ResponseWriter, r *http.Request) (undo func()) {
+	d, ok := r.Context().Deadline()
+	if !ok {
+		return func() {}
+	}
+	rc := http.NewResponseController(w)
+	if rc.SetWriteDeadline(d) != nil {
+		return func() {}
+	}
+	return func() { _ = rc.SetWriteDeadline(time.Time{}) }
 }
 
 // errStreamWrite marks a failed write to the client, as opposed to a
