@@ -39,6 +39,27 @@ type Limits struct {
 	// timeout"). There is no way to turn it off: an idle connection that is
 	// never closed is how descriptors ran out.
 	IdleTimeout time.Duration
+
+	// MaxListsPerUser bounds the lists (and watches' initial lists) one
+	// user has served at once; more wait in that user's queue, at most
+	// UserQueueLength of them for up to UserQueueWait, then get kube's 429.
+	// 0 = DefaultMaxListsPerUser; negative = unlimited. See userlimits.go.
+	MaxListsPerUser int
+	// UserQueueLength is how many lists of one user may wait for a slot;
+	// 0 = DefaultUserQueueLength. (Not a way to turn queueing off: a
+	// user's lists beyond MaxListsPerUser always wait a little, as APF's.)
+	UserQueueLength int
+	// UserQueueWait is how long a list waits for a slot; 0 =
+	// DefaultUserQueueWait.
+	UserQueueWait time.Duration
+	// MaxWatchesPerUser bounds the watches one user has open; 0 =
+	// DefaultMaxWatchesPerUser; negative = unlimited.
+	MaxWatchesPerUser int
+	// WatchWriteTimeout bounds each write of a watch event: a client that
+	// has not taken one event in this long is not reading, and its watch
+	// is closed (it resumes from the last revision it got, as after any
+	// closed watch). 0 = DefaultWatchWriteTimeout.
+	WatchWriteTimeout time.Duration
 }
 
 // kube-apiserver's defaults (k8s.io/apiserver/pkg/server/options
@@ -49,6 +70,33 @@ const (
 	DefaultRequestTimeout              = 60 * time.Second
 	DefaultIdleTimeout                 = 90 * time.Second
 )
+
+// dnsplane's own per-user bounds (userlimits.go); kube-apiserver gets the
+// same effect from API Priority and Fairness.
+const (
+	// DefaultMaxListsPerUser: 4 lists of one user at a time stream
+	// at full speed, and 24 of them cost what 4 do.
+	DefaultMaxListsPerUser = 4
+	// DefaultUserQueueLength is APF's default queue length limit (50).
+	DefaultUserQueueLength = 50
+	// DefaultUserQueueWait is APF's longest wait in a queue: a quarter of
+	// the 60s request timeout (k8s.io/apiserver's requestWaitLimit).
+	DefaultUserQueueWait = 15 * time.Second
+	// DefaultMaxWatchesPerUser is far above what a client needs (an
+	// informer per resource it follows) and far below the 5,000 watches
+	// one user opened in issue 29's probe.
+	DefaultMaxWatchesPerUser = 500
+	// DefaultWatchWriteTimeout: a watch event is at most a few MiB; a
+	// client that has not taken it in 10s has stopped reading.
+	DefaultWatchWriteTimeout = 10 * time.Second
+)
+
+func (l Limits) watchWriteTimeout() time.Duration {
+	if l.WatchWriteTimeout <= 0 {
+		return DefaultWatchWriteTimeout
+	}
+	return l.WatchWriteTimeout
+}
 
 // DefaultLimits are kube-apiserver's defaults, with the connection limit
 // derived from the descriptor limit.
@@ -79,6 +127,15 @@ func (l Limits) Validate() error {
 	}
 	if l.IdleTimeout < 0 {
 		errs = append(errs, errors.New("the idle timeout can not be negative"))
+	}
+	if l.UserQueueLength < 0 {
+		errs = append(errs, errors.New("the per-user queue length can not be negative"))
+	}
+	if l.UserQueueWait < 0 {
+		errs = append(errs, errors.New("the per-user queue wait can not be negative"))
+	}
+	if l.WatchWriteTimeout < 0 {
+		errs = append(errs, errors.New("the watch write timeout can not be negative"))
 	}
 	return errors.Join(errs...)
 }

@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"strconv"
+	"sync"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -119,26 +120,166 @@ func (s *Server) list(w http.ResponseWriter, r *http.Request, res *Resource, inf
 	if q.Get("resourceVersionMatch") == "Exact" {
 		opts.Revision = rv
 	}
-	result, err := s.store.List(r.Context(), listPrefix(res, info.Namespace), opts)
+	// A list the client did not page is read in pages of storagePageSize
+	// at one revision (liststream.go), so it never holds the whole
+	// collection's raw values.
+	paged := limit == 0
+	if paged {
+		opts.Limit = storagePageSize
+	}
+	first, err := s.store.List(r.Context(), listPrefix(res, info.Namespace), opts)
 	if errors.Is(err, storage.ErrBadContinue) {
 		return apierrors.NewBadRequest(err.Error())
 	}
 	if err != nil {
 		return storageError(res, "", err)
 	}
-	items := make([]any, 0, len(result.Items))
-	for _, kv := range result.Items {
-		obj, err := decodeStored(res, kv)
+	lm := metav1.ListMeta{ResourceVersion: strconv.FormatInt(first.Revision, 10)}
+	if !paged {
+		lm.Continue, lm.RemainingItemCount = first.Continue, first.RemainingItemCount
+	}
+	each := func(fn func(obj any) error) error {
+		return s.storedPages(r.Context(), res, listPrefix(res, info.Namespace), first, opts, paged, func(obj any) error {
+			if !f.matches(res, obj) {
+				return nil
+			}
+			return fn(obj)
+		})
+	}
+	out := negotiateOutput(r.Header.Get("Accept"), servesProtobuf(res))
+	switch out.as {
+	case "":
+		if !out.protobuf {
+			// Plain JSON, what kubectl -o json and curl get: encoded
+			// item by item as the pages are read, never held whole.
+			return s.streamList(w, r, res, lm, each)
+		}
+		// Protobuf, what client-go's typed clients get: the items are
+		// held encoded, not decoded.
+		pw := &protobufListWriter{res: res}
+		if err := each(pw.add); err != nil {
+			return err
+		}
+		defer boundWrites(w, r)()
+		if err := pw.write(w, lm); err != nil {
+			s.log.Debug("list: writing the response failed", "resource", res.Plural, "err", err)
+		}
+		return nil
+	case tableKind:
+		// kubectl get: each page becomes rows, and its objects are
+		// dropped, so the list holds the rows, not every object.
+		return s.tableList(w, r, res, lm, each)
+	}
+	items := make([]any, 0, len(first.Items))
+	if err := each(func(obj any) error { items = append(items, obj); return nil }); err != nil {
+		return err
+	}
+	return s.writeObjects(w, r, res, http.StatusOK, nil, items, lm)
+}
+
+// tableList answers a list as a meta.k8s.io Table, printed a page of
+// storagePageSize objects at a time.
+func (s *Server) tableList(w http.ResponseWriter, r *http.Request, res *Resource, lm metav1.ListMeta, each func(fn func(obj any) error) error) error {
+	includeObject := r.URL.Query().Get("includeObject")
+	now := s.now()
+	var table *metav1.Table
+	page := make([]any, 0, storagePageSize)
+	flush := func() error {
+		t, err := printers.Table(res.Resource, page, includeObject, lm, now)
 		if err != nil {
 			return err
 		}
-		if f.matches(res, obj) {
-			items = append(items, obj)
+		if table == nil {
+			table = t
+		} else {
+			table.Rows = append(table.Rows, t.Rows...)
+		}
+		clear(page)
+		page = page[:0]
+		return nil
+	}
+	err := each(func(obj any) error {
+		page = append(page, obj)
+		if len(page) == cap(page) {
+			return flush()
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	if err := flush(); err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, table)
+	return nil
+}
+
+// streamList writes a JSON list whose items each yields. An error before
+// the first item is the client's error response; after it the 200 is sent,
+// and the body is cut short (it no longer parses), as kube-apiserver's
+// streaming encoder does.
+func (s *Server) streamList(w http.ResponseWriter, r *http.Request, res *Resource, lm metav1.ListMeta, each func(fn func(obj any) error) error) error {
+	defer boundWrites(w, r)()
+	var lw *jsonListWriter
+	err := each(func(obj any) error {
+		if lw == nil {
+			var err error
+			if lw, err = startJSONList(w, res, lm); err != nil {
+				return errStreamWrite{err}
+			}
+		}
+		if err := lw.add(obj); err != nil {
+			return errStreamWrite{err}
+		}
+		return nil
+	})
+	var werr errStreamWrite
+	switch {
+	case errors.As(err, &werr):
+		// The client went away or stopped reading: nothing to answer.
+		s.log.Debug("list: writing the response failed", "resource", res.Plural, "err", werr.err)
+		return nil
+	case err != nil && lw == nil:
+		return err
+	case err != nil:
+		s.log.Error("list: failed after the response started", "resource", res.Plural, "err", err)
+		return nil
+	}
+	if lw == nil {
+		if lw, err = startJSONList(w, res, lm); err != nil {
+			return nil
 		}
 	}
-	lm := metav1.ListMeta{ResourceVersion: strconv.FormatInt(result.Revision, 10), Continue: result.Continue, RemainingItemCount: result.RemainingItemCount}
-	return s.writeObjects(w, r, res, http.StatusOK, nil, items, lm)
+	if err := lw.end(); err != nil {
+		s.log.Debug("list: writing the response failed", "resource", res.Plural, "err", err)
+	}
+	return nil
 }
+
+// boundWrites makes the request's deadline (--request-timeout, ?timeout=)
+// bound the writes of a large list too: a client that stops reading would
+// otherwise hold the handler, what it has read and its user's list slot
+// for as long as it keeps the connection. The returned func clears the
+// deadline, which net/http does not reset for the connection's next
+// request.
+func boundWrites(w http.ResponseWriter, r *http.Request) (undo func()) {
+	d, ok := r.Context().Deadline()
+	if !ok {
+		return func() {}
+	}
+	rc := http.NewResponseController(w)
+	if rc.SetWriteDeadline(d) != nil {
+		return func() {}
+	}
+	return func() { _ = rc.SetWriteDeadline(time.Time{}) }
+}
+
+// errStreamWrite marks a failed write to the client, as opposed to a
+// failure to read or decode the list.
+type errStreamWrite struct{ err error }
+
+func (e errStreamWrite) Error() string { return e.err.Error() }
 
 // watchEvent is one line of a watch stream.
 type watchEvent struct {
@@ -193,26 +334,26 @@ func (s *Server) watch(w http.ResponseWriter, r *http.Request, res *Resource, in
 	// sendInitialEvents=true (client-go's watch-list, which informers use
 	// instead of LIST) asks for the same, ended by a marked bookmark.
 	sendInitial := isTrue(q.Get("sendInitialEvents"))
-	var initial []any
+	listing := rv == 0 || sendInitial
+	// The current objects are read and sent a page at a time
+	// (storagePageSize), not held whole while a client that does not read
+	// keeps the stream open: 20 such watches of 20,000 ConfigMaps held
+	// ~53 MB each (issue 29).
+	listOpts := storage.ListOptions{Limit: storagePageSize}
+	var first storage.ListResult
 	from := rv
-	if rv == 0 || sendInitial {
-		items, rev, err := s.listAll(ctx, res, prefix)
-		if err != nil {
-			return err
+	if listing {
+		if first, err = s.store.List(ctx, prefix, listOpts); err != nil {
+			return storageError(res, "", err)
 		}
-		for _, obj := range items {
-			if f.matches(res, obj) {
-				initial = append(initial, obj)
-			}
-		}
-		from = rev
+		from = first.Revision
 	}
 	cache, err := s.watchCaches.forResource(res)
 	if err != nil {
 		return err
 	}
 	wt, err := cache.Watch(ctx, from, watchOptions(res, prefix, f))
-	stream := newWatchStream(w, r, res, s.now)
+	stream := newWatchStream(w, r, res, s.now, s.limits.watchWriteTimeout())
 	if err != nil {
 		var tooOld *watchcache.TooOldError
 		switch {
@@ -226,9 +367,26 @@ func (s *Server) watch(w http.ResponseWriter, r *http.Request, res *Resource, in
 		return storageError(res, "", err)
 	}
 	defer wt.Stop()
+	// A write blocked on a client that does not read must not outlive the
+	// watch: when the watch ends (timeoutSeconds, the server's shutdown)
+	// the pending write is cut at once instead of when the socket drains
+	// (issue 29: such watches stretched a clean stop to 30s). A watcher the
+	// cache closed for falling behind ends at its next write's deadline
+	// (Limits.WatchWriteTimeout) unless the client reads by then; then it
+	// ends cleanly, as kube's do.
+	stopAbort := context.AfterFunc(ctx, stream.abort)
+	defer stopAbort()
+	defer stream.finish()
 	stream.start()
-	for _, obj := range initial {
-		if err := stream.send("ADDED", obj); err != nil {
+	if listing {
+		err := s.storedPages(ctx, res, prefix, first, listOpts, true, func(obj any) error {
+			if !f.matches(res, obj) {
+				return nil
+			}
+			return stream.send("ADDED", obj)
+		})
+		if err != nil {
+			s.log.Debug("watch: initial events ended early", "resource", res.Plural, "err", err)
 			return nil
 		}
 	}
@@ -237,6 +395,8 @@ func (s *Server) watch(w http.ResponseWriter, r *http.Request, res *Resource, in
 			return nil
 		}
 	}
+	// The initial list is done: its slot of the user's lists is free.
+	initialListDone(r.Context())
 	last := from
 	// send writes what this watcher sees of ev; false ends the stream.
 	send := func(ev *watchcache.Event) bool {
@@ -374,12 +534,23 @@ type watchStream struct {
 	first   bool   // no table event sent yet
 	partial string // meta.k8s.io version of PartialObjectMetadata events; "" for objects
 	now     func() time.Time
+
+	// rc sets the write deadline of each event: a write that takes longer
+	// than writeTimeout means a client that is not reading, and ends the
+	// stream (see Limits.WatchWriteTimeout).
+	rc           *http.ResponseController
+	writeTimeout time.Duration
+	mu           sync.Mutex
+	aborted      bool
+	writing      bool // between arm and disarm
+	cut          bool // a write was cut: the connection is done
 }
 
-func newWatchStream(w http.ResponseWriter, r *http.Request, res *Resource, now func() time.Time) *watchStream {
+func newWatchStream(w http.ResponseWriter, r *http.Request, res *Resource, now func() time.Time, writeTimeout time.Duration) *watchStream {
 	f, _ := w.(http.Flusher)
 	out := negotiateOutput(r.Header.Get("Accept"), servesProtobuf(res))
-	ws := &watchStream{w: w, r: r, res: res, enc: json.NewEncoder(w), flusher: f, table: out.as == tableKind, first: true, now: now}
+	ws := &watchStream{w: w, r: r, res: res, enc: json.NewEncoder(w), flusher: f, table: out.as == tableKind, first: true, now: now,
+		rc: http.NewResponseController(w), writeTimeout: writeTimeout}
 	if out.as == partialKind || out.as == partialListKind {
 		ws.partial = out.version
 	}
@@ -389,10 +560,73 @@ func newWatchStream(w http.ResponseWriter, r *http.Request, res *Resource, now f
 	return ws
 }
 
+// errWatchAborted is a send after abort.
+var errWatchAborted = errors.New("watch: stream aborted")
+
+// arm sets the deadline of the next write, unless the stream was aborted.
+func (ws *watchStream) arm() error {
+	ws.mu.Lock()
+	defer ws.mu.Unlock()
+	if ws.aborted {
+		return errWatchAborted
+	}
+	if ws.writeTimeout > 0 {
+		// Best effort: a recorder in tests cannot; real connections can.
+		_ = ws.rc.SetWriteDeadline(time.Now().Add(ws.writeTimeout))
+	}
+	ws.writing = true
+	return nil
+}
+
+// disarm ends a write begun with arm and clears its deadline: a deadline
+// left behind would fail the next write after an idle spell longer than
+// the timeout (HTTP/1), or reset the stream when it passes (HTTP/2, whose
+// deadline is a timer on the stream).
+func (ws *watchStream) disarm() {
+	ws.mu.Lock()
+	defer ws.mu.Unlock()
+	ws.writing = false
+	if ws.writeTimeout > 0 && !ws.cut {
+		_ = ws.rc.SetWriteDeadline(time.Time{})
+	}
+}
+
+// abort cuts a write in progress and fails every later one. It may be
+// called from any goroutine.
+func (ws *watchStream) abort() {
+	ws.mu.Lock()
+	defer ws.mu.Unlock()
+	if ws.aborted {
+		return
+	}
+	ws.aborted = true
+	if !ws.writing {
+		// Idle: the stream ends cleanly at the next send or when the
+		// handler returns.
+		return
+	}
+	// A deadline in the past fails the pending write now (HTTP/1: the
+	// connection's; HTTP/2: the stream is reset).
+	ws.cut = true
+	_ = ws.rc.SetWriteDeadline(time.Now().Add(-time.Second))
+}
+
+// finish makes later aborts (the context's, racing the handler's return)
+// no-ops: the stream has ended on its own, with no deadline left set.
+func (ws *watchStream) finish() {
+	ws.mu.Lock()
+	defer ws.mu.Unlock()
+	ws.aborted = true
+}
+
 func (ws *watchStream) start() {
 	if ws.started {
 		return
 	}
+	if ws.arm() != nil {
+		return
+	}
+	defer ws.disarm()
 	ws.started = true
 	ct := "application/json"
 	if ws.pb != nil {
@@ -429,6 +663,10 @@ func (ws *watchStream) send(typ string, obj any) error {
 		// Each event's object, bookmarks included, is metadata only.
 		out = asPartial(obj, ws.partial)
 	}
+	if err := ws.arm(); err != nil {
+		return err
+	}
+	defer ws.disarm()
 	if ws.pb != nil {
 		o, ok := out.(runtime.Object)
 		if !ok {

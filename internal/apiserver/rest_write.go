@@ -100,6 +100,9 @@ func (s *Server) createObject(ctx context.Context, res *Resource, info requestIn
 	initGeneration(res, obj)
 	res.Strategy.PrepareForCreate(ctx, obj)
 	if !info.applied {
+		if err := s.checkMetadataFloor(obj); err != nil {
+			return nil, err
+		}
 		s.trackUpdate(res, info, obj, nil)
 	}
 	// After the managed fields, as kube-apiserver admits: what admission
@@ -260,6 +263,9 @@ func (s *Server) updateFrom(ctx context.Context, res *Resource, info requestInfo
 		prepareUpdate(ctx, res, obj, old)
 	}
 	if !info.applied {
+		if err := s.checkMetadataFloor(obj); err != nil {
+			return nil, err
+		}
 		s.trackUpdate(res, info, obj, old)
 	}
 	if info.Subresource != "status" {

@@ -146,6 +146,8 @@ type Server struct {
 	limits     Limits
 	readOnly   inflightPool
 	mutating   inflightPool
+	// perUser bounds one user's lists and watches (userlimits.go).
+	perUser *userLimits
 
 	// tokens authenticates service account tokens (serviceaccounts.go);
 	// nil without a signing key.
@@ -248,6 +250,10 @@ func New(cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
+	perUser, err := newUserLimits(limits, registerer)
+	if err != nil {
+		return nil, err
+	}
 	wcm, err := newWatchCacheMetrics(registerer)
 	if err != nil {
 		return nil, err
@@ -259,6 +265,7 @@ func New(cfg Config) (*Server, error) {
 		registerer: registerer, limits: limits,
 		readOnly: newInflightPool(limits.MaxRequestsInflight, im, readOnlyKind),
 		mutating: newInflightPool(limits.MaxMutatingRequestsInflight, im, mutatingKind),
+		perUser:  perUser,
 		tokens:   tokenAuth,
 		saTokens: saTokens, apiAudiences: apiAudiences,
 		watchCaches: newWatchCaches(cfg.Store, cfg.Logger, wcm, cfg.WatchCacheCapacity),
@@ -277,7 +284,9 @@ var publicPaths = []string{"/healthz", "/livez", "/readyz", "/version", "/versio
 // (DefaultBuildHandlerChain): the request deadline covers authentication,
 // and max-in-flight counts only authenticated requests, so a flood of bad
 // credentials gets 401s without taking slots; authorization comes last,
-// on the user impersonation leaves, inside max-in-flight.
+// on the user impersonation leaves, inside max-in-flight. The per-user
+// limits of lists and watches (userlimits.go) count the user impersonation
+// leaves.
 func (s *Server) Handler() http.Handler {
 	var h http.Handler = http.HandlerFunc(s.route)
 	if s.cfg.Authenticator != nil && s.cfg.Authorizer != nil {
@@ -286,6 +295,9 @@ func (s *Server) Handler() http.Handler {
 		}, s.log, h)
 	}
 	h = withMaxInFlight(h, s.readOnly, s.mutating)
+	// Outside max-in-flight: a list waiting in its user's queue holds no
+	// in-flight slot, as a request queued by APF holds no seat.
+	h = withUserLimits(h, s.perUser)
 	if s.cfg.Authenticator != nil {
 		mayImpersonate := authn.AuthenticatedMayImpersonate
 		if s.cfg.Authorizer != nil {
