@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/pflag"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/klog/v2"
 
 	"github.com/dnsplane/dnsplane/internal/agentdial"
 	"github.com/dnsplane/dnsplane/internal/apiserver"
@@ -102,6 +103,10 @@ func (a *apiServerFlags) config(cmd *cobra.Command, roles ...controlplane.Role) 
 	if !a.verbose {
 		quiet := startlog.New(logger.Handler())
 		logger, a.started = slog.New(quiet), quiet.Started
+		// Upstream's libraries log through klog's global logger (informers,
+		// the apiserver's own controllers): through ours, their info lines
+		// wait for the banner too.
+		klog.SetSlogLogger(logger)
 	}
 	c := a.c
 	for _, n := range a.agentNetworks {
