@@ -163,6 +163,7 @@ func slowestLivez(ctx context.Context, hc *http.Client, url string) time.Duratio
 
 // resetPeakRSS resets the process's VmHWM (Linux: clear_refs 5).
 func resetPeakRSS(b *testing.B) {
+	b.Helper()
 	if err := os.WriteFile("/proc/self/clear_refs", []byte("5"), 0); err != nil {
 		b.Logf("cannot reset the peak RSS (%v): it is the process's since start", err)
 	}
@@ -170,6 +171,7 @@ func resetPeakRSS(b *testing.B) {
 
 // peakRSS is the process's VmHWM in bytes.
 func peakRSS(b *testing.B) uint64 {
+	b.Helper()
 	data, err := os.ReadFile("/proc/self/status")
 	if err != nil {
 		b.Fatal(err)

@@ -28,10 +28,6 @@ type keyPair struct {
 	keyPEM  []byte
 }
 
-func newCA(now time.Time, validity time.Duration) (keyPair, error) {
-	return newCANamed("dnsplane-ca", now, validity)
-}
-
 // newCANamed is a CA whose common name says which trust domain it roots:
 // etcd has its own CA ("etcd-ca", as kubeadm names it), so that nothing the
 // cluster CA signs is accepted by etcd.

@@ -123,15 +123,7 @@ func Main(args []string) (int, error) {
 		return ExitCannotRun, err
 	}
 	// Looked up after the mounts, in the environment the command gets.
-	path, err := exec.LookPath(argv[0])
-	if err != nil {
-		return ExitNotFound, err
-	}
-	err = execve(path, argv, os.Environ())
-	if errors.Is(err, os.ErrNotExist) {
-		return ExitNotFound, fmt.Errorf("exec %s: %w", argv[0], err)
-	}
-	return ExitCannotRun, fmt.Errorf("exec %s: %w", argv[0], err)
+	return lookAndExec(argv)
 }
 
 // ExecAs is a session's last step inside its pod's sandbox
@@ -170,6 +162,13 @@ func ExecAs(args []string) (int, error) {
 			fmt.Fprintf(os.Stderr, "dnsplane: the pod's user cannot enter %s (%v): running in /\n", dir, err)
 		}
 	}
+	return lookAndExec(argv)
+}
+
+// lookAndExec execs argv[0], found on PATH, with the process's
+// environment; it returns only on failure, with the status to exit with
+// (ExitNotFound or ExitCannotRun).
+func lookAndExec(argv []string) (int, error) {
 	path, err := exec.LookPath(argv[0])
 	if err != nil {
 		return ExitNotFound, err

@@ -211,7 +211,7 @@ func (m *Manager) start(p Pod) (*box, error) {
 		return nil, err
 	}
 	// The sandbox inherits the lock; the agent's copy goes either way.
-	defer lease.Release()
+	defer func() { _ = lease.Release() }()
 	ln, err := listen(m.cfg.StateDir, p.UID)
 	if err != nil {
 		return nil, fmt.Errorf("session socket: %w", err)

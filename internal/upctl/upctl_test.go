@@ -146,7 +146,7 @@ func TestSocketMissing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer lock.Release(true)
+	defer func() { _ = lock.Release(true) }()
 	want := fmt.Sprintf("dnsplane up (pid %d) is running but its control socket %s is missing; ", os.Getpid(), SocketPath(dir))
 	_, err = Client{DataDir: dir}.Nodes(ctx)
 	sm, ok := errors.AsType[*SocketMissingError](err)
