@@ -7,7 +7,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/dnsplane/dnsplane/internal/etcdproc"
-	"github.com/dnsplane/dnsplane/internal/storage"
 )
 
 // etcdMemberCommand is the name `up` and `apiserver` re-run this binary with
@@ -19,7 +18,7 @@ const etcdMemberCommand = "etcd-member"
 func newEtcdMemberCommand() *cobra.Command {
 	var (
 		dataDir string
-		tls     storage.EmbeddedTLS
+		tls     etcdproc.MemberTLS
 	)
 	cmd := &cobra.Command{
 		Use:    etcdMemberCommand,

@@ -246,10 +246,17 @@ func TestAgent(t *testing.T) {
 		}
 		cases[i].pod = p
 	}
-	// A pod whose resolv.conf cannot be formed: an option name with a space
-	// passes the API (upstream checks only that it is not empty).
-	bad, err := e.dp.CoreV1().Pods(ns).Create(ctx, pod("bad-option", dpcorev1.PodSpec{PodSpec: corev1.PodSpec{DNSConfig: &corev1.PodDNSConfig{
-		Options: []corev1.PodDNSConfigOption{{Name: "a b"}}}}}), metav1.CreateOptions{})
+	// A pod whose resolv.conf cannot be formed: an option name with a
+	// space. The API server refuses it now, so it is stored as a pod
+	// written before that rule (or by another API server) would be:
+	// without validation (EnsureObject).
+	badPod := pod("bad-option", dpcorev1.PodSpec{PodSpec: corev1.PodSpec{DNSConfig: &corev1.PodDNSConfig{
+		Options: []corev1.PodDNSConfigOption{{Name: "a b"}}}}})
+	badPod.TypeMeta = metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"}
+	if err := e.srv.Server.EnsureObject(ctx, badPod); err != nil {
+		t.Fatal(err)
+	}
+	bad, err := e.dp.CoreV1().Pods(ns).Get(ctx, badPod.Name, metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

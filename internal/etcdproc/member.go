@@ -47,6 +47,10 @@ type damaged struct {
 	Detail string `json:"detail"`
 }
 
+// MemberTLS are the certificate files RunMember serves with, as the hidden
+// etcd-member command's flags (Flag*) name them.
+type MemberTLS = storage.EmbeddedTLS
+
 // RunMember runs one embedded etcd member in dataDir for a supervising
 // parent: it reports its phases and readiness on stdout and serves until ctx
 // ends, stdin reaches EOF (the parent is gone) or etcd fails. It is what the

@@ -133,9 +133,10 @@ func dropTypeDependentFields(svc, old *corev1.Service) {
 	if externallyAccessible(old) && !externallyAccessible(svc) && spec.ExternalTrafficPolicy == was.ExternalTrafficPolicy {
 		spec.ExternalTrafficPolicy = ""
 	}
-	if spec.Type != corev1.ServiceTypeLoadBalancer {
-		svc.Status.LoadBalancer = corev1.LoadBalancerStatus{}
-	}
+	// Upstream also clears status.loadBalancer of a Service that is no
+	// longer a LoadBalancer; here an update keeps the stored status, as
+	// for every kind with a status subresource (TestStatusSubresourceSplit),
+	// where a cloud's service controller would clear it.
 }
 
 // holdsClusterIP: every type but ExternalName has a cluster IP (None
