@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"os"
 	"os/exec"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -205,10 +206,10 @@ func (s *Supervisor) startChild(ctx context.Context) (*child, error) {
 	if err != nil {
 		return nil, fmt.Errorf("etcd member: %w", err)
 	}
-	if err := cmd.Start(); err != nil {
+	c := &child{cmd: cmd, stdin: stdin, exited: make(chan struct{})}
+	if err := startOnOwnThread(cmd, c.exited); err != nil {
 		return nil, fmt.Errorf("starting the embedded etcd process %s: %w", s.cfg.Command[0], err)
 	}
-	c := &child{cmd: cmd, stdin: stdin, exited: make(chan struct{})}
 	ready := make(chan []string, 1)
 	var pipes sync.WaitGroup
 	pipes.Go(func() { c.readMessages(stdout, ready) })
@@ -433,4 +434,25 @@ const (
 func MemberTLSArgs(t storage.EmbeddedTLS) []string {
 	return []string{"--" + FlagTrustedCAFile, t.TrustedCAFile, "--" + FlagCertFile, t.CertFile, "--" + FlagKeyFile, t.KeyFile,
 		"--" + FlagPeerCertFile, t.PeerCertFile, "--" + FlagPeerKeyFile, t.PeerKeyFile}
+}
+
+// startOnOwnThread starts cmd from an OS thread that no other goroutine
+// uses until the process has exited. The kernel sends the member its
+// parent-death signal (setParentDeathSignal) when the *thread* that forked
+// it ends, and Go ends a thread whenever a goroutine exits while locked to
+// it (a library's, or a pod sandbox spawner's): started from an ordinary
+// thread, the member was killed in the middle of `up`'s ordered stop.
+func startOnOwnThread(cmd *exec.Cmd, exited <-chan struct{}) error {
+	errc := make(chan error, 1)
+	go func() {
+		runtime.LockOSThread()
+		// Given back, not ended, once the member is gone.
+		defer runtime.UnlockOSThread()
+		err := cmd.Start()
+		errc <- err
+		if err == nil {
+			<-exited
+		}
+	}()
+	return <-errc
 }

@@ -107,8 +107,15 @@ func NewManager(c Config) (*Manager, error) {
 // the manager: the kernel sends a child's parent-death signal when the
 // thread that forked it exits, not the process (prctl(2)
 // PR_SET_PDEATHSIG), and Go may retire other threads.
+//
+// On Close, every sandbox is killed first; the thread is then unlocked and
+// given back, not ended: a goroutine that exits locked ends its thread,
+// and that thread may have forked other children before it was locked
+// here (the embedded etcd's member, whose parent-death signal then killed
+// it in the middle of `up`'s ordered stop).
 func (m *Manager) spawner() {
-	runtime.LockOSThread() // never unlocked: the thread must outlive the sandboxes
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
 	for {
 		select {
 		case f := <-m.spawn:
