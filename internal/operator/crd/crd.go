@@ -8,6 +8,7 @@ package crd
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -41,6 +42,7 @@ func DNS() ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
+	requireListMapKeys(root)
 	delete(root, "x-kubernetes-group-version-kind")
 	if props, ok := root["properties"].(map[string]any); ok {
 		// The API server refuses anything but the type for the root's
@@ -57,8 +59,9 @@ func DNS() ([]byte, error) {
 			"names": map[string]any{"plural": "dnses", "singular": "dns", "kind": "DNS", "listKind": "DNSList"},
 			"versions": []any{map[string]any{
 				"name": "v1", "served": true, "storage": true,
-				"subresources": map[string]any{"status": map[string]any{}},
-				"schema":       map[string]any{"openAPIV3Schema": root},
+				"subresources":             map[string]any{"status": map[string]any{}},
+				"schema":                   map[string]any{"openAPIV3Schema": root},
+				"additionalPrinterColumns": printerColumns(),
 			}},
 		},
 	}
@@ -67,6 +70,22 @@ func DNS() ([]byte, error) {
 		return nil, fmt.Errorf("DNS CRD: %w", err)
 	}
 	return out, nil
+}
+
+// printerColumns are the columns `kubectl get dnses` shows on any
+// cluster, the ones dnsplane's API server prints (internal/printers'
+// DNS printer; TestPrinterColumnsMatchServer), as JSONPaths: a custom
+// resource's table is built from them. Name is always first.
+func printerColumns() []any {
+	col := func(name, typ, path, desc string) map[string]any {
+		return map[string]any{"name": name, "type": typ, "jsonPath": path, "description": desc}
+	}
+	return []any{
+		col("Cluster-IP", "string", ".status.clusterIP", "The service IP of cluster DNS."),
+		col("Cluster-Domain", "string", ".status.clusterDomain", "The cluster domain cluster DNS serves."),
+		col("Available", "string", `.status.conditions[?(@.type=="Available")].status`, "Status of the Available condition."),
+		col("Age", "date", ".metadata.creationTimestamp", ""),
+	}
 }
 
 // inline returns definition name with every reference replaced by the
@@ -139,5 +158,40 @@ func resolve(defs map[string]any, v any, path []string) (any, error) {
 		return out, nil
 	default:
 		return v, nil
+	}
+}
+
+// requireListMapKeys makes the keys of every list of type map required in
+// its items, unless they have a default: kube-apiserver refuses a CRD
+// otherwise ("this property is in x-kubernetes-list-map-keys, so it must
+// have a default or be a required property"; issue 30). The schemas
+// internal/openapi generates for dnsplane's own server list no required
+// properties, and status.conditions' metav1.Condition keys by type.
+func requireListMapKeys(v any) {
+	switch v := v.(type) {
+	case map[string]any:
+		if keys, ok := v["x-kubernetes-list-map-keys"].([]any); ok {
+			if items, ok := v["items"].(map[string]any); ok {
+				props, _ := items["properties"].(map[string]any)
+				required, _ := items["required"].([]any)
+				for _, k := range keys {
+					prop, _ := props[k.(string)].(map[string]any)
+					if _, defaulted := prop["default"]; defaulted || slices.Contains(required, k) {
+						continue
+					}
+					required = append(required, k)
+				}
+				if len(required) > 0 {
+					items["required"] = required
+				}
+			}
+		}
+		for _, x := range v {
+			requireListMapKeys(x)
+		}
+	case []any:
+		for _, x := range v {
+			requireListMapKeys(x)
+		}
 	}
 }

@@ -1,16 +1,22 @@
 package crd
 
 import (
+	"context"
+	"slices"
 	"strings"
 	"testing"
 
 	apiext "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
 	"k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/install"
 	apiextv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apiextvalidation "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/validation"
 	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/yaml"
+
+	"github.com/dnsplane/dnsplane/internal/printers"
 )
 
 func TestDNS(t *testing.T) {
@@ -98,5 +104,60 @@ func TestDNSValidCRD(t *testing.T) {
 	port := ups.Items.Schema.Properties["port"]
 	if port.Minimum == nil || *port.Minimum != 1 || port.Maximum == nil || *port.Maximum != 65535 {
 		t.Errorf("upstreams[].port: minimum %v, maximum %v", port.Minimum, port.Maximum)
+	}
+}
+
+// TestDNSAcceptedByKubeAPIServer runs the validation kube-apiserver runs
+// on a CustomResourceDefinition create (apiextensions-apiserver's
+// ValidateCustomResourceDefinition, CEL and defaults included): a real
+// 1.37 server refused the CRD --print-crd printed (issue 30: a list-map
+// key without a default that is not required).
+func TestDNSAcceptedByKubeAPIServer(t *testing.T) {
+	out, err := DNS()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var v1crd apiextv1.CustomResourceDefinition
+	if err := yaml.UnmarshalStrict(out, &v1crd); err != nil {
+		t.Fatal(err)
+	}
+	scheme := runtime.NewScheme()
+	install.Install(scheme)
+	var crd apiext.CustomResourceDefinition
+	if err := scheme.Convert(&v1crd, &crd, nil); err != nil {
+		t.Fatal(err)
+	}
+	// What the CRD strategy's PrepareForCreate sets before validation.
+	crd.Status.StoredVersions = []string{"v1"}
+	if errs := apiextvalidation.ValidateCustomResourceDefinition(context.Background(), &crd); len(errs) > 0 {
+		t.Errorf("kube-apiserver refuses the DNS CRD:\n%s", errs.ToAggregate())
+	}
+}
+
+// TestPrinterColumnsMatchServer: `kubectl get dnses` shows the same
+// columns on any cluster as on dnsplane's API server.
+func TestPrinterColumnsMatchServer(t *testing.T) {
+	out, err := DNS()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var v1crd apiextv1.CustomResourceDefinition
+	if err := yaml.UnmarshalStrict(out, &v1crd); err != nil {
+		t.Fatal(err)
+	}
+	got := []string{"Name"}
+	for _, c := range v1crd.Spec.Versions[0].AdditionalPrinterColumns {
+		got = append(got, c.Name)
+	}
+	p, ok := printers.For(schema.GroupKind{Group: "operator.dnsplane.io", Kind: "DNS"})
+	if !ok {
+		t.Fatal("dnsplane's API server has no DNS printer")
+	}
+	var want []string
+	for _, c := range p.Columns() {
+		want = append(want, c.Name)
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("CRD printer columns %v, API server's %v", got, want)
 	}
 }
