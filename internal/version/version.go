@@ -61,24 +61,30 @@ func Dnsplane() string {
 }
 
 func develVersion(settings []debug.BuildSetting) string {
-	var rev, modified string
-	for _, s := range settings {
-		switch s.Key {
-		case "vcs.revision":
-			rev = s.Value
-		case "vcs.modified":
-			modified = s.Value
-		}
-	}
+	rev, dirty := vcs(settings)
 	v := Base + "-dev"
 	if rev == "" {
 		return v
 	}
 	v += "+" + rev[:min(12, len(rev))]
-	if modified == "true" {
+	if dirty {
 		v += ".dirty"
 	}
 	return v
+}
+
+// vcs is the commit and the "modified" flag go build recorded from the
+// checkout; "" without them.
+func vcs(settings []debug.BuildSetting) (rev string, dirty bool) {
+	for _, s := range settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.modified":
+			dirty = s.Value == "true"
+		}
+	}
+	return rev, dirty
 }
 
 // Info is what the API server reports on /version, as kube-apiserver
@@ -111,16 +117,12 @@ func commit() (rev, tree string) {
 	if !ok {
 		return "", ""
 	}
-	for _, s := range info.Settings {
-		switch s.Key {
-		case "vcs.revision":
-			rev = s.Value
-		case "vcs.modified":
-			tree = "clean"
-			if s.Value == "true" {
-				tree = "dirty"
-			}
-		}
+	rev, dirty := vcs(info.Settings)
+	switch {
+	case rev == "":
+		return "", ""
+	case dirty:
+		return rev, "dirty"
 	}
-	return rev, tree
+	return rev, "clean"
 }

@@ -126,13 +126,7 @@ func TestExecSandbox(t *testing.T) {
 
 	t.Run("another pod's sessions are out of sight and reach", func(t *testing.T) {
 		arg := fmt.Sprintf("600.%d", time.Now().UnixNano()%1e6)
-		ctx, cancel := context.WithCancel(context.Background())
-		defer cancel()
-		bg := kubectlCommand(ctx, u.Kubeconfig, "exec", "-n", ns, "b", "--", "sleep", arg)
-		if err := bg.Start(); err != nil {
-			t.Fatal(err)
-		}
-		defer func() { cancel(); _ = bg.Wait() }()
+		backgroundSleep(t, u.Kubeconfig, ns, "b", arg)
 		var hostPID string
 		eventually(t, 30*time.Second, 50*time.Millisecond, func() (bool, string) {
 			pids := sleepsWith(t, arg)
@@ -155,13 +149,7 @@ func TestExecSandbox(t *testing.T) {
 
 	t.Run("a pod's sessions share its PID namespace", func(t *testing.T) {
 		arg := fmt.Sprintf("601.%d", time.Now().UnixNano()%1e6)
-		ctx, cancel := context.WithCancel(context.Background())
-		defer cancel()
-		bg := kubectlCommand(ctx, u.Kubeconfig, "exec", "-n", ns, "b", "--", "sleep", arg)
-		if err := bg.Start(); err != nil {
-			t.Fatal(err)
-		}
-		defer func() { cancel(); _ = bg.Wait() }()
+		backgroundSleep(t, u.Kubeconfig, ns, "b", arg)
 		eventually(t, 30*time.Second, 50*time.Millisecond, func() (bool, string) {
 			return len(sleepsWith(t, arg)) == 1, "the first session is not running"
 		})
@@ -218,4 +206,17 @@ func sleepsWith(t *testing.T, arg string) []string {
 func findArg(arg string) string {
 	half := len(arg) / 2
 	return fmt.Sprintf(`a=%s; b=%s; for p in /proc/[0-9]*; do c=$(tr '\0' ' ' < $p/cmdline 2>/dev/null); case "$c" in *"$a$b"*) echo "pid ${p#/proc/}";; esac; done`, arg[:half], arg[half:])
+}
+
+// backgroundSleep runs `sleep arg` in pod through kubectl exec until the
+// test ends; arg marks its process for sleepsWith.
+func backgroundSleep(t *testing.T, kubeconfig, ns, pod, arg string) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	bg := kubectlCommand(ctx, kubeconfig, "exec", "-n", ns, pod, "--", "sleep", arg)
+	if err := bg.Start(); err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cancel(); _ = bg.Wait() })
 }

@@ -63,20 +63,12 @@ func TestDNS(t *testing.T) {
 }
 
 // TestDNSValidCRD checks the CRD's schema is structural by the API
-// server's own rules (apiextensions-apiserver's; its default validation
-// needs CEL, which the module does not require, so defaults are checked
-// by value below) and that the +kubebuilder markers reached the schema.
+// server's own rules (apiextensions-apiserver's; TestDNSAcceptedByKubeAPIServer
+// runs the whole CRD validation) and that the +kubebuilder markers reached
+// the schema, by value.
 func TestDNSValidCRD(t *testing.T) {
-	out, err := DNS()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var v1crd apiextv1.CustomResourceDefinition
-	if err := yaml.UnmarshalStrict(out, &v1crd); err != nil {
-		t.Fatal(err)
-	}
-	scheme := runtime.NewScheme()
-	install.Install(scheme)
+	v1crd := printedCRD(t)
+	scheme := apiextScheme()
 	var props apiext.JSONSchemaProps
 	if err := scheme.Convert(v1crd.Spec.Versions[0].Schema.OpenAPIV3Schema, &props, nil); err != nil {
 		t.Fatal(err)
@@ -113,18 +105,10 @@ func TestDNSValidCRD(t *testing.T) {
 // 1.37 server refused the CRD --print-crd printed (issue 30: a list-map
 // key without a default that is not required).
 func TestDNSAcceptedByKubeAPIServer(t *testing.T) {
-	out, err := DNS()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var v1crd apiextv1.CustomResourceDefinition
-	if err := yaml.UnmarshalStrict(out, &v1crd); err != nil {
-		t.Fatal(err)
-	}
-	scheme := runtime.NewScheme()
-	install.Install(scheme)
+	v1crd := printedCRD(t)
+	scheme := apiextScheme()
 	var crd apiext.CustomResourceDefinition
-	if err := scheme.Convert(&v1crd, &crd, nil); err != nil {
+	if err := scheme.Convert(v1crd, &crd, nil); err != nil {
 		t.Fatal(err)
 	}
 	// What the CRD strategy's PrepareForCreate sets before validation.
@@ -137,14 +121,7 @@ func TestDNSAcceptedByKubeAPIServer(t *testing.T) {
 // TestPrinterColumnsMatchServer: `kubectl get dnses` shows the same
 // columns on any cluster as on dnsplane's API server.
 func TestPrinterColumnsMatchServer(t *testing.T) {
-	out, err := DNS()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var v1crd apiextv1.CustomResourceDefinition
-	if err := yaml.UnmarshalStrict(out, &v1crd); err != nil {
-		t.Fatal(err)
-	}
+	v1crd := printedCRD(t)
 	got := []string{"Name"}
 	for _, c := range v1crd.Spec.Versions[0].AdditionalPrinterColumns {
 		got = append(got, c.Name)
@@ -160,4 +137,25 @@ func TestPrinterColumnsMatchServer(t *testing.T) {
 	if !slices.Equal(got, want) {
 		t.Errorf("CRD printer columns %v, API server's %v", got, want)
 	}
+}
+
+// printedCRD is the CRD --print-crd prints, decoded strictly.
+func printedCRD(t *testing.T) *apiextv1.CustomResourceDefinition {
+	t.Helper()
+	out, err := DNS()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var v1crd apiextv1.CustomResourceDefinition
+	if err := yaml.UnmarshalStrict(out, &v1crd); err != nil {
+		t.Fatal(err)
+	}
+	return &v1crd
+}
+
+// apiextScheme converts between apiextensions' v1 and internal types.
+func apiextScheme() *runtime.Scheme {
+	scheme := runtime.NewScheme()
+	install.Install(scheme)
+	return scheme
 }
