@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	operatorv1 "github.com/dnsplane/dnsplane/api/operator/v1"
 	"github.com/dnsplane/dnsplane/internal/operator/dnsspec"
@@ -25,10 +26,13 @@ import (
 
 // rule is one x-kubernetes-validations entry.
 type rule struct {
-	Rule      string `json:"rule"`
-	Message   string `json:"message,omitempty"`
-	FieldPath string `json:"fieldPath,omitempty"`
-	Reason    string `json:"reason,omitempty"`
+	Rule    string `json:"rule"`
+	Message string `json:"message,omitempty"`
+	// MessageExpression, when set, is the message (Message is then the
+	// fallback when it fails).
+	MessageExpression string `json:"messageExpression,omitempty"`
+	FieldPath         string `json:"fieldPath,omitempty"`
+	Reason            string `json:"reason,omitempty"`
 }
 
 // The reasons a CEL rule may give (apiextensions' FieldValueErrorReason):
@@ -135,17 +139,39 @@ func nameServerRules() []rule {
 		" || (" + v4Port + " && " + strict(v4Host) + " && ip(" + v4Host + ").family() == 4)"
 	port := "!(" + bracketed + " || " + v4Port + ") || (" + portText + ".matches('^[-+]?[0-9]{1,18}$') && " +
 		"int(" + portText + ") >= 1 && int(" + portText + ") <= 65535)"
+	// The server's message is apimachinery's IsValidIP detail for an
+	// address that is one but not in canonical form; so is this one, but
+	// for the canonical form it quotes (canonicalMessage).
+	msg := "isIP(self) ? " + canonicalMessage +
+		" : (" + bracketed + " && isIP(" + bracketHost + ") && ip(" + bracketHost + ").family() == 6) ? " + canonicalMessage +
+		" : '" + nameServerMessage + "'"
 	return []rule{
 		nonEmpty("", ""),
-		{Rule: form, Message: nameServerMessage},
+		{Rule: form, Message: nameServerMessage, MessageExpression: msg},
 		{Rule: port, Message: portMessage},
 	}
 }
 
-// addressMessage is what the server says of a Network upstream's address
-// that is not an IP address in strict form (apimachinery's IsValidIP says
-// more precisely why).
-const addressMessage = "must be a valid IP address in canonical form (e.g. 10.9.8.7 or 2001:db8::ffff)"
+// canonicalMessage is a CEL string literal of apimachinery's IsValidIP
+// detail of an IP address that is not in canonical form, without the
+// form itself, which the server quotes: the cost estimate cannot bound
+// the length of string(ip(…)), and a message built from it makes the
+// CRD's estimated cost exceed the limit 100 times over.
+const canonicalMessage = `'must be in canonical form (RFC 5952: lower case, the longest run of zeros as ::)'`
+
+// addressRule is the server's rule for a Network upstream's address, an
+// IP address in strict form, with apimachinery's IsValidIP messages for
+// what is no address and for an address not in canonical form (for a
+// leading zero or an IPv4-mapped IPv6 address, IsValidIP says more
+// precisely why).
+func addressRule() rule {
+	notIP := validation.IsValidIP(field.NewPath("address"), "-")[0].Detail
+	return rule{
+		Rule:              "self == '' || (isIP(self) && ip.isCanonical(self))",
+		Message:           notIP,
+		MessageExpression: "isIP(self) ? " + canonicalMessage + " : '" + notIP + "'",
+	}
+}
 
 // transportRules are the cross-field rules of a transportConfig.
 func transportRules() []rule {
@@ -232,7 +258,7 @@ func addValidations(root map[string]any) error {
 	need(ur+".upstreams.[]", "type")
 	add(ur+".upstreams.[]", upstreamRules()...)
 	bound(ur+".upstreams.[].address", maxAddressLength)
-	add(ur+".upstreams.[].address", rule{Rule: "self == '' || (isIP(self) && ip.isCanonical(self))", Message: addressMessage})
+	add(ur+".upstreams.[].address", addressRule())
 
 	for _, tc := range []string{fp + ".transportConfig", ur + ".transportConfig"} {
 		add(tc, transportRules()...)

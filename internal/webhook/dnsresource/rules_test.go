@@ -141,7 +141,7 @@ var ruleCases = []struct {
 	{name: "SystemResolvConf with address", doc: object(upstreams("[{type: SystemResolvConf, address: 192.0.2.1}]")), at: celStage, same: true},
 	{name: "SystemResolvConf with port", doc: object(upstreams("[{type: SystemResolvConf, port: 53}]")), at: celStage, same: true},
 	{name: "Network without address", doc: object(upstreams("[{type: Network}]")), at: celStage, same: true},
-	{name: "Network address a host name", doc: object(upstreams("[{type: Network, address: dns.example}]")), at: celStage},
+	{name: "Network address a host name", doc: object(upstreams("[{type: Network, address: dns.example}]")), at: celStage, same: true},
 	{name: "Network address not canonical", doc: object(upstreams("[{type: Network, address: '2001:DB8::1'}]")), at: celStage},
 	{name: "Network address longer than 39", doc: object(upstreams("[{type: Network, address: '" + strings.Repeat("1", 40) + "'}]")), at: schemaStage},
 	{name: "Network port 65536", doc: object(upstreams("[{type: Network, address: 192.0.2.1, port: 65536}]")), at: schemaStage},
