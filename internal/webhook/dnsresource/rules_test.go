@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"unicode"
+	"unicode/utf8"
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/yaml"
@@ -365,4 +367,103 @@ func TestStockServerStricter(t *testing.T) {
 			t.Logf("stock: %v", theirs)
 		})
 	}
+}
+
+// nameServerCorpus is every combination of address-like hosts and
+// port-like suffixes, the shapes dnsspec.ParseNameServer tells apart.
+func nameServerCorpus() []string {
+	hosts := []string{"192.0.2.1", "0.0.0.0", "255.255.255.255", "192.0.2.01", "192.0.2", "192.0.2.256", "1.2.3.4.5",
+		"2001:db8::1", "2001:DB8::1", "2001:db8:0::1", "::", "::1", "::ffff:192.0.2.1", "fe80::1%eth0", "2001:db8::g",
+		"[2001:db8::1]", "[192.0.2.1]", "dns.example", "", "[", "]", ":"}
+	suffixes := []string{"", ":53", ":0", ":1", ":65535", ":65536", ":+53", ":-53", ":053", ":", ":5a", "::53", "]:53", ":53]"}
+	var out []string
+	for _, h := range hosts {
+		for _, s := range suffixes {
+			out = append(out, h+s)
+			if strings.Contains(h, ":") && !strings.HasPrefix(h, "[") {
+				out = append(out, "["+h+"]"+s)
+			}
+		}
+	}
+	return out
+}
+
+// TestNameServerRuleMatchesServer: the CRD's nameserver rules accept
+// exactly the entries dnsplane's server accepts (up to the CRD's length
+// bound), so the CEL copy of dnsspec.ParseNameServer is neither stricter
+// nor looser. The webhook, which would catch a looser rule, is not asked.
+func TestNameServerRuleMatchesServer(t *testing.T) {
+	t.Parallel()
+	out, err := crd.DNS()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stock := newStockServer(t, out, Validator{})
+	for _, ns := range nameServerCorpus() {
+		checkNameServer(t, stock, ns)
+	}
+}
+
+func checkNameServer(t *testing.T, stock *stockServer, ns string) {
+	t.Helper()
+	doc := object(forward("corp.example", ns))
+	ours := serverErrors(t, doc, "")
+	theirs := stock.write(t, doc, "").schemaErrs
+	if (len(ours) == 0) != (len(theirs) == 0) {
+		t.Errorf("nameserver %q: dnsplane's server %v, the CRD %v", ns, ours, theirs)
+	}
+}
+
+// FuzzNameServerRule is TestNameServerRuleMatchesServer on any entry of
+// up to the CRD's bound that names no own address (the own-address rule
+// is the webhook's).
+func FuzzNameServerRule(f *testing.F) {
+	for _, ns := range nameServerCorpus() {
+		f.Add(ns)
+	}
+	out, err := crd.DNS()
+	if err != nil {
+		f.Fatal(err)
+	}
+	stock := newStockServer(f, out, Validator{})
+	f.Fuzz(func(t *testing.T, ns string) {
+		// Entries YAML can carry as written (the test writes YAML).
+		if len(ns) > 47 || !utf8.ValidString(ns) || strings.ContainsAny(ns, "\"\\") ||
+			strings.IndexFunc(ns, func(r rune) bool { return !unicode.IsPrint(r) }) >= 0 {
+			t.Skip()
+		}
+		checkNameServer(t, stock, ns)
+	})
+}
+
+// FuzzDomainRule: the CRD accepts a forward plugin's domain exactly when
+// dnsplane's server does, but for the cluster domain rules (the
+// webhook's: the cluster domain is the cluster's configuration).
+func FuzzDomainRule(f *testing.F) {
+	for _, d := range []string{"corp", "corp.example", "Corp.example", "-a.example", "a-.example", "a..b", ".", "", "a.", ".a",
+		"ap.k8s.io", "x.ap.k8s.io", "k8s.io", "io", "xap.k8s.io", "cluster.local", "local", "a_b.example", strings.Repeat("a", 64) + ".example"} {
+		f.Add(d)
+	}
+	out, err := crd.DNS()
+	if err != nil {
+		f.Fatal(err)
+	}
+	stock := newStockServer(f, out, Validator{})
+	f.Fuzz(func(t *testing.T, d string) {
+		if len(d) > 253 || !utf8.ValidString(d) || strings.ContainsAny(d, "\"\\") ||
+			strings.IndexFunc(d, func(r rune) bool { return !unicode.IsPrint(r) }) >= 0 {
+			t.Skip()
+		}
+		doc := object(forward(d, "192.0.2.1"))
+		var ours field.ErrorList
+		for _, e := range serverErrors(t, doc, "") {
+			if !strings.Contains(e.Detail, "the cluster domain") {
+				ours = append(ours, e)
+			}
+		}
+		theirs := stock.write(t, doc, "").schemaErrs
+		if (len(ours) == 0) != (len(theirs) == 0) {
+			t.Errorf("domain %q: dnsplane's server %v, the CRD %v", d, ours, theirs)
+		}
+	})
 }
