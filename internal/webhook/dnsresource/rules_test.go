@@ -337,14 +337,21 @@ func TestStockServerAcceptsWhatOursAccepts(t *testing.T) {
 // empty enum value or port 0, which dnsplane's server reads as "unset"
 // and defaults, fail the CRD's enum and minimum (kubebuilder markers
 // shared with dnsplane's own OpenAPI), and a port zero-padded past 47
-// characters fails the CEL cost bound.
-var stricterCases = []struct{ name, doc string }{
+// characters fails the CEL cost bound. And the CRD's ratcheting of an
+// update (KEP-4008) skips the rules of an unchanged value, but the
+// forward plugins are an atomic list, whose items it cannot pair with
+// the stored ones: an update that changes the list re-checks a forward
+// plugin stored before the rules, which dnsplane's server, pairing
+// equal entries, does not.
+var stricterCases = []struct{ name, doc, old string }{
 	{name: "policy empty", doc: object(forwardWith(`policy: ""`))},
 	{name: "logLevel empty", doc: object(`  logLevel: ""` + "\n")},
 	{name: "managementState empty", doc: object(`  managementState: ""` + "\n")},
 	{name: "upstreams policy empty", doc: object("  upstreamResolvers:\n    policy: \"\"\n")},
 	{name: "upstream port 0", doc: object(upstreams("[{type: Network, address: 192.0.2.1, port: 0}]"))},
 	{name: "nameserver port zero-padded", doc: object(forward("a.example", "192.0.2.1:"+strings.Repeat("0", 40)+"53"))},
+	{name: "update adds a forward plugin beside one stored before the rules", old: object(forward("Corp.Example", "192.0.2.1")),
+		doc: object("  pluginConfig:\n    forwardPlugins:\n    - {domain: Corp.Example, nameServers: [192.0.2.1]}\n    - {domain: b.example, nameServers: [192.0.2.2]}\n")},
 }
 
 // TestStockServerStricter keeps the list of differences true.
@@ -357,10 +364,10 @@ func TestStockServerStricter(t *testing.T) {
 	stock := newStockServer(t, out, Validator{OwnAddresses: own})
 	for _, tc := range stricterCases {
 		t.Run(tc.name, func(t *testing.T) {
-			if errs := serverErrors(t, tc.doc, ""); len(errs) > 0 {
+			if errs := serverErrors(t, tc.doc, tc.old); len(errs) > 0 {
 				t.Fatalf("dnsplane's server refuses: %v", errs)
 			}
-			theirs := stock.write(t, tc.doc, "").refused(t)
+			theirs := stock.write(t, tc.doc, tc.old).refused(t)
 			if len(theirs) == 0 {
 				t.Errorf("the stock server accepts it now: take it off the list (and docs/dns-operator.md)")
 			}
