@@ -38,7 +38,6 @@ type rule struct {
 // The reasons a CEL rule may give (apiextensions' FieldValueErrorReason):
 // the error types of the server's field errors.
 const (
-	invalid   = "FieldValueInvalid"
 	required  = "FieldValueRequired"
 	forbidden = "FieldValueForbidden"
 )
@@ -46,7 +45,9 @@ const (
 // Lengths the CEL rules need bounded for the API server's cost estimate:
 // every value longer is invalid on dnsplane's server too (a DNS subdomain
 // is at most 253 characters, an address in canonical form at most 39, a
-// nameserver "[IPv6]:PORT" at most 47).
+// nameserver "[IPv6]:PORT" at most 47), but for a nameserver whose port
+// is zero-padded past that, which Go's strconv.Atoi reads
+// (docs/dns-operator.md, "On a stock cluster").
 const (
 	maxSubdomainLength  = validation.DNS1123SubdomainMaxLength
 	maxAddressLength    = len("ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff")
