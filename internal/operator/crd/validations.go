@@ -66,7 +66,8 @@ func subdomainMessage() string {
 }
 
 // The messages of the server's rules that the CEL rules repeat word for
-// word (dnsspec's).
+// word (dnsspec's; TestStockServerRefusesWhatOursRefuses fails when one
+// drifts).
 const (
 	rootDomainMessage  = `must not be the root domain ".": spec.upstreamResolvers configure where its names are resolved`
 	nameServerMessage  = "must be an IP address with an optional port: IPv4, IPv4:PORT, IPv6 or [IPv6]:PORT"
@@ -106,7 +107,9 @@ func subdomainRule(skip ...string) rule {
 	return rule{Rule: guard + " || self.matches('" + dns1123Subdomain + "')", Message: subdomainMessage()}
 }
 
-// nonEmpty is the server's Required error for a field present but empty.
+// nonEmpty is the server's Required error for an empty string: self, or
+// the child fieldPath of self, which is then also required to be
+// present.
 func nonEmpty(fieldPath, msg string) rule {
 	if msg == "" {
 		msg = "must not be empty"
@@ -176,7 +179,7 @@ func addressRule() rule {
 
 // transportRules are the cross-field rules of a transportConfig.
 func transportRules() []rule {
-	isTLS := "has(self.transport) && self.transport == 'TLS'"
+	isTLS := fmt.Sprintf("has(self.transport) && self.transport == '%s'", operatorv1.TLSTransport)
 	return []rule{
 		{Rule: fmt.Sprintf("!has(self.tls) || (%s)", isTLS), Message: tlsOnlyMessage, FieldPath: ".tls", Reason: forbidden},
 		{Rule: fmt.Sprintf("!(%s) || has(self.tls)", isTLS), Message: tlsRequiredMessage, FieldPath: ".tls", Reason: required},
@@ -185,13 +188,13 @@ func transportRules() []rule {
 
 // upstreamRules are the cross-field rules of one upstream resolver.
 func upstreamRules() []rule {
-	is := func(t string) string { return fmt.Sprintf("has(self.type) && self.type == '%s'", t) }
+	is := func(t operatorv1.UpstreamType) string { return fmt.Sprintf("has(self.type) && self.type == '%s'", t) }
 	return []rule{
-		{Rule: fmt.Sprintf("!(%s) || !has(self.address) || self.address == ''", is("SystemResolvConf")),
+		{Rule: fmt.Sprintf("!(%s) || !has(self.address) || self.address == ''", is(operatorv1.SystemResolvConfType)),
 			Message: notSystemMessage, FieldPath: ".address", Reason: forbidden},
-		{Rule: fmt.Sprintf("!(%s) || !has(self.port) || self.port == 0", is("SystemResolvConf")),
+		{Rule: fmt.Sprintf("!(%s) || !has(self.port) || self.port == 0", is(operatorv1.SystemResolvConfType)),
 			Message: notSystemMessage, FieldPath: ".port", Reason: forbidden},
-		{Rule: fmt.Sprintf("!(%s) || (has(self.address) && self.address != '')", is("Network")),
+		{Rule: fmt.Sprintf("!(%s) || (has(self.address) && self.address != '')", is(operatorv1.NetworkResolverType)),
 			Message: networkMessage, FieldPath: ".address", Reason: required},
 	}
 }
