@@ -177,6 +177,12 @@ func Rewrite(at api.PodSpecAt, prev *api.PodSpecAt, namespace string, cluster Cl
 	if err != nil {
 		return Result{}, err
 	}
+	if len(cfg.Nameservers) == 0 {
+		// The agent would fall back to the node's own nameservers, which
+		// are unknown at admission, and kube-apiserver refuses dnsPolicy
+		// None without one: say what is missing instead.
+		return Result{}, fmt.Errorf("no nameserver for dnsPolicy %q: the webhook has no --cluster-dns (and no --node-cache for autopath)", policy)
+	}
 	before := at.Spec.DNSConfig.DeepCopy()
 	beforePolicy := at.Spec.DNSPolicy
 	at.Spec.DNSPolicy = corev1.DNSNone
