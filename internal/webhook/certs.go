@@ -27,6 +27,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	certutil "k8s.io/client-go/util/cert"
 	"k8s.io/client-go/util/keyutil"
+	"k8s.io/client-go/util/retry"
 )
 
 // Keys of the certificate Secret: kubernetes.io/tls's two, plus the CA
@@ -155,8 +156,15 @@ type bundle struct {
 
 // Sync makes one pass: read the Secret, renew what is missing or expiring
 // and write it back, load the serving certificate, write CertDir and
-// update the configurations' caBundle.
+// update the configurations' caBundle. Replicas starting together race to
+// create the Secret; the loser reads the winner's and adopts it at once.
 func (c *Certs) Sync(ctx context.Context) error {
+	return retry.OnError(retry.DefaultRetry, func(err error) bool {
+		return apierrors.IsConflict(err) || apierrors.IsAlreadyExists(err)
+	}, func() error { return c.sync(ctx) })
+}
+
+func (c *Certs) sync(ctx context.Context) error {
 	secrets := c.cfg.Client.CoreV1().Secrets(c.cfg.Namespace)
 	secret, err := secrets.Get(ctx, c.cfg.SecretName, metav1.GetOptions{})
 	switch {
