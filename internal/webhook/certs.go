@@ -75,9 +75,11 @@ type CertConfig struct {
 // install needs no openssl step and no cert-manager.
 //
 // It is built on client-go's certificate helpers rather than
-// open-policy-agent/cert-controller: that library needs a
-// controller-runtime manager, whose release line trails the k8s.io
-// version dnsplane builds with (docs/kubernetes.md).
+// open-policy-agent/cert-controller: v0.16.0, its newest, needs
+// controller-runtime v0.23, which does not compile against the client-go
+// dnsplane builds with (v0.37: its informer handler registrations lack
+// HasSyncedChecker), and it would bring a manager and informers on the
+// webhook configurations, which dnsplane's own API server does not serve.
 type Certs struct {
 	cfg  CertConfig
 	cert atomic.Pointer[tls.Certificate]
