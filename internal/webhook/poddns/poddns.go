@@ -148,11 +148,14 @@ func Rewrite(at api.PodSpecAt, prev *api.PodSpecAt, namespace string, cluster Cl
 		// Already rewritten. On update the stored spec says which
 		// parameters made its dnsConfig; on create (a pod or a ReplicaSet
 		// from a template) the parameters came along with it.
-		basis := at
+		b, err := policyBase(at, namespace, node)
 		if rewritten(prev) {
-			basis = *prev
+			// The stored spec's parameters, unless they no longer
+			// compute (the webhook's flags changed since).
+			if pb, perr := policyBase(*prev, namespace, node); perr == nil {
+				b, err = pb, nil
+			}
 		}
-		b, err := policyBase(basis, namespace, node)
 		if err != nil {
 			return Result{}, err
 		}
