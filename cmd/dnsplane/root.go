@@ -37,7 +37,7 @@ field validation, and cluster DNS on CoreDNS.`,
 		newControllersCommand(),
 		newSchedulerCommand(),
 		newCorefileCheckCommand(),
-		newWebhookCommand(nil),
+		newWebhookCommand(),
 	)
 	return root
 }

@@ -12,18 +12,16 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/dnsplane/dnsplane/internal/webhook"
+	"github.com/dnsplane/dnsplane/internal/webhook/dnsresource"
 	"github.com/dnsplane/dnsplane/internal/webhook/poddns"
 )
 
 // dnsResource is what the validating webhook reviews besides pod specs:
-// the DNS operator's resource, whose review (internal/webhook/dnsresource)
-// is passed to newWebhookCommand.
+// the DNS operator's resource (internal/webhook/dnsresource).
 var dnsResource = schema.GroupVersionResource{Group: "operator.dnsplane.io", Version: "v1", Resource: "dnses"}
 
-// newWebhookCommand wires `dnsplane webhook`. dnsReview validates
-// operator.dnsplane.io/v1 DNS writes on /validate; nil leaves them to the
-// CRD's own rules (the request is allowed, and the start-up log says so).
-func newWebhookCommand(dnsReview webhook.Reviewer) *cobra.Command {
+// newWebhookCommand wires `dnsplane webhook`.
+func newWebhookCommand() *cobra.Command {
 	var (
 		listen, certDir, namespace, serviceName, secretName string
 		mutatingName, validatingName, clusterDomain         string
@@ -75,11 +73,14 @@ and the caBundle of both webhook configurations current. See docs/kubernetes.md.
 			for gvr := range poddns.Kinds() {
 				routes.Mutate[gvr], routes.Validate[gvr] = rev.Mutate, rev.Validate
 			}
-			if dnsReview != nil {
-				routes.Validate[dnsResource] = dnsReview
-			} else {
-				logger.Warn("no review for " + dnsResource.String() + ": DNS writes are checked by the CRD's rules only")
+			// The DNS rules that depend on the cluster (its domain, the
+			// addresses a forwarder must not loop back to) take the same
+			// flags as the pod rewrite.
+			dnsReview, err := dnsresource.NewValidator(clusterDomain, clusterDNS, nodeCache)
+			if err != nil {
+				return &exitError{code: exitUsage, msg: err.Error()}
 			}
+			routes.Validate[dnsResource] = dnsReview.Review
 			ln, err := net.Listen("tcp", listen)
 			if err != nil {
 				return &exitError{code: exitUsage, msg: fmt.Sprintf("--listen: %v", err)}
