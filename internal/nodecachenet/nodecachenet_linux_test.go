@@ -236,12 +236,23 @@ const serverCorefile = `.:53 {
 }
 `
 
+// dualStackCorefile is serverCorefile on IPv6 addresses too: fd00::10
+// (the node cache's) and ::1 (the control).
+const dualStackCorefile = `.:53 {
+    bind 169.254.20.10 127.0.0.1 fd00::10 ::1
+    template IN A example.org {
+        answer "{{ .Name }} 60 IN A 192.0.2.1"
+    }
+}
+`
+
 func TestSetupServeTeardown(t *testing.T) {
 	if !inNetNS(t) {
 		return
 	}
 	ctx := t.Context()
 	c := testConfig(t)
+	c.Addresses = append(c.Addresses, netip.MustParseAddr("fd00::10"))
 	enableConntrack(t)
 	n, err := Setup(ctx, c)
 	if err != nil {
@@ -249,23 +260,28 @@ func TestSetupServeTeardown(t *testing.T) {
 	}
 	requireInPlace(t, c)
 
-	srv, err := coredns.Start(ctx, serverCorefile, nil)
+	srv, err := coredns.Start(ctx, dualStackCorefile, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := answer(t, "169.254.20.10:53"); got != "192.0.2.1" {
-		t.Errorf("answer through 169.254.20.10: %s", got)
-	}
-	if got := answer(t, "127.0.0.1:53"); got != "192.0.2.1" {
-		t.Errorf("answer through 127.0.0.1: %s", got)
-	}
-	// The control shows conntrack runs here; the node cache's address
+	// Each control shows conntrack runs here; the node cache's addresses
 	// must stay out of it.
-	if !conntracked(t, "127.0.0.1") {
-		t.Error("no conntrack entry for the query to 127.0.0.1: conntrack is not running, the next check proves nothing")
-	}
-	if conntracked(t, "169.254.20.10") {
-		t.Error("the query to 169.254.20.10 was tracked by conntrack: the NOTRACK rules do not apply")
+	for _, tc := range []struct{ cache, control, cacheTracked, controlTracked string }{
+		{"169.254.20.10:53", "127.0.0.1:53", "169.254.20.10", "127.0.0.1"},
+		// /proc/net/nf_conntrack writes IPv6 addresses in full.
+		{"[fd00::10]:53", "[::1]:53", "fd00:0000:0000:0000:0000:0000:0000:0010", "0000:0000:0000:0000:0000:0000:0000:0001"},
+	} {
+		for _, server := range []string{tc.cache, tc.control} {
+			if got := answer(t, server); got != "192.0.2.1" {
+				t.Errorf("answer through %s: %s", server, got)
+			}
+		}
+		if !conntracked(t, tc.controlTracked) {
+			t.Errorf("no conntrack entry for the query to %s: conntrack is not running, the next check proves nothing", tc.control)
+		}
+		if conntracked(t, tc.cacheTracked) {
+			t.Errorf("the query to %s was tracked by conntrack: the NOTRACK rules do not apply", tc.cache)
+		}
 	}
 	if err := srv.Stop(); err != nil {
 		t.Fatal(err)
