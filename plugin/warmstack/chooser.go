@@ -9,18 +9,17 @@ import (
 // Whether the hand-off pays depends on the chain and on the runtime around
 // it, not on the plugin alone. It costs two goroutine switches and the
 // worker's timer per query, about 1.5 µs. What it saves is the stack
-// growth of each query's new goroutine, and that depends on how deep the
-// chain goes, and on the size a new goroutine starts with: the average
-// stack in use at the last collection (Go 1.19's adaptive stack start),
-// which the workers themselves change. Measured with bench/nodecache.sh
-// and dnsperf, one core: the node cache's chain (errors, loopguard,
-// searchopt, cache, forward) costs 16–18 µs of CPU per cached query in
-// place and 12.5–14 µs through the workers; a lean chain (template, cache,
-// forward) 10.6–11.3 µs in place and 11.6–12.4 µs through them. The time
-// a query spends in ServeDNS does not tell them apart (the lean chain's
-// median was lower through the workers): the difference is in what
-// happens around the chain, so the chooser measures the process's CPU
-// time instead.
+// growth of each query's new goroutine, which depends on how deep the
+// chain goes and on the size a new goroutine starts with (the average
+// stack in use at the last collection: Go 1.19's adaptive stack start),
+// and costs several µs in a binary this size (copystack looks up every
+// frame in the function tables). Measured with dnsperf, one core
+// (plugin/warmstack/README.md): the node cache's chain costs 17–18 µs of
+// CPU per cached query without warmstack and 13–14 µs handing off. The
+// time a query spends in ServeDNS does not tell the two ways apart (on a
+// lean chain its median was lower handed off, while the process spent
+// less CPU in place): the difference is partly in what happens around the
+// chain, so the chooser measures the process's CPU time instead.
 //
 // Every samplePeriod queries, after sampleStart more (so that the first
 // sample does not measure the start-up: the cache filling, the heap
