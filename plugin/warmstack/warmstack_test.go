@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -302,13 +303,18 @@ func TestChooserWithoutClockHandsOff(t *testing.T) {
 // process's real CPU clock, the first sample chooses that. Not parallel:
 // the clock is the whole process's.
 func TestLeanChainRunsInPlace(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector's instrumentation, not the chain, decides what the two ways cost")
+	}
 	s := measured(lean{})
+	var inPlace, handedOff time.Duration
+	s.choose.decided = func(_ bool, in, off time.Duration) { inPlace, handedOff = in, off }
 	if !s.HandsOff() {
 		t.Fatal("a new warmstack runs queries in place before its first sample")
 	}
 	serveOnNewGoroutines(s, sampleStart+sampleQueries+1)
 	if s.HandsOff() {
-		t.Error("after the first sample a lean chain's queries are handed off")
+		t.Errorf("after the first sample a lean chain's queries are handed off: CPU time %v in place, %v handed off", inPlace, handedOff)
 	}
 }
 
@@ -355,5 +361,32 @@ func BenchmarkChain(b *testing.B) {
 				}
 			})
 		}
+	}
+}
+
+// Queries from many goroutines at once count and sample without a race
+// (go test -race) and reach a decision.
+func TestChooserConcurrentQueries(t *testing.T) {
+	t.Parallel()
+	s := measured(lean{})
+	var decisions atomic.Int32
+	s.choose.decided = func(bool, time.Duration, time.Duration) { decisions.Add(1) }
+	const goroutines = 8
+	var wg sync.WaitGroup
+	for range goroutines {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range (sampleStart+sampleQueries)/goroutines + 1 {
+				if rcode, err := s.ServeDNS(context.Background(), &test.ResponseWriter{}, query("a.")); rcode != dns.RcodeSuccess || err != nil {
+					t.Errorf("query: %d, %v", rcode, err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if n := decisions.Load(); n != 1 {
+		t.Errorf("%d decisions after one sample's queries, want 1", n)
 	}
 }
