@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/google/nftables"
@@ -22,6 +23,11 @@ import (
 type Node struct {
 	c    Config
 	lock *os.File
+
+	// mu orders Check and Teardown: a Check running from Keep when the
+	// command tears down must not put back what Teardown removed.
+	mu   sync.Mutex
+	done bool
 }
 
 // Setup puts the interface, its addresses and the NOTRACK rules in place
@@ -62,13 +68,19 @@ func (n *Node) Check(ctx context.Context) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.done {
+		return nil
+	}
 	if err := n.ensureLink(); err != nil {
 		return err
 	}
 	return n.ensureRules()
 }
 
-// Keep runs Check every interval until ctx ends, logging failures.
+// Keep runs Check every interval until ctx ends or Teardown ran, logging
+// failures.
 func (n *Node) Keep(ctx context.Context, interval time.Duration) {
 	wait.UntilWithContext(ctx, func(ctx context.Context) {
 		if err := n.Check(ctx); err != nil && ctx.Err() == nil {
@@ -83,6 +95,12 @@ func (n *Node) Keep(ctx context.Context, interval time.Duration) {
 // instance still runs on the node, and releases the lock. It reports
 // whether it removed them. Call it after the DNS server stopped.
 func (n *Node) Teardown(ctx context.Context) (removed bool, err error) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.done {
+		return false, errors.New("node cache network already torn down")
+	}
+	n.done = true
 	defer n.lock.Close()
 	if err := ctx.Err(); err != nil {
 		return false, err

@@ -292,6 +292,11 @@ func TestSetupServeTeardown(t *testing.T) {
 		t.Fatalf("Teardown: removed %v, err %v; want removed", removed, err)
 	}
 	requireGone(t, c)
+	// A Check from Keep that runs after the teardown puts nothing back.
+	if err := n.Check(ctx); err != nil {
+		t.Fatal(err)
+	}
+	requireGone(t, c)
 }
 
 func TestSetupAdoptsLeftover(t *testing.T) {
