@@ -8,6 +8,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/miekg/dns"
 	"golang.org/x/sys/unix"
 )
 
@@ -45,5 +46,35 @@ func TestStartRefusesReusePortSocket(t *testing.T) {
 	var inUse *AddrInUseError
 	if !errors.As(err, &inUse) || inUse.Addr != addr {
 		t.Fatalf("error %v, want an *AddrInUseError for %s", err, addr)
+	}
+}
+
+// TestStartSharedJoinsItself: two node caches during a rolling update serve
+// one address through SO_REUSEPORT; StartShared lets the second in, and the
+// address keeps answering when the first stops.
+func TestStartSharedJoinsItself(t *testing.T) {
+	port := freePort(t)
+	corefile := fmt.Sprintf(".:%d {\n    bind 127.0.0.1\n    template IN A example.org {\n        answer \"{{ .Name }} 60 IN A 192.0.2.1\"\n    }\n}\n", port)
+	first, err := StartShared(t.Context(), corefile, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer first.Stop()
+	if _, err := Start(t.Context(), corefile, nil); err == nil {
+		t.Fatal("Start joined a served address")
+	}
+	second, err := StartShared(t.Context(), corefile, nil)
+	if err != nil {
+		t.Fatalf("StartShared on the address the first serves: %v", err)
+	}
+	defer second.Stop()
+	if err := first.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	m := new(dns.Msg)
+	m.SetQuestion("example.org.", dns.TypeA)
+	r, err := dns.Exchange(m, fmt.Sprintf("127.0.0.1:%d", port))
+	if err != nil || len(r.Answer) != 1 {
+		t.Fatalf("after the first stopped: %v, %v", r, err)
 	}
 }

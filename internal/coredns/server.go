@@ -35,11 +35,19 @@ type Server struct {
 // checkExclusive). Reloads (RunFromFile, RunFromConfigMap) keep their
 // listeners and are not checked again.
 func Start(ctx context.Context, corefile string, logger *slog.Logger) (*Server, error) {
-	if logger == nil {
-		logger = slog.New(slog.DiscardHandler)
-	}
 	if err := checkExclusive(corefile); err != nil {
 		return nil, err
+	}
+	return StartShared(ctx, corefile, logger)
+}
+
+// StartShared is Start without the check that no other socket serves the
+// Corefile's addresses: for a server meant to share them through
+// SO_REUSEPORT with another instance of itself, the node cache during a
+// DaemonSet rolling update (docs/kubernetes.md).
+func StartShared(ctx context.Context, corefile string, logger *slog.Logger) (*Server, error) {
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
 	}
 	startMu.Lock()
 	dnsserver.Directives = Directives()

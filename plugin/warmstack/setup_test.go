@@ -1,12 +1,16 @@
 package warmstack
 
 import (
+	"context"
 	"runtime"
 	"strings"
 	"testing"
 
 	"github.com/coredns/caddy"
 	"github.com/coredns/coredns/core/dnsserver"
+	"github.com/coredns/coredns/plugin"
+	"github.com/coredns/coredns/plugin/test"
+	"github.com/miekg/dns"
 )
 
 func TestSetup(t *testing.T) {
@@ -49,6 +53,41 @@ func TestSetup(t *testing.T) {
 			}
 			if h.Workers != tt.workers {
 				t.Errorf("workers = %d, want %d", h.Workers, tt.workers)
+			}
+		})
+	}
+}
+
+type handlers []plugin.Handler
+
+func (h handlers) Handlers() []plugin.Handler { return h }
+
+// Behind LeanChain handlers or fewer warmstack leaves itself out of the
+// chain; behind more it is there, with the Corefile's chooser.
+func TestWrapLeavesLeanChainsAlone(t *testing.T) {
+	t.Parallel()
+	next := test.HandlerFunc(func(context.Context, dns.ResponseWriter, *dns.Msg) (int, error) { return dns.RcodeSuccess, nil })
+	ch := newChooser()
+	for _, tt := range []struct {
+		name   string
+		next   plugin.Handler
+		after  int
+		wantIn bool
+	}{
+		{"lean chain (template, cache, forward)", next, LeanChain, false},
+		{"one plugin", next, 1, false},
+		{"the node cache's chain", next, 5, true},
+		{"no next plugin", nil, 0, true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			h := wrap(make(handlers, tt.after), tt.next, 4, ch)
+			ws, in := h.(*WarmStack)
+			if in != tt.wantIn {
+				t.Fatalf("warmstack in the chain: %v, want %v", in, tt.wantIn)
+			}
+			if in && ws.choose != ch {
+				t.Error("warmstack without the Corefile's chooser")
 			}
 		})
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -196,29 +197,196 @@ func recurse(n int) int {
 	return recurse(n-1) + int(frame[n]) - n
 }
 
+// lean is a handler that needs next to no stack, as template or a cache
+// hit behind few plugins.
+type lean struct{}
+
+func (lean) Name() string { return "lean" }
+
+func (lean) ServeDNS(context.Context, dns.ResponseWriter, *dns.Msg) (int, error) {
+	return dns.RcodeSuccess, nil
+}
+
+// measured is warmstack with the chooser setup gives it.
+func measured(next plugin.Handler) *WarmStack {
+	s := New(next, 16)
+	s.choose = newChooser()
+	return s
+}
+
+// serveOnNewGoroutines serves n queries through h, each on a new
+// goroutine, as miekg/dns does.
+func serveOnNewGoroutines(h plugin.Handler, n int) {
+	w := &test.ResponseWriter{}
+	q := query("example.org.")
+	done := make(chan struct{})
+	for range n {
+		go func() {
+			_, _ = h.ServeDNS(context.Background(), w, q)
+			done <- struct{}{}
+		}()
+		<-done
+	}
+}
+
+// The chooser serves the sample's windows alternately in place and handed
+// off, and then the way whose windows cost less CPU, until the next
+// sample.
+func TestChooserTakesTheCheaperWay(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		name               string
+		inPlace, handedOff time.Duration // CPU per query
+		wantHandOff        bool
+		wantInPlace        int // queries served in place, of samplePeriod
+	}{
+		{"hand-off cheaper", 2 * time.Microsecond, time.Microsecond, true, sampleQueries / 2},
+		{"in place cheaper", time.Microsecond, 2 * time.Microsecond, false, samplePeriod - sampleStart - sampleQueries/2},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			c := newChooser()
+			var clock time.Duration
+			c.cpuTime = func() (time.Duration, bool) { return clock, true }
+			var decisions []bool
+			c.decided = func(handOff bool, _, _ time.Duration) { decisions = append(decisions, handOff) }
+			inPlace := 0
+			for i := range samplePeriod {
+				handOff := c.next()
+				if i < sampleStart && !handOff {
+					t.Fatalf("query %d in place before the first sample", i)
+				}
+				if w := (i - sampleStart) / windowQueries; i >= sampleStart && w < sampleWindows && handOff != handOffWindow[w] {
+					t.Fatalf("query %d, in window %d of the sample: hands off %v", i, w, handOff)
+				}
+				if handOff {
+					clock += tt.handedOff
+				} else {
+					clock += tt.inPlace
+					inPlace++
+				}
+			}
+			if len(decisions) != 1 || decisions[0] != tt.wantHandOff {
+				t.Errorf("decisions %v, want [%v]", decisions, tt.wantHandOff)
+			}
+			if inPlace != tt.wantInPlace {
+				t.Errorf("%d of %d queries in place, want %d", inPlace, samplePeriod, tt.wantInPlace)
+			}
+			// The next period starts the way decided; its sample starts
+			// in place again.
+			for range sampleStart {
+				if c.next() != tt.wantHandOff {
+					t.Fatal("the next period does not start the way decided")
+				}
+			}
+			if c.next() {
+				t.Error("the next sample does not start in place")
+			}
+		})
+	}
+}
+
+// Without a CPU clock the chooser hands off, as warmstack did before it
+// measured.
+func TestChooserWithoutClockHandsOff(t *testing.T) {
+	t.Parallel()
+	c := newChooser()
+	c.cpuTime = func() (time.Duration, bool) { return 0, false }
+	for i := range 2 * windowQueries {
+		if !c.next() {
+			t.Fatalf("query %d in place without a CPU clock", i)
+		}
+	}
+}
+
+// A lean chain costs less in place (no hand-off, little growth): with the
+// process's real CPU clock, the first sample chooses that. Not parallel:
+// the clock is the whole process's.
+func TestLeanChainRunsInPlace(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector's instrumentation, not the chain, decides what the two ways cost")
+	}
+	s := measured(lean{})
+	var inPlace, handedOff time.Duration
+	s.choose.decided = func(_ bool, in, off time.Duration) { inPlace, handedOff = in, off }
+	if !s.HandsOff() {
+		t.Fatal("a new warmstack runs queries in place before its first sample")
+	}
+	serveOnNewGoroutines(s, sampleStart+sampleQueries+1)
+	if s.HandsOff() {
+		t.Errorf("after the first sample a lean chain's queries are handed off: CPU time %v in place, %v handed off", inPlace, handedOff)
+	}
+}
+
 // BenchmarkChain serves each query on a new goroutine, as miekg/dns does,
-// with and without warmstack in front of a deep chain: without it every
-// query grows its goroutine's stack.
+// directly, through warmstack always handing off (as it did before it
+// measured) and through warmstack with its chooser, in front of a deep
+// chain (every query grows its goroutine's stack without warmstack) and a
+// lean one (the hand-off costs more than the growth it saves). "handsoff"
+// is the chooser's last decision.
 func BenchmarkChain(b *testing.B) {
-	for _, bc := range []struct {
+	for _, chain := range []struct {
 		name string
 		h    plugin.Handler
 	}{
-		{"direct", deep{}},
-		{"warmstack", New(deep{}, 16)},
+		{"deep", deep{}},
+		{"lean", lean{}},
 	} {
-		b.Run(bc.name, func(b *testing.B) {
-			w := &test.ResponseWriter{}
-			q := query("example.org.")
-			done := make(chan struct{})
-			b.ReportAllocs()
-			for b.Loop() {
-				go func() {
-					_, _ = bc.h.ServeDNS(context.Background(), w, q)
-					done <- struct{}{}
-				}()
-				<-done
+		for _, bc := range []struct {
+			name string
+			h    plugin.Handler
+		}{
+			{"direct", chain.h},
+			{"handoff", New(chain.h, 16)},
+			{"warmstack", measured(chain.h)},
+		} {
+			b.Run(chain.name+"/"+bc.name, func(b *testing.B) {
+				w := &test.ResponseWriter{}
+				q := query("example.org.")
+				done := make(chan struct{})
+				b.ReportAllocs()
+				for b.Loop() {
+					go func() {
+						_, _ = bc.h.ServeDNS(context.Background(), w, q)
+						done <- struct{}{}
+					}()
+					<-done
+				}
+				if ws, ok := bc.h.(*WarmStack); ok {
+					handsOff := 0.0
+					if ws.HandsOff() {
+						handsOff = 1
+					}
+					b.ReportMetric(handsOff, "handsoff")
+				}
+			})
+		}
+	}
+}
+
+// Queries from many goroutines at once count and sample without a race
+// (go test -race) and reach a decision.
+func TestChooserConcurrentQueries(t *testing.T) {
+	t.Parallel()
+	s := measured(lean{})
+	var decisions atomic.Int32
+	s.choose.decided = func(bool, time.Duration, time.Duration) { decisions.Add(1) }
+	const goroutines = 8
+	var wg sync.WaitGroup
+	for range goroutines {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range (sampleStart+sampleQueries)/goroutines + 1 {
+				if rcode, err := s.ServeDNS(context.Background(), &test.ResponseWriter{}, query("a.")); rcode != dns.RcodeSuccess || err != nil {
+					t.Errorf("query: %d, %v", rcode, err)
+					return
+				}
 			}
-		})
+		}()
+	}
+	wg.Wait()
+	if n := decisions.Load(); n != 1 {
+		t.Errorf("%d decisions after one sample's queries, want 1", n)
 	}
 }

@@ -1,0 +1,5 @@
+//go:build !race
+
+package warmstack
+
+const raceEnabled = false
