@@ -14,6 +14,11 @@ import (
 	"syscall"
 
 	"github.com/spf13/cobra"
+	// Mozilla's root CAs, used only where the system has none: the image
+	// ships no ca-certificates, and a DNS-over-TLS forwarder without a
+	// caBundle trusts the system's roots (docs/dns-operator.md). Pinned by
+	// go.mod, so the image stays reproducible.
+	_ "golang.org/x/crypto/x509roots/fallback"
 
 	"github.com/dnsplane/dnsplane/internal/cliexit"
 	"github.com/dnsplane/dnsplane/internal/dnscli"
