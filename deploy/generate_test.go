@@ -2,7 +2,7 @@ package deploy
 
 import (
 	"bytes"
-	"context"
+	"debug/buildinfo"
 	"flag"
 	"fmt"
 	"os"
@@ -10,11 +10,11 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"sigs.k8s.io/yaml"
 
 	"github.com/dnsplane/dnsplane/internal/operator/crd"
+	"github.com/dnsplane/dnsplane/internal/version"
 )
 
 var update = flag.Bool("update", false, "rewrite the generated files instead of comparing them")
@@ -69,14 +69,18 @@ func crdYAML() ([]byte, error) {
 func helmBinary(t *testing.T) string {
 	t.Helper()
 	const install = "install it with `go install helm.sh/helm/v3/cmd/helm@" + HelmVersion + "` (bash .ci/run does) or point DNSPLANE_HELM at one"
+	// The module version Go recorded: `go install ...@v3.22.0` builds
+	// report only "v3.22" through `helm version` (the patch comes from
+	// release builds' ldflags).
 	versionOf := func(bin string) string {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		out, err := exec.CommandContext(ctx, bin, "version", "--template", "{{.Version}}").Output()
+		info, err := buildinfo.ReadFile(bin)
 		if err != nil {
-			return fmt.Sprintf("version: %v", err)
+			return err.Error()
 		}
-		return strings.TrimSpace(string(out))
+		if info.Main.Path != "helm.sh/helm/v3" {
+			return "not helm.sh/helm/v3 but " + info.Main.Path
+		}
+		return info.Main.Version
 	}
 	if bin := os.Getenv("DNSPLANE_HELM"); bin != "" {
 		if v := versionOf(bin); v != HelmVersion {
@@ -114,7 +118,15 @@ func helmBinary(t *testing.T) string {
 // dnsplane-system, with extra --set/--values arguments.
 func helmTemplate(t *testing.T, helm string, args ...string) ([]byte, error) {
 	t.Helper()
-	cmd := exec.CommandContext(t.Context(), helm, append([]string{"template", "dnsplane", chartDir, "--namespace", Namespace}, args...)...)
+	return helmTemplateIn(t, helm, Namespace, args...)
+}
+
+func helmTemplateIn(t *testing.T, helm, namespace string, args ...string) ([]byte, error) {
+	t.Helper()
+	// helm template checks the chart's kubeVersion against its default
+	// of 1.20 without a cluster: render for the release dnsplane builds
+	// with.
+	cmd := exec.CommandContext(t.Context(), helm, append([]string{"template", "dnsplane", chartDir, "--namespace", namespace, "--kube-version", version.Kubernetes()}, args...)...)
 	// Helm reads no user configuration or cache for a local chart, but
 	// keep it from the machine's anyway.
 	home := t.TempDir()
@@ -137,7 +149,7 @@ func renderManifests(t *testing.T, helm string) ([]byte, error) {
 		return nil, err
 	}
 	head := generatedHeader +
-		"# `helm template dnsplane deploy/helm/dnsplane --namespace " + Namespace + " --set namespace.create=true` (Helm " + HelmVersion + ").\n" +
+		"# `helm template dnsplane deploy/helm/dnsplane --namespace " + Namespace + " --kube-version " + version.Kubernetes() + " --set namespace.create=true` (Helm " + HelmVersion + ").\n" +
 		"# Install: kubectl apply --server-side -f deploy/manifests/dnsplane.yaml (docs/kubernetes.md).\n"
 	return append([]byte(head), out...), nil
 }
