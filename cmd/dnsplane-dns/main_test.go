@@ -6,8 +6,11 @@ import (
 	"encoding/json"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/dnsplane/dnsplane/internal/imagebuild"
 )
 
 // controlPlane are the module paths (and package path prefixes) of the
@@ -29,7 +32,8 @@ func linksControlPlane(path string) (string, bool) {
 	return "", false
 }
 
-// TestLinksNoControlPlane builds dnsplane-dns as its image does and reads
+// TestLinksNoControlPlane builds dnsplane-dns as its image does
+// (internal/imagebuild.GoBuild) and reads
 // the modules recorded in the binary, and lists the packages it imports:
 // neither may name the control plane. A package of internal/ that starts
 // to import it from internal/dnscli's closure fails here, naming the
@@ -40,10 +44,8 @@ func TestLinksNoControlPlane(t *testing.T) {
 	}
 	t.Parallel()
 	bin := filepath.Join(t.TempDir(), binary)
-	build := exec.CommandContext(t.Context(), "go", "build", "-trimpath", "-o", bin, ".")
-	build.Env = append(build.Environ(), "CGO_ENABLED=0")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("%s: %v\n%s", build, err, out)
+	if err := imagebuild.GoBuild(t.Context(), "../..", "./cmd/dnsplane-dns", runtime.GOARCH, bin); err != nil {
+		t.Fatal(err)
 	}
 	info, err := buildinfo.ReadFile(bin)
 	if err != nil {

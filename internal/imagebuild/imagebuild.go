@@ -22,6 +22,7 @@ import (
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/empty"
 	"github.com/google/go-containerregistry/pkg/v1/layout"
+	"github.com/google/go-containerregistry/pkg/v1/match"
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
 	"github.com/google/go-containerregistry/pkg/v1/tarball"
 	"github.com/google/go-containerregistry/pkg/v1/types"
@@ -186,10 +187,10 @@ func WriteTarball(path, ref string, img v1.Image) error {
 	return nil
 }
 
-// WriteLayout adds img to the OCI image layout at dir (created when
-// missing), with its ref as the org.opencontainers.image.ref.name
-// annotation, for tools that take OCI layouts (skopeo, crane, ctr's OCI
-// archives after tar).
+// WriteLayout puts img into the OCI image layout at dir (created when
+// missing) under its ref, the org.opencontainers.image.ref.name
+// annotation, replacing an image of the same ref, for tools that take OCI
+// layouts (skopeo, crane, ctr's OCI archives after tar).
 func WriteLayout(dir, ref string, img v1.Image) error {
 	p, err := layout.FromPath(dir)
 	if err != nil {
@@ -197,7 +198,8 @@ func WriteLayout(dir, ref string, img v1.Image) error {
 			return fmt.Errorf("OCI layout %s: %w", dir, err)
 		}
 	}
-	if err := p.AppendImage(img, layout.WithAnnotations(map[string]string{"org.opencontainers.image.ref.name": ref})); err != nil {
+	const refName = "org.opencontainers.image.ref.name"
+	if err := p.ReplaceImage(img, match.Annotation(refName, ref), layout.WithAnnotations(map[string]string{refName: ref})); err != nil {
 		return fmt.Errorf("OCI layout %s: %w", dir, err)
 	}
 	return nil

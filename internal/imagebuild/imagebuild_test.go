@@ -19,6 +19,7 @@ import (
 	"testing"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/layout"
 )
 
 // fakeImage builds an image of a small file standing in for a binary.
@@ -326,5 +327,42 @@ func extract(t *testing.T, img v1.Image, root string) {
 			}
 		}
 		r.Close()
+	}
+}
+
+// TestWriteLayoutReplaces: writing an image of a ref already in the
+// layout replaces it, so hack/image can be rerun into the same directory.
+func TestWriteLayoutReplaces(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	for _, content := range []string{"one", "two"} {
+		if err := WriteLayout(dir, "ghcr.io/dnsplane/test:v0.1.0", fakeImage(t, content)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := WriteLayout(dir, "ghcr.io/dnsplane/other:v0.1.0", fakeImage(t, "three")); err != nil {
+		t.Fatal(err)
+	}
+	p, err := layout.FromPath(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	idx, err := p.ImageIndex()
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := idx.IndexManifest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var refs []string
+	for _, d := range m.Manifests {
+		refs = append(refs, d.Annotations["org.opencontainers.image.ref.name"])
+		if d.Annotations["org.opencontainers.image.ref.name"] == "ghcr.io/dnsplane/test:v0.1.0" && d.Digest != digest(t, fakeImage(t, "two")) {
+			t.Errorf("test:v0.1.0 is %s, not the second image", d.Digest)
+		}
+	}
+	if want := []string{"ghcr.io/dnsplane/test:v0.1.0", "ghcr.io/dnsplane/other:v0.1.0"}; !slices.Equal(refs, want) {
+		t.Errorf("layout holds %v, want %v", refs, want)
 	}
 }
