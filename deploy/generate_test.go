@@ -144,6 +144,7 @@ func helmTemplateIn(t *testing.T, helm, namespace string, args ...string) ([]byt
 // defaults, the Namespace included so that `kubectl apply` creates it and
 // `kubectl delete` removes it.
 func renderManifests(t *testing.T, helm string) ([]byte, error) {
+	t.Helper()
 	out, err := helmTemplate(t, helm, "--set", "namespace.create=true")
 	if err != nil {
 		return nil, err

@@ -20,11 +20,13 @@ func TestChartValues(t *testing.T) {
 		check func(t *testing.T, objs map[string][]byte)
 	}{
 		{"defaults leave the namespace to --create-namespace", nil, func(t *testing.T, objs map[string][]byte) {
+			t.Helper()
 			if _, ok := objs["Namespace//dnsplane-system"]; ok {
 				t.Error("the Namespace is rendered without namespace.create")
 			}
 		}},
 		{"host search and cluster", []string{"--set", "hostSearch={corp.example,example.com}", "--set", "clusterDNS={10.0.0.10,10.0.0.11}", "--set", "clusterDomain=k8s.example"}, func(t *testing.T, objs map[string][]byte) {
+			t.Helper()
 			wh := decodeStrict[appsv1.Deployment](t, objs, "Deployment/dnsplane-system/dnsplane-webhook")
 			args := wh.Spec.Template.Spec.Containers[0].Args
 			for _, want := range []string{"--host-search=corp.example,example.com", "--cluster-dns=10.0.0.10,10.0.0.11", "--cluster-domain=k8s.example"} {
@@ -38,6 +40,7 @@ func TestChartValues(t *testing.T) {
 			}
 		}},
 		{"no node cache", []string{"--set", "nodeCache.enabled=false"}, func(t *testing.T, objs map[string][]byte) {
+			t.Helper()
 			if _, ok := objs["DaemonSet/dnsplane-system/dnsplane-nodecache"]; ok {
 				t.Error("node cache DaemonSet rendered")
 			}
@@ -49,6 +52,7 @@ func TestChartValues(t *testing.T) {
 			}
 		}},
 		{"node cache without interface setup", []string{"--set", "nodeCache.setupInterface=false", "--set", "nodeCache.ip=169.254.0.53"}, func(t *testing.T, objs map[string][]byte) {
+			t.Helper()
 			nc := decodeStrict[appsv1.DaemonSet](t, objs, "DaemonSet/dnsplane-system/dnsplane-nodecache")
 			args := nc.Spec.Template.Spec.Containers[0].Args
 			if slices.Contains(args, "--setup-interface") || !slices.Contains(args, "--listen=169.254.0.53:53") {
@@ -56,22 +60,26 @@ func TestChartValues(t *testing.T) {
 			}
 		}},
 		{"one webhook replica has no disruption budget", []string{"--set", "webhook.replicas=1"}, func(t *testing.T, objs map[string][]byte) {
+			t.Helper()
 			if _, ok := objs["PodDisruptionBudget/dnsplane-system/dnsplane-webhook"]; ok {
 				t.Error("PodDisruptionBudget rendered for one replica: it would block every drain")
 			}
 		}},
 		{"kept CRD", []string{"--set", "crd.keep=true"}, func(t *testing.T, objs map[string][]byte) {
+			t.Helper()
 			crd := decodeStrict[apiextv1.CustomResourceDefinition](t, objs, "CustomResourceDefinition//dnses.operator.dnsplane.io")
 			if crd.Annotations["helm.sh/resource-policy"] != "keep" {
 				t.Errorf("CRD annotations %v", crd.Annotations)
 			}
 		}},
 		{"no CRD", []string{"--set", "crd.install=false"}, func(t *testing.T, objs map[string][]byte) {
+			t.Helper()
 			if _, ok := objs["CustomResourceDefinition//dnses.operator.dnsplane.io"]; ok {
 				t.Error("CRD rendered")
 			}
 		}},
 		{"images", []string{"--set", "images.dns.repository=registry.example/dns", "--set", "images.dns.tag=dev", "--set", "images.dnsplane.repository=registry.example/full"}, func(t *testing.T, objs map[string][]byte) {
+			t.Helper()
 			op := decodeStrict[appsv1.Deployment](t, objs, "Deployment/dnsplane-system/dnsplane-operator")
 			c := op.Spec.Template.Spec.Containers[0]
 			if c.Image != "registry.example/full:v0.1.0" || !slices.Contains(c.Args, "--dns-image=registry.example/dns:dev") {
