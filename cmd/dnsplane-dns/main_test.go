@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"debug/buildinfo"
 	"encoding/json"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -60,6 +62,8 @@ func TestLinksNoControlPlane(t *testing.T) {
 		}
 	}
 
+	checkInits(t, bin)
+
 	list := exec.CommandContext(t.Context(), "go", "list", "-deps", "-json=ImportPath,Imports", ".")
 	out, err := list.Output()
 	if err != nil {
@@ -83,6 +87,48 @@ func TestLinksNoControlPlane(t *testing.T) {
 			}
 		}
 	}
+}
+
+// initBudget bounds the bytes the data-plane binary's package inits
+// allocate (GODEBUG=inittrace=1), which every cluster DNS and node cache
+// pod pays. Measured 3.24-3.25 MB over 385 inits (the full dnsplane
+// binary: 8.33-8.38 MB over 900, cmd/dnsplane's initBudget); the budget
+// leaves 0.25 MB for variation and small additions. More means something
+// of the control plane's weight came in through a shared package.
+const initBudget = 3_500_000
+
+// checkInits runs bin's version command with the runtime's init trace and
+// checks the inits' allocations against initBudget.
+func checkInits(t *testing.T, bin string) {
+	t.Helper()
+	cmd := exec.CommandContext(t.Context(), bin, "version")
+	cmd.Env = append(os.Environ(), "GODEBUG=inittrace=1")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("%s version: %v\n%s", bin, err, stderr.Bytes())
+	}
+	var n int
+	var total int64
+	for _, line := range strings.Split(stderr.String(), "\n") {
+		f := strings.Fields(line)
+		if len(f) != 11 || f[0] != "init" || f[8] != "bytes," {
+			continue
+		}
+		b, err := strconv.ParseInt(f[7], 10, 64)
+		if err != nil {
+			t.Fatalf("inittrace line %q: %v", line, err)
+		}
+		n++
+		total += b
+	}
+	if n < 100 {
+		t.Fatalf("inittrace listed %d inits; want CoreDNS's and client-go's hundreds", n)
+	}
+	if total > initBudget {
+		t.Errorf("%d package inits of %s allocate %d bytes, over the budget of %d", n, binary, total, initBudget)
+	}
+	t.Logf("%d package inits allocate %d bytes (budget %d)", n, total, initBudget)
 }
 
 func TestLinksControlPlane(t *testing.T) {
