@@ -6,8 +6,10 @@ import (
 	"context"
 	"debug/elf"
 	"errors"
+	"fmt"
 	"io"
 	"io/fs"
+	"net"
 	"os"
 	"os/exec"
 	"path"
@@ -17,9 +19,12 @@ import (
 	"sync"
 	"syscall"
 	"testing"
+	"time"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/layout"
+	"github.com/miekg/dns"
+	"k8s.io/apimachinery/pkg/util/wait"
 )
 
 // fakeImage builds an image of a small file standing in for a binary.
@@ -254,7 +259,52 @@ func TestImagesRunInEmptyRoot(t *testing.T) {
 			if out, err := runIn(t, root, "/bin/sh", "-c", "true"); err == nil {
 				t.Errorf("/bin/sh ran in the image: %s", out)
 			}
+			if tt.name == "dnsplane-dns" {
+				servesInEmptyRoot(t, root, tt.entrypoint)
+			}
 		})
+	}
+}
+
+// servesInEmptyRoot runs `dns --conf` of the data-plane image in root as
+// NonRoot, the cluster DNS pods' command, and queries it: serving needs
+// nothing the layer does not hold either (no /etc/hosts, resolv.conf or
+// nsswitch.conf: kubelet mounts those into a pod).
+func servesInEmptyRoot(t *testing.T, root, entrypoint string) {
+	t.Helper()
+	l, err := net.ListenPacket("udp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := l.LocalAddr().(*net.UDPAddr).Port
+	l.Close()
+	corefile := fmt.Sprintf(".:%d {\n    bind 127.0.0.1\n    errors\n    chaos dnsplane-image\n}\n", port)
+	if err := os.WriteFile(filepath.Join(root, "tmp", "Corefile"), []byte(corefile), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	cmd := exec.CommandContext(ctx, entrypoint, "dns", "--conf", "/tmp/Corefile")
+	cmd.Dir = "/"
+	cmd.Env = []string{"HOME=/home/nonroot"}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Chroot: root, Credential: &syscall.Credential{Uid: NonRoot, Gid: NonRoot}}
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { cancel(); _ = cmd.Wait() }()
+	m := new(dns.Msg)
+	m.SetQuestion("version.bind.", dns.TypeTXT)
+	m.Question[0].Qclass = dns.ClassCHAOS
+	c := &dns.Client{Timeout: time.Second}
+	var resp *dns.Msg
+	err = wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
+		resp, _, err = c.Exchange(m, fmt.Sprintf("127.0.0.1:%d", port))
+		return err == nil, nil
+	})
+	if err != nil || len(resp.Answer) != 1 || !strings.Contains(resp.Answer[0].String(), "dnsplane-image") {
+		t.Errorf("%s dns in an empty root as %d: %v %v\n%s", entrypoint, NonRoot, resp, err, stderr.String())
 	}
 }
 
