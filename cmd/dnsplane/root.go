@@ -4,6 +4,8 @@ import (
 	"io"
 
 	"github.com/spf13/cobra"
+
+	"github.com/dnsplane/dnsplane/internal/dnscli"
 )
 
 func newRootCommand(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
@@ -22,8 +24,8 @@ field validation, and cluster DNS on CoreDNS.`,
 	root.AddCommand(
 		newUpCommand(),
 		newAPIServerCommand(),
-		newDNSCommand(),
-		newNodeCacheCommand(),
+		dnscli.NewDNSCommand(),
+		dnscli.NewNodeCacheCommand(),
 		newValidateCommand(),
 		newResolvconfCommand(),
 		newExecCommand(),
