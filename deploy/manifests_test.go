@@ -272,7 +272,7 @@ func TestWorkloads(t *testing.T) {
 
 	wh := decodeStrict[appsv1.Deployment](t, objs, "Deployment/dnsplane-system/dnsplane-webhook")
 	whc := wh.Spec.Template.Spec.Containers[0]
-	wantArgs := []string{"webhook", "--listen=:9443", "--cluster-dns=10.96.0.10", "--cluster-domain=cluster.local", "--node-cache=169.254.20.10", "--log-level=info"}
+	wantArgs := []string{"webhook", "--listen=:9443", "--cluster-dns=10.96.0.53", "--cluster-domain=cluster.local", "--node-cache=169.254.20.10", "--log-level=info"}
 	if whc.Image != fullImage || !slices.Equal(whc.Args, wantArgs) || *wh.Spec.Replicas != 2 || whc.Ports[0].ContainerPort != 9443 {
 		t.Errorf("webhook Deployment: image %s, args %v (want %v), replicas %d", whc.Image, whc.Args, wantArgs, *wh.Spec.Replicas)
 	}
@@ -287,7 +287,7 @@ func TestWorkloads(t *testing.T) {
 	nc := decodeStrict[appsv1.DaemonSet](t, objs, "DaemonSet/dnsplane-system/dnsplane-nodecache")
 	ps := nc.Spec.Template.Spec
 	ncc := ps.Containers[0]
-	wantArgs = []string{"nodecache", "--listen=169.254.20.10:53", "--cluster-dns=10.96.0.10:53", "--cluster-domain=cluster.local", "--cache-ttl=30",
+	wantArgs = []string{"nodecache", "--listen=169.254.20.10:53", "--cluster-dns=10.96.0.53:53", "--cluster-domain=cluster.local", "--cache-ttl=30",
 		"--health=169.254.20.10:8080", "--metrics=169.254.20.10:9253", "--setup-interface", "--interface-name=nodelocaldns", "--local-ip=169.254.20.10", "--log-level=info"}
 	ru := nc.Spec.UpdateStrategy.RollingUpdate
 	if ncc.Image != dnsImage || !slices.Equal(ncc.Args, wantArgs) || !ps.HostNetwork || ps.DNSPolicy != corev1.DNSDefault ||

@@ -23,7 +23,7 @@ import (
 const corefileCheckCommand = "corefile-check"
 
 func newOperatorCommand() *cobra.Command {
-	var kubeconfig, serviceRange, clusterDomain, image, logLevel string
+	var kubeconfig, serviceRange, serviceIP, clusterDomain, image, logLevel string
 	var printCRD bool
 	var metricsURLs []string
 	var healthInterval time.Duration
@@ -53,6 +53,12 @@ read from the cluster DNS's metrics. See docs/dns-operator.md.`,
 			if err != nil {
 				return &exitError{code: exitUsage, msg: fmt.Sprintf("--service-cluster-ip-range %q: %v", serviceRange, err)}
 			}
+			var svcIP net.IP
+			if serviceIP != "" {
+				if svcIP = net.ParseIP(serviceIP); svcIP == nil || !rng.Contains(svcIP) {
+					return &exitError{code: exitUsage, msg: fmt.Sprintf("--service-ip %q: want an IP address inside --service-cluster-ip-range %s", serviceIP, rng)}
+				}
+			}
 			logger, err := newLogger(cmd.ErrOrStderr(), logLevel)
 			if err != nil {
 				return &exitError{code: exitUsage, msg: err.Error()}
@@ -78,6 +84,7 @@ read from the cluster DNS's metrics. See docs/dns-operator.md.`,
 			}
 			oc := operator.Config{
 				ServiceRange:   rng,
+				ServiceIP:      svcIP,
 				Render:         render.Options{ClusterDomain: clusterDomain},
 				Checker:        checker,
 				Image:          image,
@@ -98,6 +105,7 @@ read from the cluster DNS's metrics. See docs/dns-operator.md.`,
 	f := cmd.Flags()
 	f.StringVar(&kubeconfig, "kubeconfig", "", "kubeconfig of the API server (empty in a pod: its service account)")
 	f.StringVar(&serviceRange, "service-cluster-ip-range", "10.96.0.0/12", "the cluster's service range; the cluster DNS Service gets its 10th address")
+	f.StringVar(&serviceIP, "service-ip", "", "the cluster DNS Service's address (default: the 10th address of --service-cluster-ip-range; pick another where kube-dns holds it)")
 	f.StringVar(&clusterDomain, "cluster-domain", "cluster.local", "cluster domain")
 	f.StringVar(&image, "dns-image", operator.DefaultImage, "image of the cluster DNS pods; its entrypoint must take the dns command (the dnsplane-dns image, or the full dnsplane image)")
 	// --image was the flag's first name; scripts that use it keep working.

@@ -25,6 +25,8 @@ func TestOperatorUsage(t *testing.T) {
 	}{
 		{[]string{"operator"}, "--kubeconfig is required"},
 		{[]string{"operator", "--kubeconfig", "k", "--service-cluster-ip-range", "nope"}, "--service-cluster-ip-range"},
+		{[]string{"operator", "--kubeconfig", "k", "--service-ip", "10.97.0.53", "--service-cluster-ip-range", "10.96.0.0/16"}, `--service-ip "10.97.0.53": want an IP address inside --service-cluster-ip-range 10.96.0.0/16`},
+		{[]string{"operator", "--kubeconfig", "k", "--service-ip", "dns"}, `--service-ip "dns"`},
 	}
 	for _, tt := range tests {
 		_, errOut, code := runCmd(t, "", tt.args...)

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"maps"
 	"net"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"slices"
@@ -50,8 +51,13 @@ type PodCounter interface {
 // Config configures the operator.
 type Config struct {
 	// ServiceRange is the service cluster IP range; the Service gets its
-	// 10th address.
+	// 10th address unless ServiceIP is set.
 	ServiceRange *net.IPNet
+	// ServiceIP is the cluster DNS Service's address, inside ServiceRange;
+	// nil means the 10th address. On clusters whose kube-dns already holds
+	// the 10th (kubeadm, kind, k3s) the operator's Service needs another
+	// (docs/kubernetes.md, "Values").
+	ServiceIP net.IP
 	// Render are the renderer's options; Render.ClusterDomain is the
 	// cluster domain reported in the status.
 	Render render.Options
@@ -200,10 +206,20 @@ func NewReconciler(cfg Config, kube kubernetes.Interface, dns versioned.Interfac
 	if cfg.Checker == nil {
 		return nil, errors.New("operator: a Corefile checker is required")
 	}
-	svc, err := ServiceAddress(cfg.ServiceRange)
-	if err != nil {
-		return nil, err
+	if cfg.ServiceIP == nil {
+		ip, err := ServiceIP(cfg.ServiceRange)
+		if err != nil {
+			return nil, err
+		}
+		cfg.ServiceIP = ip
+	} else if !cfg.ServiceRange.Contains(cfg.ServiceIP) {
+		return nil, fmt.Errorf("operator: the cluster DNS Service address %s is outside the service range %s", cfg.ServiceIP, cfg.ServiceRange)
 	}
+	a, ok := netip.AddrFromSlice(cfg.ServiceIP)
+	if !ok {
+		return nil, fmt.Errorf("operator: the cluster DNS Service address %q is not an IP address", cfg.ServiceIP)
+	}
+	svc := netip.AddrPortFrom(a.Unmap(), dnsspec.DNSPort)
 	// A forwarder naming the cluster DNS Service's address sends its
 	// queries back to the cluster DNS: the renderer leaves it out and the
 	// status says why (dnsspec.ValidateNotOwn).
@@ -300,8 +316,7 @@ func (r *Reconciler) Reconcile(ctx context.Context) error {
 			obs.fallback = published != nil && string(published) == string(def)
 		}
 		r.recordDryLoad(dns, rendered, retry)
-		ip, _ := ServiceIP(r.cfg.ServiceRange) // checked in NewReconciler
-		if err := r.ensureService(ctx, ip.String()); err != nil {
+		if err := r.ensureService(ctx, r.cfg.ServiceIP.String()); err != nil {
 			return err
 		}
 		if r.cfg.Instances == nil && published != nil {
