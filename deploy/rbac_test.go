@@ -2,9 +2,11 @@ package deploy
 
 import (
 	"os"
+	"slices"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 
 	"github.com/dnsplane/dnsplane/internal/operator"
@@ -39,6 +41,41 @@ func TestOperatorRBACIsTheOperators(t *testing.T) {
 	for _, tt := range tests {
 		if diff := cmp.Diff(tt.want, tt.get(tt.key)); diff != "" {
 			t.Errorf("%s rules differ from internal/operator's (-want +chart):\n%s", tt.key, diff)
+		}
+	}
+}
+
+// TestClusterDNSServiceAccount checks that the ServiceAccount the
+// operator's DaemonSet runs its pods as exists and may read what CoreDNS's
+// kubernetes plugin lists: without it the pods run as "default", are
+// refused every list, and answer no cluster name.
+func TestClusterDNSServiceAccount(t *testing.T) {
+	t.Parallel()
+	data, err := os.ReadFile(manifestsFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	objs := objectsOf(t, data)
+	decodeStrict[corev1.ServiceAccount](t, objs, "ServiceAccount/"+Namespace+"/"+operator.ServiceAccountName)
+	b := decodeStrict[rbacv1.ClusterRoleBinding](t, objs, "ClusterRoleBinding//"+operator.ServiceAccountName)
+	want := rbacv1.Subject{Kind: "ServiceAccount", Name: operator.ServiceAccountName, Namespace: Namespace}
+	if len(b.Subjects) != 1 || b.Subjects[0] != want {
+		t.Errorf("ClusterRoleBinding %s subjects %v, want [%v]", b.Name, b.Subjects, want)
+	}
+	role := decodeStrict[rbacv1.ClusterRole](t, objs, "ClusterRole//"+b.RoleRef.Name)
+	allowed := func(group, resource, verb string) bool {
+		for _, r := range role.Rules {
+			if slices.Contains(r.APIGroups, group) && slices.Contains(r.Resources, resource) && slices.Contains(r.Verbs, verb) {
+				return true
+			}
+		}
+		return false
+	}
+	for _, gr := range []struct{ group, resource string }{{"", "services"}, {"", "namespaces"}, {"", "pods"}, {"discovery.k8s.io", "endpointslices"}} {
+		for _, verb := range []string{"list", "watch"} {
+			if !allowed(gr.group, gr.resource, verb) {
+				t.Errorf("ClusterRole %s does not allow %s %s.%s", role.Name, verb, gr.resource, gr.group)
+			}
 		}
 	}
 }

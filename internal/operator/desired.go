@@ -37,6 +37,12 @@ const (
 	CorefileHashAnnotation = "dns.operator.dnsplane.io/corefile-hash"
 	// OwnerLabel marks the objects the operator manages.
 	OwnerLabel = "dns.operator.dnsplane.io/owning-dns"
+	// ServiceAccountName is the DaemonSet's pods' ServiceAccount: CoreDNS's
+	// kubernetes plugin lists and watches Services, EndpointSlices, Pods
+	// and Namespaces with it. The install creates it with kubeadm's
+	// system:coredns rules (deploy/helm/dnsplane, docs/kubernetes.md); the
+	// operator does not, so it needs no right to grant them.
+	ServiceAccountName = "dnsplane-dns"
 	// DefaultImage is the image the DaemonSet's pods run: the data-plane
 	// image, whose binary has the dns command and no control plane
 	// (docs/kubernetes.md, "Images"), at this tree's release.
@@ -157,9 +163,10 @@ func desiredDaemonSet(image, corefileHash string) *appsv1.DaemonSet {
 				Spec: corev1.PodSpec{
 					// The pods resolve upstream names through the node's
 					// resolv.conf, never through themselves.
-					DNSPolicy:         corev1.DNSDefault,
-					PriorityClassName: "system-node-critical",
-					NodeSelector:      map[string]string{"kubernetes.io/os": "linux"},
+					DNSPolicy:          corev1.DNSDefault,
+					PriorityClassName:  "system-node-critical",
+					ServiceAccountName: ServiceAccountName,
+					NodeSelector:       map[string]string{"kubernetes.io/os": "linux"},
 					Containers: []corev1.Container{{
 						Name:  "dns",
 						Image: image,

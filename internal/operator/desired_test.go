@@ -92,6 +92,9 @@ func TestDaemonSetChanged(t *testing.T) {
 		{"corefile hash", func(d *appsv1.DaemonSet) { d.Spec.Template.Annotations[CorefileHashAnnotation] = "h2" }, true},
 		{"image", func(d *appsv1.DaemonSet) { d.Spec.Template.Spec.Containers[0].Image = "other" }, true},
 		{"args", func(d *appsv1.DaemonSet) { d.Spec.Template.Spec.Containers[0].Args = nil }, true},
+		// A DaemonSet made before the pods had their own account runs as
+		// "default", which may list nothing.
+		{"service account", func(d *appsv1.DaemonSet) { d.Spec.Template.Spec.ServiceAccountName = "default" }, true},
 		{"label removed", func(d *appsv1.DaemonSet) { delete(d.Spec.Template.Labels, OwnerLabel) }, true},
 	}
 	for _, tt := range tests {

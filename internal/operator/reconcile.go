@@ -621,6 +621,7 @@ func daemonSetChanged(cur, want *appsv1.DaemonSet) bool {
 	if !hasLabels(cur.Labels, want.Labels) || !hasLabels(ct.Labels, wt.Labels) ||
 		ct.Annotations[CorefileHashAnnotation] != wt.Annotations[CorefileHashAnnotation] ||
 		cur.Spec.MinReadySeconds != want.Spec.MinReadySeconds ||
+		ct.Spec.ServiceAccountName != wt.Spec.ServiceAccountName ||
 		len(ct.Spec.Containers) != len(wt.Spec.Containers) {
 		return true
 	}

@@ -56,8 +56,10 @@ var docPages = []struct {
 }
 
 // notRunRE is the mark of a ```sh block the test does not run, on the last
-// non-blank line before its fence; the reason is logged.
-var notRunRE = regexp.MustCompile(`^<!-- not run: (\S.*\S) -->$`)
+// non-blank line before its fence; the reason is logged. "test: NAME"
+// marks a block another test runs (docs/kubernetes.md's install and
+// uninstall: test/kube, against the real kube-apiserver).
+var notRunRE = regexp.MustCompile(`^<!-- (?:not run: (\S.*\S)|test: (\S+)) -->$`)
 
 // docCommand is one command of a ```sh block.
 type docCommand struct {
@@ -154,7 +156,10 @@ func parseDoc(page, src string) (docPage, error) {
 				return docPage{}, err
 			}
 			b := docBlock{line: i + 1, commands: cmds}
-			if mark != nil {
+			switch {
+			case mark != nil && mark[2] != "":
+				b.notRun = "run by the test that reads the mark " + mark[2]
+			case mark != nil:
 				b.notRun = mark[1]
 			}
 			doc.blocks = append(doc.blocks, b)
