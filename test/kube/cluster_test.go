@@ -44,7 +44,7 @@ type cluster struct {
 	server string // https://127.0.0.1:PORT
 	// serverCA verifies the server's certificate.
 	serverCA string
-	bundle *pki.Bundle
+	bundle   *pki.Bundle
 	// admin is a kubeconfig of system:masters, as kubeadm's admin.conf.
 	admin string
 	cfg   *rest.Config
