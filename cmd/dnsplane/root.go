@@ -37,6 +37,7 @@ field validation, and cluster DNS on CoreDNS.`,
 		newControllersCommand(),
 		newSchedulerCommand(),
 		newCorefileCheckCommand(),
+		newWebhookCommand(nil),
 	)
 	return root
 }
