@@ -49,6 +49,9 @@ func DNS() ([]byte, error) {
 		// metadata, a description included.
 		props["metadata"] = map[string]any{"type": "object"}
 	}
+	if err := addValidations(root); err != nil {
+		return nil, err
+	}
 	crd := map[string]any{
 		"apiVersion": "apiextensions.k8s.io/v1",
 		"kind":       "CustomResourceDefinition",
