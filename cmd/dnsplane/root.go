@@ -4,6 +4,8 @@ import (
 	"io"
 
 	"github.com/spf13/cobra"
+
+	"github.com/dnsplane/dnsplane/internal/webhook/dnsresource"
 )
 
 func newRootCommand(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
@@ -37,7 +39,7 @@ field validation, and cluster DNS on CoreDNS.`,
 		newControllersCommand(),
 		newSchedulerCommand(),
 		newCorefileCheckCommand(),
-		newWebhookCommand(nil),
+		newWebhookCommand(dnsresource.Review),
 	)
 	return root
 }
