@@ -2,10 +2,8 @@ package kube
 
 import (
 	"context"
-	"crypto/rand"
 	"fmt"
 	"log/slog"
-	"math/big"
 	"net"
 	"os"
 	"path/filepath"
@@ -31,6 +29,15 @@ const (
 	// serviceRange is kubeadm's default --service-cluster-ip-range; the
 	// operator gives the cluster DNS Service its 10th address, 10.96.0.10.
 	serviceRange = "10.96.0.0/12"
+	// clusterDNSIP is the cluster DNS Service's IP.
+	clusterDNSIP = "10.96.0.10"
+	// podNetwork holds node i's pod CIDR 10.244.<i>.0/24 (flannel's, kubeadm's documented one).
+	podNetwork = "10.244.0.0/16"
+	// nodeNetwork holds node i's InternalIP 172.18.0.<i> (kind's network).
+	nodeNetwork = "172.18.0.0/24"
+	// nodeCacheIP is the node cache's address on every node, NodeLocal
+	// DNSCache's default.
+	nodeCacheIP = "169.254.20.10"
 	// startTimeout bounds each start-up wait.
 	startTimeout = 2 * time.Minute
 	// pollInterval is how often the waits look.
@@ -49,11 +56,6 @@ type cluster struct {
 	admin string
 	cfg   *rest.Config
 	cs    kubernetes.Interface
-	// net is the second octet of 127.<net>.0.0/16, where the run's pods,
-	// node cache and test servers have their addresses: picked at random
-	// so that runs beside each other (and dnsplane up's 127.0.x
-	// defaults) do not meet.
-	net   int
 	nodes []*node
 	// hostResolvConf is the nodes' resolv.conf (kubelet's --resolv-conf):
 	// its search line is the nodes' host search list.
@@ -70,15 +72,6 @@ type node struct {
 // what $(HOST) expands to.
 var hostSearch = []string{"corp.example"}
 
-// addr is 127.<net>.<third>.<fourth>.
-func (c *cluster) addr(third, fourth int) string {
-	return fmt.Sprintf("127.%d.%d.%d", c.net, third, fourth)
-}
-
-// nodeCacheIP is the node cache's address: one for every node, as
-// 169.254.20.10 is on every node of a cluster running NodeLocal DNSCache.
-func (c *cluster) nodeCacheIP() string { return c.addr(0, 10) }
-
 // startCluster starts etcd and kube-apiserver in this process and the
 // controllers, the scheduler and n agents as processes, and returns once
 // the nodes are Ready and the default namespace has its ServiceAccount.
@@ -86,11 +79,7 @@ func startCluster(t *testing.T, n int) *cluster {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), startTimeout)
 	defer cancel()
-	octet, err := rand.Int(rand.Reader, big.NewInt(150))
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := &cluster{dir: t.TempDir(), net: 100 + int(octet.Int64())}
+	c := &cluster{dir: t.TempDir()}
 
 	// etcd: dnsplane's embedded member (the etcd 3.7.3 of our go.mod, the
 	// same server code as the release binary), in this process, on
@@ -163,7 +152,7 @@ func startCluster(t *testing.T, n int) *cluster {
 	c.hostResolvConf = filepath.Join(c.dir, "host-resolv.conf")
 	// The nodes' upstream resolver is never asked: every name the test
 	// resolves is the cluster's or a forwarded zone's.
-	if err := os.WriteFile(c.hostResolvConf, []byte("search "+hostSearch[0]+"\nnameserver "+c.addr(0, 53)+"\n"), 0o644); err != nil {
+	if err := os.WriteFile(c.hostResolvConf, []byte("search "+hostSearch[0]+"\nnameserver 127.0.0.1\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	for i := 1; i <= n; i++ {
@@ -192,20 +181,20 @@ func startCluster(t *testing.T, n int) *cluster {
 	return c
 }
 
-// startNode starts agent i: node n<i>, pod CIDR 127.<net>.<i>.0/24, so pod
-// IPs are loopback addresses the test reaches and the pods' processes bind.
+// startNode starts agent i: node n<i>, pod CIDR 10.244.<i>.0/24, whose
+// addresses the test's namespace routes locally.
 func (c *cluster) startNode(t *testing.T, i int) {
 	t.Helper()
-	nd := &node{name: fmt.Sprintf("n%d", i), podCIDR: c.addr(i, 0) + "/24"}
+	nd := &node{name: fmt.Sprintf("n%d", i), podCIDR: fmt.Sprintf("10.244.%d.0/24", i)}
 	nd.stateDir = filepath.Join(c.dir, "nodes", nd.name)
 	nd.kubeconfig = c.kubeconfig(t, "node-"+nd.name, "system:node:"+nd.name, "system:nodes")
 	nd.proc = startProcess(t, "agent "+nd.name, nil, dnsplaneBin, "agent",
 		"--kubeconfig", nd.kubeconfig, "--node-name", nd.name, "--pod-cidr", nd.podCIDR,
-		"--state-dir", nd.stateDir, "--node-ip", c.addr(0, i),
+		"--state-dir", nd.stateDir, "--node-ip", fmt.Sprintf("172.18.0.%d", i),
 		"--resolv-conf", c.hostResolvConf,
 		// kubelet's --cluster-dns with NodeLocal DNSCache: the node
 		// cache, then the cluster DNS Service.
-		"--cluster-dns", c.nodeCacheIP()+",10.96.0.10",
+		"--cluster-dns", nodeCacheIP+","+clusterDNSIP,
 		"--hosts-file", "/dev/null")
 	c.nodes = append(c.nodes, nd)
 }

@@ -1,9 +1,14 @@
 package kube
 
-import "testing"
+import (
+	"context"
+	"testing"
+)
 
 func TestKubernetes(t *testing.T) {
 	requireTools(t)
 	c := startCluster(t, 2)
-	t.Logf("cluster at %s, nodes %d", c.server, len(c.nodes))
+	ctx := context.Background()
+	in := c.install(ctx, t)
+	t.Logf("installed: webhook %v", in.webhookArgs)
 }

@@ -5,6 +5,15 @@
 // `dnsplane controllers`, `dnsplane scheduler` and two `dnsplane agent`
 // nodes run as processes, real kubectl installs the manifests, and the
 // pods of the install run as host processes with their pods' identities.
+//
+// The test runs in a network namespace of its own (TestMain re-executes
+// the test binary under `unshare --net`), where the cluster's addresses
+// are local: kube-apiserver refuses loopback addresses in EndpointSlices
+// (so a webhook Service cannot lead to a 127.x pod IP), and there the pod
+// CIDRs, the Service range and the node cache's link-local address are
+// routed to lo, so pods' processes bind their pod IPs, the cluster DNS
+// binds its Service IP 10.96.0.10 as kube-proxy would deliver it, and no
+// address or port of the machine is used.
 package kube
 
 import (
@@ -14,6 +23,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -35,7 +45,25 @@ var (
 
 func TestMain(m *testing.M) { os.Exit(runTests(m)) }
 
+// Environment of the re-executed test binary.
+const (
+	envInNetns = "DNSPLANE_KUBE_NETNS" // set: this is the test inside its namespace
+	envWorkDir = "DNSPLANE_KUBE_WORKDIR"
+)
+
+// Routes of the test's network namespace: each prefix is local, so any
+// address in it can be bound (the "AnyIP" local route).
+var localRoutes = []string{
+	podNetwork,          // pod CIDRs
+	serviceRange,        // Service IPs: the cluster DNS binds 10.96.0.10
+	nodeNetwork,         // nodes' InternalIPs
+	nodeCacheIP + "/32", // the node cache's link-local address
+}
+
 func runTests(m *testing.M) int {
+	if os.Getenv(envInNetns) != "" {
+		return runInNetns(m)
+	}
 	switch k, err := exec.LookPath("kubectl"); {
 	case os.Geteuid() != 0:
 		skipReason = "needs root (the agents' pod sandboxes and port 53 on loopback addresses)"
@@ -62,6 +90,40 @@ func runTests(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, "kube:", err)
 		return 1
 	}
+	// The tests themselves run in the namespace, with the same flags.
+	cmd := exec.Command("unshare", append([]string{"--net", os.Args[0]}, os.Args[1:]...)...)
+	cmd.Env = append(os.Environ(), envInNetns+"=1", envWorkDir+"="+dir)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Run(); err != nil {
+		var exit *exec.ExitError
+		if errors.As(err, &exit) {
+			return exit.ExitCode()
+		}
+		fmt.Fprintln(os.Stderr, "kube: running the tests in a network namespace:", err)
+		return 1
+	}
+	return 0
+}
+
+// runInNetns sets the namespace's network up and runs the tests.
+func runInNetns(m *testing.M) int {
+	workDir = os.Getenv(envWorkDir)
+	kubectlBin, _ = exec.LookPath("kubectl")
+	if err := locate(workDir); err != nil {
+		fmt.Fprintln(os.Stderr, "kube:", err)
+		return 1
+	}
+	setup := [][]string{{"link", "set", "lo", "up"}}
+	for _, r := range localRoutes {
+		setup = append(setup, []string{"route", "add", "local", r, "dev", "lo"})
+	}
+	for _, args := range setup {
+		if out, err := exec.Command("ip", args...).CombinedOutput(); err != nil {
+			fmt.Fprintf(os.Stderr, "kube: ip %s: %v\n%s", strings.Join(args, " "), err, out)
+			return 1
+		}
+	}
 	return m.Run()
 }
 
@@ -73,8 +135,8 @@ func requireTools(t testing.TB) {
 	}
 }
 
-// build builds the binaries of the module the test runs in.
-func build(dir string) error {
+// build builds the binaries of the module the test runs in into binDir.
+func build(binDir string) error {
 	out, err := exec.Command("go", "env", "GOMOD").Output()
 	if err != nil {
 		return fmt.Errorf("go env GOMOD: %w", err)
@@ -83,20 +145,30 @@ func build(dir string) error {
 	if gomod == "" || gomod == os.DevNull {
 		return errors.New("go env GOMOD: not inside a module")
 	}
-	moduleDir = filepath.Dir(gomod)
+	dir := filepath.Dir(gomod)
 	pkgs := []string{"./cmd/dnsplane"}
-	if _, err := os.Stat(filepath.Join(moduleDir, "cmd", "dnsplane-dns")); err == nil {
+	if _, err := os.Stat(filepath.Join(dir, "cmd", "dnsplane-dns")); err == nil {
 		pkgs = append(pkgs, "./cmd/dnsplane-dns")
 	}
-	cmd := exec.Command("go", append([]string{"build", "-o", dir + "/"}, pkgs...)...)
-	cmd.Dir = moduleDir
+	cmd := exec.Command("go", append([]string{"build", "-o", binDir + "/"}, pkgs...)...)
+	cmd.Dir = dir
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return fmt.Errorf("go build %s: %w\n%s", strings.Join(pkgs, " "), err, out)
 	}
-	dnsplaneBin = filepath.Join(dir, "dnsplane")
+	return locate(binDir)
+}
+
+// locate finds the module and the binaries build wrote to binDir.
+func locate(binDir string) error {
+	out, err := exec.Command("go", "env", "GOMOD").Output()
+	if err != nil {
+		return fmt.Errorf("go env GOMOD: %w", err)
+	}
+	moduleDir = filepath.Dir(strings.TrimSpace(string(out)))
+	dnsplaneBin = filepath.Join(binDir, "dnsplane")
 	dnsBin = dnsplaneBin
-	if len(pkgs) > 1 {
-		dnsBin = filepath.Join(dir, "dnsplane-dns")
+	if _, err := os.Stat(filepath.Join(binDir, "dnsplane-dns")); err == nil {
+		dnsBin = filepath.Join(binDir, "dnsplane-dns")
 	}
 	return nil
 }
