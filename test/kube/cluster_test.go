@@ -38,6 +38,11 @@ const (
 	// nodeCacheIP is the node cache's address on every node, NodeLocal
 	// DNSCache's default.
 	nodeCacheIP = "169.254.20.10"
+	// agentClusterDNS is the agents' --cluster-dns, kubelet's with
+	// NodeLocal DNSCache: the node cache first, then the cluster DNS
+	// Service, which pods fall back to (docs/agent.md). The webhook is
+	// given the same (install).
+	agentClusterDNS = nodeCacheIP + "," + clusterDNSIP
 	// startTimeout bounds each start-up wait.
 	startTimeout = 2 * time.Minute
 	// pollInterval is how often the waits look.
@@ -194,7 +199,7 @@ func (c *cluster) startNode(t *testing.T, i int) {
 		"--resolv-conf", c.hostResolvConf,
 		// kubelet's --cluster-dns with NodeLocal DNSCache: the node
 		// cache, then the cluster DNS Service.
-		"--cluster-dns", nodeCacheIP+","+clusterDNSIP,
+		"--cluster-dns", agentClusterDNS,
 		"--hosts-file", "/dev/null")
 	c.nodes = append(c.nodes, nd)
 }

@@ -97,6 +97,11 @@ func (c *cluster) install(ctx context.Context, t *testing.T) *installation {
 		args = setFlag(args, "listen", net.JoinHostPort(pod.Status.PodIP, "9443"))
 		args = setFlag(args, "cert-dir", filepath.Join(c.dir, "webhook-certs"))
 		args = setFlag(args, "host-search", strings.Join(hostSearch, ","))
+		// kubelet's --cluster-dns, as the agents have it; the node cache
+		// is its first address, so no separate --node-cache: every
+		// policy's nameservers are then the agents' (resolvconf.Node).
+		args = setFlag(args, "cluster-dns", agentClusterDNS)
+		args = setFlag(args, "node-cache", "")
 		in.webhookArgs = args
 		return args
 	})
