@@ -80,7 +80,7 @@ var hostSearch = []string{"corp.example"}
 // startCluster starts etcd and kube-apiserver in this process and the
 // controllers, the scheduler and n agents as processes, and returns once
 // the nodes are Ready and the default namespace has its ServiceAccount.
-func startCluster(t *testing.T, n int) *cluster {
+func startCluster(t testing.TB, n int) *cluster {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), startTimeout)
 	defer cancel()
@@ -188,7 +188,7 @@ func startCluster(t *testing.T, n int) *cluster {
 
 // startNode starts agent i: node n<i>, pod CIDR 10.244.<i>.0/24, whose
 // addresses the test's namespace routes locally.
-func (c *cluster) startNode(t *testing.T, i int) {
+func (c *cluster) startNode(t testing.TB, i int) {
 	t.Helper()
 	nd := &node{name: fmt.Sprintf("n%d", i), podCIDR: fmt.Sprintf("10.244.%d.0/24", i)}
 	nd.stateDir = filepath.Join(c.dir, "nodes", nd.name)

@@ -68,7 +68,7 @@ type installation struct {
 // forward zone's nameserver, the cluster DNS from the operator's DaemonSet
 // and ConfigMap and the node cache, and returns once the cluster DNS
 // answers through the node cache.
-func (c *cluster) install(ctx context.Context, t *testing.T) *installation {
+func (c *cluster) install(ctx context.Context, t testing.TB) *installation {
 	t.Helper()
 	in := &installation{vip: clusterDNSIP}
 	manifests, err := os.ReadFile(filepath.Join(moduleDir, renderedManifests))
@@ -159,7 +159,7 @@ spec:
 	}
 	in.nodeCache = startProcess(t, "nodecache", nil, dnsBin, "nodecache",
 		"--listen", net.JoinHostPort(nodeCacheIP, "53"), "--cluster-dns", net.JoinHostPort(in.vip, "53"),
-		"--upstream-resolv-conf", c.hostResolvConf)
+		"--upstream-resolv-conf", c.hostResolvConf, "--log-queries")
 	if err := wait.PollUntilContextTimeout(ctx, pollInterval, startTimeout, true, func(ctx context.Context) (bool, error) {
 		if !in.nodeCache.running() {
 			return false, fmt.Errorf("the node cache exited: %v", in.nodeCache.err)
@@ -174,7 +174,7 @@ spec:
 
 // deploymentPod is the running pod of the install's Deployment whose
 // container runs the dnsplane command cmd.
-func (c *cluster) deploymentPod(ctx context.Context, t *testing.T, cmd string) corev1.Pod {
+func (c *cluster) deploymentPod(ctx context.Context, t testing.TB, cmd string) corev1.Pod {
 	t.Helper()
 	l, err := c.cs.AppsV1().Deployments(installNamespace).List(ctx, metav1.ListOptions{})
 	if err != nil {
@@ -202,7 +202,7 @@ func deploymentReplicas(d *appsv1.Deployment) int {
 
 // waitWebhook waits until kube-apiserver reaches the webhook: a dry-run
 // create of a Custom pod is admitted.
-func (c *cluster) waitWebhook(ctx context.Context, t *testing.T, p *process) {
+func (c *cluster) waitWebhook(ctx context.Context, t testing.TB, p *process) {
 	t.Helper()
 	var last error
 	if err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, startTimeout, true, func(ctx context.Context) (bool, error) {
@@ -219,7 +219,7 @@ func (c *cluster) waitWebhook(ctx context.Context, t *testing.T, p *process) {
 
 // waitDNSAvailable waits for DNS/default Available with the forward zone
 // in its ConfigMap and returns the Corefile.
-func (c *cluster) waitDNSAvailable(ctx context.Context, t *testing.T, op *process) string {
+func (c *cluster) waitDNSAvailable(ctx context.Context, t testing.TB, op *process) string {
 	t.Helper()
 	dyn, err := dynamic.NewForConfig(c.cfg)
 	if err != nil {
@@ -269,7 +269,7 @@ func unstructuredConditions(obj map[string]any) (map[string]string, bool, error)
 
 // startForwardServer serves fwdZone on a loopback address of the run,
 // answering fwdAnswer to every A query, and returns its ADDR:PORT.
-func (c *cluster) startForwardServer(t *testing.T) string {
+func (c *cluster) startForwardServer(t testing.TB) string {
 	t.Helper()
 	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
 	if err != nil {
