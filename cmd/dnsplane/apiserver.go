@@ -20,6 +20,7 @@ import (
 	"github.com/dnsplane/dnsplane/internal/agentdial"
 	"github.com/dnsplane/dnsplane/internal/apiserver"
 	"github.com/dnsplane/dnsplane/internal/authz"
+	"github.com/dnsplane/dnsplane/internal/cliexit"
 	"github.com/dnsplane/dnsplane/internal/controlplane"
 	"github.com/dnsplane/dnsplane/internal/features"
 	"github.com/dnsplane/dnsplane/internal/startlog"
@@ -205,9 +206,5 @@ func clientConfig(kubeconfig string) (*rest.Config, error) {
 }
 
 func newLogger(w io.Writer, level string) (*slog.Logger, error) {
-	var l slog.Level
-	if err := l.UnmarshalText([]byte(level)); err != nil {
-		return nil, fmt.Errorf("--log-level %q: want debug, info, warn or error", level)
-	}
-	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: l})), nil
+	return cliexit.NewLogger(w, level)
 }

@@ -5,13 +5,13 @@ package main
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"os"
 	"os/signal"
 	"syscall"
 	"time"
 
+	"github.com/dnsplane/dnsplane/internal/cliexit"
 	"github.com/dnsplane/dnsplane/internal/podexec"
 	"github.com/dnsplane/dnsplane/internal/podsandbox"
 )
@@ -32,15 +32,17 @@ func main() {
 	os.Exit(code)
 }
 
-// Exit statuses shared by every subcommand.
+// Exit statuses shared by every subcommand (internal/cliexit: the
+// data-plane commands, which dnsplane-dns runs too, return its errors).
 const (
-	exitOK      = 0
-	exitInvalid = 1 // the input was read and is invalid
-	exitUsage   = 2 // the command line or an input path is wrong
+	exitOK      = cliexit.OK
+	exitInvalid = cliexit.Invalid
+	exitUsage   = cliexit.Usage
 )
 
 // exitError carries an exit status out of a cobra command; an empty message
-// means the command already reported the problem.
+// means the command already reported the problem. It is cliexit.Error
+// under this package's older field names.
 type exitError struct {
 	code int
 	msg  string
@@ -61,18 +63,9 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	cmd := newRootCommand(stdin, stdout, stderr)
 	cmd.SetArgs(args)
 	err := cmd.ExecuteContext(ctx)
-	if err == nil {
-		return exitOK
-	}
 	var ex *exitError
 	if errors.As(err, &ex) {
-		if ex.msg != "" {
-			fmt.Fprintln(stderr, "error:", ex.msg)
-		}
-		return ex.code
+		err = &cliexit.Error{Code: ex.code, Msg: ex.msg}
 	}
-	// Anything cobra itself rejects (unknown flag, missing argument) is a
-	// usage error.
-	fmt.Fprintln(stderr, "error:", err)
-	return exitUsage
+	return cliexit.Status(err, stderr)
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 
 	"github.com/dnsplane/dnsplane/api/client/clientset/versioned"
 	"github.com/dnsplane/dnsplane/internal/coredns"
@@ -48,9 +49,6 @@ read from the cluster DNS's metrics. See docs/dns-operator.md.`,
 				_, err = cmd.OutOrStdout().Write(out)
 				return err
 			}
-			if kubeconfig == "" {
-				return &exitError{code: exitUsage, msg: "--kubeconfig is required"}
-			}
 			_, rng, err := net.ParseCIDR(serviceRange)
 			if err != nil {
 				return &exitError{code: exitUsage, msg: fmt.Sprintf("--service-cluster-ip-range %q: %v", serviceRange, err)}
@@ -59,7 +57,7 @@ read from the cluster DNS's metrics. See docs/dns-operator.md.`,
 			if err != nil {
 				return &exitError{code: exitUsage, msg: err.Error()}
 			}
-			cfg, err := clientConfig(kubeconfig)
+			cfg, err := operatorClientConfig(kubeconfig)
 			if err != nil {
 				return err
 			}
@@ -98,10 +96,13 @@ read from the cluster DNS's metrics. See docs/dns-operator.md.`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&kubeconfig, "kubeconfig", "", "kubeconfig of the API server")
+	f.StringVar(&kubeconfig, "kubeconfig", "", "kubeconfig of the API server (empty in a pod: its service account)")
 	f.StringVar(&serviceRange, "service-cluster-ip-range", "10.96.0.0/12", "the cluster's service range; the cluster DNS Service gets its 10th address")
 	f.StringVar(&clusterDomain, "cluster-domain", "cluster.local", "cluster domain")
-	f.StringVar(&image, "image", operator.DefaultImage, "image of the cluster DNS pods")
+	f.StringVar(&image, "dns-image", operator.DefaultImage, "image of the cluster DNS pods; its entrypoint must take the dns command (the dnsplane-dns image, or the full dnsplane image)")
+	// --image was the flag's first name; scripts that use it keep working.
+	f.StringVar(&image, "image", operator.DefaultImage, "")
+	_ = f.MarkDeprecated("image", "use --dns-image")
 	f.StringVar(&logLevel, "log-level", "info", "debug, info, warn or error")
 	f.StringArrayVar(&metricsURLs, "metrics-url", nil, "Prometheus endpoint of a cluster DNS instance to read the forward health from (repeatable); none scrapes the DaemonSet's pods on port 9153")
 	f.DurationVar(&healthInterval, "health-interval", operator.DefaultHealthInterval, "how often the forward health is read")
@@ -150,4 +151,18 @@ func newCorefileCheckCommand() *cobra.Command {
 			}
 		},
 	}
+}
+
+// operatorClientConfig is --kubeconfig's, or in a pod (the Helm chart's
+// Deployment, docs/kubernetes.md) with no --kubeconfig, the pod's service
+// account, as client-go's in-cluster config reads it.
+func operatorClientConfig(kubeconfig string) (*rest.Config, error) {
+	if kubeconfig != "" {
+		return clientConfig(kubeconfig)
+	}
+	cfg, err := rest.InClusterConfig()
+	if err != nil {
+		return nil, &exitError{code: exitUsage, msg: fmt.Sprintf("--kubeconfig is required outside a pod (%v)", err)}
+	}
+	return cfg, nil
 }

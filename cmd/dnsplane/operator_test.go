@@ -63,3 +63,17 @@ func TestCorefileCheckChild(t *testing.T) {
 		})
 	}
 }
+
+// TestOperatorDNSImageFlag: the DaemonSet's image is --dns-image (issue
+// 30's contract), defaulting to the data-plane image of this release;
+// --image, its first name, is still accepted.
+func TestOperatorDNSImageFlag(t *testing.T) {
+	out, _, code := runCmd(t, "", "operator", "--help")
+	if code != 0 || !strings.Contains(out, `--dns-image string`) || !strings.Contains(out, `(default "ghcr.io/dnsplane/dnsplane-dns:v0.1.0")`) || strings.Contains(out, "--image ") {
+		t.Errorf("operator --help: exit %d\n%s", code, out)
+	}
+	_, errOut, code := runCmd(t, "", "operator", "--image", "x", "--kubeconfig", "k", "--service-cluster-ip-range", "nope")
+	if code != exitUsage || !strings.Contains(errOut, "--service-cluster-ip-range") {
+		t.Errorf("--image: exit %d, stderr %q", code, errOut)
+	}
+}

@@ -5,6 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/dnsplane/dnsplane/internal/dnscli"
 	"github.com/dnsplane/dnsplane/internal/webhook/dnsresource"
 )
 
@@ -24,8 +25,8 @@ field validation, and cluster DNS on CoreDNS.`,
 	root.AddCommand(
 		newUpCommand(),
 		newAPIServerCommand(),
-		newDNSCommand(),
-		newNodeCacheCommand(),
+		dnscli.NewDNSCommand(),
+		dnscli.NewNodeCacheCommand(),
 		newValidateCommand(),
 		newResolvconfCommand(),
 		newExecCommand(),

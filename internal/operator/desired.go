@@ -37,8 +37,10 @@ const (
 	CorefileHashAnnotation = "dns.operator.dnsplane.io/corefile-hash"
 	// OwnerLabel marks the objects the operator manages.
 	OwnerLabel = "dns.operator.dnsplane.io/owning-dns"
-	// DefaultImage is the image the DaemonSet's pods run.
-	DefaultImage = "ghcr.io/dnsplane/dnsplane:latest"
+	// DefaultImage is the image the DaemonSet's pods run: the data-plane
+	// image, whose binary has the dns command and no control plane
+	// (docs/kubernetes.md, "Images"), at this tree's release.
+	DefaultImage = "ghcr.io/dnsplane/dnsplane-dns:v0.1.0"
 )
 
 // The DaemonSet's pods listen unprivileged on 5353 and expose metrics on

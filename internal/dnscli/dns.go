@@ -1,4 +1,9 @@
-package main
+// Package dnscli holds the data-plane commands, `dns` (the cluster DNS)
+// and `nodecache` (the per-node cache), that both the full dnsplane binary
+// and the data-plane binary dnsplane-dns wire. It links CoreDNS and
+// client-go, never the control plane (k8s.io/kubernetes, k8s.io/apiserver,
+// etcd's server): cmd/dnsplane-dns's tests check that.
+package dnscli
 
 import (
 	"errors"
@@ -11,7 +16,10 @@ import (
 
 	"github.com/spf13/cobra"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
 
+	"github.com/dnsplane/dnsplane/internal/cliexit"
 	"github.com/dnsplane/dnsplane/internal/coredns"
 	"github.com/dnsplane/dnsplane/internal/corefile"
 	"github.com/dnsplane/dnsplane/internal/residency"
@@ -24,7 +32,7 @@ import (
 func serveDNS(cmd *cobra.Command, corefile, moveHint string, logger *slog.Logger) error {
 	srv, err := coredns.Start(cmd.Context(), corefile, logger)
 	if err != nil {
-		return &exitError{code: exitInvalid, msg: startError(err, moveHint)}
+		return cliexit.Invalidf("%s", startError(err, moveHint))
 	}
 	releaseStartup(logger)(corefile, nil)
 	<-srv.Done()
@@ -63,6 +71,16 @@ func startError(err error, moveHint string) string {
 	return err.Error()
 }
 
+// clientConfig reads --kubeconfig for dns --configmap; errors are usage
+// errors naming the flag.
+func clientConfig(kubeconfig string) (*rest.Config, error) {
+	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	if err != nil {
+		return nil, cliexit.Usagef("--kubeconfig: %v", err)
+	}
+	return cfg, nil
+}
+
 // serveDNSFromConfigMap serves the Corefile key of the ConfigMap ns/name,
 // read with kubeconfig, until the command's context ends.
 func serveDNSFromConfigMap(cmd *cobra.Command, kubeconfig, ns, name string, logger *slog.Logger) error {
@@ -73,16 +91,17 @@ func serveDNSFromConfigMap(cmd *cobra.Command, kubeconfig, ns, name string, logg
 	cfg.ContentType = "application/json"
 	cs, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
-		return &exitError{code: exitUsage, msg: fmt.Sprintf("--kubeconfig: %s", err)}
+		return cliexit.Usagef("--kubeconfig: %s", err)
 	}
 	o := coredns.ConfigMapOptions{Logger: logger, OnApply: releaseStartup(logger)}
 	if err := coredns.RunFromConfigMapWithOptions(cmd.Context(), cs, ns, name, o); err != nil {
-		return &exitError{code: exitInvalid, msg: err.Error()}
+		return cliexit.Invalidf("%s", err)
 	}
 	return nil
 }
 
-func newDNSCommand() *cobra.Command {
+// NewDNSCommand is the `dns` command: the cluster DNS server.
+func NewDNSCommand() *cobra.Command {
 	var conf, configMap, kubeconfig, logLevel string
 	var reloadInterval time.Duration
 	cmd := &cobra.Command{
@@ -104,9 +123,7 @@ good configuration. The reload plugin is accepted and has nothing to do:
 dnsplane applies changes itself.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			usage := func(format string, a ...any) error {
-				return &exitError{code: exitUsage, msg: fmt.Sprintf(format, a...)}
-			}
+			usage := cliexit.Usagef
 			switch {
 			case conf != "" && configMap != "":
 				return usage("--conf and --configmap are mutually exclusive")
@@ -126,7 +143,7 @@ dnsplane applies changes itself.`,
 					return usage("--kubeconfig is required with --configmap")
 				}
 			}
-			logger, err := newLogger(cmd.ErrOrStderr(), logLevel)
+			logger, err := cliexit.NewLogger(cmd.ErrOrStderr(), logLevel)
 			if err != nil {
 				return usage("%s", err)
 			}
@@ -141,7 +158,7 @@ dnsplane applies changes itself.`,
 			}
 			o := coredns.FileOptions{Interval: reloadInterval, Logger: logger, OnApply: releaseStartup(logger)}
 			if err := coredns.RunFromFileWithOptions(cmd.Context(), conf, o); err != nil {
-				return &exitError{code: exitInvalid, msg: startError(err, "a server block's port or the bind plugin in "+conf+" picks another address")}
+				return cliexit.Invalidf("%s", startError(err, "a server block's port or the bind plugin in "+conf+" picks another address"))
 			}
 			return nil
 		},
@@ -163,7 +180,8 @@ type nodeCacheFlags struct {
 	logLevel      string
 }
 
-func newNodeCacheCommand() *cobra.Command {
+// NewNodeCacheCommand is the `nodecache` command: the per-node DNS cache.
+func NewNodeCacheCommand() *cobra.Command {
 	var n nodeCacheFlags
 	cmd := &cobra.Command{
 		Use:   "nodecache",
@@ -198,9 +216,7 @@ interface changes.`,
 }
 
 func (n *nodeCacheFlags) run(cmd *cobra.Command) error {
-	usage := func(format string, a ...any) error {
-		return &exitError{code: exitUsage, msg: fmt.Sprintf(format, a...)}
-	}
+	usage := cliexit.Usagef
 	if len(n.o.Listen) == 0 {
 		return usage("--listen is required")
 	}
@@ -214,7 +230,7 @@ func (n *nodeCacheFlags) run(cmd *cobra.Command) error {
 		return usage("--cache-ttl %d: want a positive number of seconds", n.o.CacheTTL)
 	}
 	n.o.OptionCode = uint16(n.optionCode)
-	logger, err := newLogger(cmd.ErrOrStderr(), n.logLevel)
+	logger, err := cliexit.NewLogger(cmd.ErrOrStderr(), n.logLevel)
 	if err != nil {
 		return usage("%s", err)
 	}
@@ -235,22 +251,4 @@ func (n *nodeCacheFlags) run(cmd *cobra.Command) error {
 	}
 	logger.Debug("node cache Corefile", "corefile", nodeCorefile)
 	return serveDNS(cmd, nodeCorefile, "--listen picks another address", logger)
-}
-
-// nodeResolvers returns the node's upstream resolvers — upstreams when
-// given, else the nameservers of the resolv.conf at path — and its host
-// search list, which always comes from that file. With upstreams the file
-// may be absent, unless --upstream-resolv-conf was named explicitly.
-func nodeResolvers(cmd *cobra.Command, path string, upstreams []string) (nameservers, search []string, err error) {
-	host, err := resolvconf.ParseFile(path)
-	if err != nil && (len(upstreams) == 0 || cmd.Flags().Changed("upstream-resolv-conf")) {
-		return nil, nil, &exitError{code: exitUsage, msg: fmt.Sprintf("--upstream-resolv-conf: %s", err)}
-	}
-	if len(upstreams) > 0 {
-		return upstreams, host.Searches, nil
-	}
-	if len(host.Nameservers) == 0 {
-		return nil, nil, &exitError{code: exitUsage, msg: fmt.Sprintf("--upstream-resolv-conf %s: no nameserver lines; give --upstream", path)}
-	}
-	return host.Nameservers, host.Searches, nil
 }
