@@ -3,7 +3,6 @@ package kube
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -52,37 +51,50 @@ func (c *cluster) kubectl(ctx context.Context, stdin string, args ...string) (st
 // installation is what install started: the processes of the install's
 // pods and the addresses pods resolve with.
 type installation struct {
-	webhook, operator *process
-	webhookPod        corev1.Pod
-	webhookArgs       []string
+	webhooks    []*process
+	operator    *process
+	webhookArgs []string
 	// vip is the cluster DNS Service's IP, which the first cluster DNS
 	// pod's process binds (port 53), standing in for kube-proxy.
 	vip       string
 	dnsPods   []corev1.Pod
 	nodeCache *process
 	fwdAddr   string
+	// how says what installed it: the docs' commands, the rendered
+	// chart, or the stand-in.
+	how string
 }
 
-// install applies the rendered chart (the stand-in while the module has
-// none), runs the webhook and the operator from their Deployments, a
-// forward zone's nameserver, the cluster DNS from the operator's DaemonSet
-// and ConfigMap and the node cache, and returns once the cluster DNS
-// answers through the node cache.
+// install installs dnsplane as docs/kubernetes.md says (its install
+// commands, when the module has them and the rendered chart; else the
+// rendered chart, else the stand-in), runs the webhook and the operator
+// from their Deployments, a forward zone's nameserver, the cluster DNS
+// from the operator's DaemonSet and ConfigMap and the node cache from its
+// DaemonSet, and returns once the cluster DNS answers through the node
+// cache.
 func (c *cluster) install(ctx context.Context, t testing.TB) *installation {
 	t.Helper()
 	in := &installation{vip: clusterDNSIP}
-	manifests, err := os.ReadFile(filepath.Join(moduleDir, renderedManifests))
-	if errors.Is(err, os.ErrNotExist) {
-		t.Logf("no %s: installing the stand-in of the contract's objects", renderedManifests)
-		manifests, err = standinManifests()
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	if out, err := c.kubectl(ctx, string(manifests), "apply", "--server-side", "-f", "-"); err != nil {
-		t.Fatal(err)
-	} else {
-		t.Logf("kubectl apply --server-side:\n%s", out)
+	_, err := os.Stat(filepath.Join(moduleDir, renderedManifests))
+	haveChart := err == nil
+	switch blocks := docsBlocks(t, installMarker); {
+	case haveChart && len(blocks) > 0:
+		in.how = "docs/kubernetes.md's install commands"
+		c.runBlocks(ctx, t, blocks)
+	case haveChart:
+		in.how = renderedManifests
+		if _, err := c.kubectl(ctx, "", "apply", "--server-side", "-f", filepath.Join(moduleDir, renderedManifests)); err != nil {
+			t.Fatal(err)
+		}
+	default:
+		in.how = "the stand-in (no " + renderedManifests + ")"
+		manifests, err := standinManifests()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.kubectl(ctx, string(manifests), "apply", "--server-side", "-f", "-"); err != nil {
+			t.Fatal(err)
+		}
 	}
 	if _, err := c.kubectl(ctx, "", "wait", "--for=condition=Established", "--timeout=60s", "crd/dnses.operator.dnsplane.io"); err != nil {
 		t.Fatal(err)
@@ -90,22 +102,25 @@ func (c *cluster) install(ctx context.Context, t testing.TB) *installation {
 
 	// The webhook first: the DNS resource's writes go through it
 	// (failurePolicy Fail), the operator's creation of DNS/default too.
-	pod := c.deploymentPod(ctx, t, "webhook")
-	in.webhookPod = pod
-	in.webhookArgs = nil
-	in.webhook = c.runPod(ctx, t, &pod, func(args []string, _ string) []string {
-		args = setFlag(args, "listen", net.JoinHostPort(pod.Status.PodIP, "9443"))
-		args = setFlag(args, "cert-dir", filepath.Join(c.dir, "webhook-certs"))
-		args = setFlag(args, "host-search", strings.Join(hostSearch, ","))
-		// kubelet's --cluster-dns, as the agents have it; the node cache
-		// is its first address, so no separate --node-cache: every
-		// policy's nameservers are then the agents' (resolvconf.Node).
-		args = setFlag(args, "cluster-dns", agentClusterDNS)
-		args = setFlag(args, "node-cache", "")
-		in.webhookArgs = args
-		return args
-	})
-	c.waitWebhook(ctx, t, in.webhook)
+	for i, pod := range c.deploymentPods(ctx, t, "webhook") {
+		p := c.runPod(ctx, t, &pod, func(args []string, _ string) []string {
+			args = setFlag(args, "listen", net.JoinHostPort(pod.Status.PodIP, "9443"))
+			args = setFlag(args, "cert-dir", filepath.Join(c.dir, "pods", pod.Namespace+"_"+pod.Name, "certs"))
+			args = setFlag(args, "host-search", strings.Join(hostSearch, ","))
+			// kubelet's --cluster-dns, as the agents have it; the node
+			// cache is its first address, so no separate --node-cache:
+			// every policy's nameservers are then the agents'
+			// (resolvconf.Node).
+			args = setFlag(args, "cluster-dns", agentClusterDNS)
+			args = setFlag(args, "node-cache", "")
+			if i == 0 {
+				in.webhookArgs = args
+			}
+			return args
+		})
+		in.webhooks = append(in.webhooks, p)
+	}
+	c.waitWebhook(ctx, t, in.webhooks)
 
 	in.fwdAddr = c.startForwardServer(t)
 	spec := fmt.Sprintf(`apiVersion: operator.dnsplane.io/v1
@@ -122,15 +137,8 @@ spec:
 		t.Fatal(err)
 	}
 
-	op := c.deploymentPod(ctx, t, "operator")
-	in.operator = c.runPod(ctx, t, &op, func(args []string, kubeconfig string) []string {
-		for _, a := range args {
-			if a == "--kubeconfig" || strings.HasPrefix(a, "--kubeconfig=") {
-				return args
-			}
-		}
-		return setFlag(args, "kubeconfig", kubeconfig)
-	})
+	op := c.deploymentPods(ctx, t, "operator")[0]
+	in.operator = c.runPod(ctx, t, &op, nil)
 	corefile := c.waitDNSAvailable(ctx, t, in.operator)
 
 	ds, err := c.cs.AppsV1().DaemonSets(installNamespace).Get(ctx, "dns-default", metav1.GetOptions{})
@@ -157,9 +165,7 @@ spec:
 		}
 		c.runPod(ctx, t, p, func(args []string, _ string) []string { return setFlag(args, "conf", file) })
 	}
-	in.nodeCache = startProcess(t, "nodecache", nil, dnsBin, "nodecache",
-		"--listen", net.JoinHostPort(nodeCacheIP, "53"), "--cluster-dns", net.JoinHostPort(in.vip, "53"),
-		"--upstream-resolv-conf", c.hostResolvConf, "--log-queries")
+	in.nodeCache = c.startNodeCache(ctx, t)
 	if err := wait.PollUntilContextTimeout(ctx, pollInterval, startTimeout, true, func(ctx context.Context) (bool, error) {
 		if !in.nodeCache.running() {
 			return false, fmt.Errorf("the node cache exited: %v", in.nodeCache.err)
@@ -172,9 +178,62 @@ spec:
 	return in
 }
 
-// deploymentPod is the running pod of the install's Deployment whose
+// startNodeCache runs the node cache: the install's DaemonSet pod on the
+// first node (the nodes share the test's network namespace, one host
+// network, so one cache serves them all), or, with no such DaemonSet,
+// `nodecache` itself on 169.254.20.10. It logs every query, for the
+// test to see what went through it.
+func (c *cluster) startNodeCache(ctx context.Context, t testing.TB) *process {
+	t.Helper()
+	ds, err := c.cs.AppsV1().DaemonSets(installNamespace).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	help, _ := exec.Command(dnsBin, "nodecache", "--help").CombinedOutput()
+	interfaceFlags := strings.Contains(string(help), "--setup-interface")
+	for _, d := range ds.Items {
+		if args := d.Spec.Template.Spec.Containers[0].Args; len(args) == 0 || args[0] != "nodecache" {
+			continue
+		}
+		sel, err := metav1.LabelSelectorAsSelector(d.Spec.Selector)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range c.runningPods(ctx, t, installNamespace, sel.String(), len(c.nodes)) {
+			if p.Spec.NodeName != c.nodes[0].name {
+				continue
+			}
+			return c.runPod(ctx, t, &p, func(args []string, _ string) []string {
+				if !interfaceFlags {
+					// The binary does not set the interface up yet: the
+					// address goes on lo, as the flag would put it on
+					// its dummy interface.
+					t.Logf("%s nodecache has no --setup-interface: running the DaemonSet's command without it", dnsBin)
+					args = dropFlags(args, "setup-interface", "interface-name", "local-ip", "skip-teardown")
+					addLocalAddress(t, nodeCacheIP)
+				}
+				return setFlag(args, "log-queries", "true")
+			})
+		}
+	}
+	t.Logf("the install has no node cache DaemonSet: running dnsplane-dns nodecache on %s", nodeCacheIP)
+	addLocalAddress(t, nodeCacheIP)
+	return startProcess(t, "nodecache", nil, dnsBin, "nodecache",
+		"--listen", net.JoinHostPort(nodeCacheIP, "53"), "--cluster-dns", net.JoinHostPort(clusterDNSIP, "53"),
+		"--upstream-resolv-conf", c.hostResolvConf, "--log-queries")
+}
+
+// addLocalAddress puts ip on lo, in the test's network namespace.
+func addLocalAddress(t testing.TB, ip string) {
+	t.Helper()
+	if out, err := exec.Command("ip", "addr", "add", ip+"/32", "dev", "lo").CombinedOutput(); err != nil && !strings.Contains(string(out), "exists") {
+		t.Fatalf("ip addr add %s/32 dev lo: %v\n%s", ip, err, out)
+	}
+}
+
+// deploymentPods is the running pods of the install's Deployment whose
 // container runs the dnsplane command cmd.
-func (c *cluster) deploymentPod(ctx context.Context, t testing.TB, cmd string) corev1.Pod {
+func (c *cluster) deploymentPods(ctx context.Context, t testing.TB, cmd string) []corev1.Pod {
 	t.Helper()
 	l, err := c.cs.AppsV1().Deployments(installNamespace).List(ctx, metav1.ListOptions{})
 	if err != nil {
@@ -186,11 +245,11 @@ func (c *cluster) deploymentPod(ctx context.Context, t testing.TB, cmd string) c
 			if err != nil {
 				t.Fatal(err)
 			}
-			return c.runningPods(ctx, t, installNamespace, sel.String(), deploymentReplicas(&d))[0]
+			return c.runningPods(ctx, t, installNamespace, sel.String(), deploymentReplicas(&d))
 		}
 	}
 	t.Fatalf("the install has no Deployment running `%s`", cmd)
-	return corev1.Pod{}
+	return nil
 }
 
 func deploymentReplicas(d *appsv1.Deployment) int {
@@ -202,12 +261,14 @@ func deploymentReplicas(d *appsv1.Deployment) int {
 
 // waitWebhook waits until kube-apiserver reaches the webhook: a dry-run
 // create of a Custom pod is admitted.
-func (c *cluster) waitWebhook(ctx context.Context, t testing.TB, p *process) {
+func (c *cluster) waitWebhook(ctx context.Context, t testing.TB, ps []*process) {
 	t.Helper()
 	var last error
 	if err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, startTimeout, true, func(ctx context.Context) (bool, error) {
-		if !p.running() {
-			return false, fmt.Errorf("the webhook exited: %v", p.err)
+		for _, p := range ps {
+			if !p.running() {
+				return false, fmt.Errorf("%s exited: %v", p.name, p.err)
+			}
 		}
 		_, last = c.cs.CoreV1().Pods("default").Create(ctx, customPod("webhook-probe", `{"custom":{"search":["$(NAMESPACE).svc.$(CLUSTER)"]}}`),
 			metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})

@@ -70,7 +70,7 @@ func TestKubernetes(t *testing.T) {
 	ctx := context.Background()
 	start := time.Now()
 	in := c.install(ctx, t)
-	t.Logf("installed in %v: webhook %v", time.Since(start).Round(time.Millisecond), in.webhookArgs)
+	t.Logf("installed with %s in %v: webhook %v", in.how, time.Since(start).Round(time.Millisecond), in.webhookArgs)
 
 	const ns = "apps"
 	if _, err := c.kubectl(ctx, "", "create", "namespace", ns); err != nil {
@@ -122,7 +122,7 @@ func TestKubernetes(t *testing.T) {
 				t.Fatal(err)
 			}
 			c.checkRewritten(t, d.Spec.Template.Spec, d.Spec.Template.ObjectMeta, tc.policy)
-			dp := c.deploymentPods(ctx, t, d)
+			dp := c.rolledOutPods(ctx, t, d)
 			c.checkRewritten(t, dp[0].Spec, dp[0].ObjectMeta, tc.policy)
 			// The pod as dnsplane's server would hold it: the template's
 			// original spec under the pod's name.
@@ -145,7 +145,7 @@ func TestKubernetes(t *testing.T) {
 		}); err != nil {
 			t.Fatalf("a change of only the params annotation rolled out no new ReplicaSet (had %d): %v", len(before), err)
 		}
-		dp := c.deploymentPods(ctx, t, d)
+		dp := c.rolledOutPods(ctx, t, d)
 		c.checkResolvConf(t, &dp[0], podYAML(ns, dp[0].Name, "Custom", customParams2))
 	})
 
@@ -219,8 +219,10 @@ func TestKubernetes(t *testing.T) {
 	})
 
 	t.Run("WebhookDown", func(t *testing.T) {
-		if err := in.webhook.stop(); err != nil {
-			t.Fatal(err)
+		for _, p := range in.webhooks {
+			if err := p.stop(); err != nil {
+				t.Fatal(err)
+			}
 		}
 		_, err := c.cs.CoreV1().Pods(ns).Create(ctx, customPod("down-custom", customParams), metav1.CreateOptions{})
 		if err == nil || !strings.Contains(err.Error(), `failed calling webhook "`+"pods.dns.dnsplane.io"+`"`) {
@@ -231,6 +233,15 @@ func TestKubernetes(t *testing.T) {
 		if _, err := c.cs.CoreV1().Pods(ns).Create(ctx, plain, metav1.CreateOptions{}); err != nil {
 			t.Errorf("an ordinary pod with the webhook down: %v", err)
 		}
+	})
+
+	t.Run("DocsUninstall", func(t *testing.T) {
+		blocks := docsBlocks(t, uninstallMarker)
+		if len(blocks) == 0 || in.how != "docs/kubernetes.md's install commands" {
+			t.Skipf("installed with %s: docs/kubernetes.md's uninstall commands go with its install commands and %s", in.how, renderedManifests)
+		}
+		c.runBlocks(ctx, t, blocks)
+		c.checkNothingLeft(ctx, t)
 	})
 }
 
@@ -295,8 +306,8 @@ func (c *cluster) checkResolvConf(t *testing.T, p *corev1.Pod, orig string) {
 	}
 }
 
-// deploymentPods waits for the Deployment's rollout and returns its pods.
-func (c *cluster) deploymentPods(ctx context.Context, t *testing.T, d *appsv1.Deployment) []corev1.Pod {
+// rolledOutPods waits for the Deployment's rollout and returns its pods.
+func (c *cluster) rolledOutPods(ctx context.Context, t *testing.T, d *appsv1.Deployment) []corev1.Pod {
 	t.Helper()
 	if _, err := c.kubectl(ctx, "", "rollout", "status", "-n", d.Namespace, "deployment/"+d.Name, "--timeout=60s"); err != nil {
 		t.Fatal(err)

@@ -8,9 +8,11 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/tools/clientcmd"
@@ -106,8 +108,35 @@ func (c *cluster) runPod(ctx context.Context, t testing.TB, pod *corev1.Pod, edi
 			env = append(env, e.Name+"="+fieldValue(pod, e.ValueFrom.FieldRef.FieldPath))
 		}
 	}
-	return startProcess(t, fmt.Sprintf("pod %s/%s (%s)", pod.Namespace, pod.Name, strings.Join(args, " ")), env,
+	p := startProcess(t, fmt.Sprintf("pod %s/%s (%s)", pod.Namespace, pod.Name, strings.Join(args, " ")), env,
 		"unshare", append([]string{"--mount", "--propagation", "private", "sh", "-c", podScript, "sh", bin}, args...)...)
+	c.stopWithPod(t, pod, p)
+	return p
+}
+
+// stopWithPod stops p when its pod is deleted, as kubelet stops a deleted
+// pod's containers (after an uninstall, say).
+func (c *cluster) stopWithPod(t testing.TB, pod *corev1.Pod, p *process) {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	t.Cleanup(func() {
+		cancel()
+		<-done
+	})
+	go func() {
+		defer close(done)
+		_ = wait.PollUntilContextCancel(ctx, 500*time.Millisecond, false, func(ctx context.Context) (bool, error) {
+			cur, err := c.cs.CoreV1().Pods(pod.Namespace).Get(ctx, pod.Name, metav1.GetOptions{})
+			if ctx.Err() != nil {
+				return true, nil
+			}
+			gone := apierrors.IsNotFound(err) || (err == nil && (cur.UID != pod.UID || cur.DeletionTimestamp != nil))
+			if gone {
+				_ = p.stop()
+			}
+			return gone || !p.running(), nil
+		})
+	}()
 }
 
 // fieldValue is the downward API's value of path for pod.
@@ -144,19 +173,30 @@ func (c *cluster) port() string { return c.server[strings.LastIndex(c.server, ":
 
 // setFlag returns args with every --name removed and --name=value added.
 func setFlag(args []string, name string, value string) []string {
+	return append(dropFlags(args, name), "--"+name+"="+value)
+}
+
+// dropFlags returns args without the flags names, written --name=value,
+// --name value, or --name alone (a bool flag, followed by another flag).
+func dropFlags(args []string, names ...string) []string {
 	var out []string
+next:
 	for i := 0; i < len(args); i++ {
 		a := args[i]
-		if a == "--"+name {
-			i++ // its value
-			continue
-		}
-		if strings.HasPrefix(a, "--"+name+"=") {
-			continue
+		for _, n := range names {
+			if strings.HasPrefix(a, "--"+n+"=") {
+				continue next
+			}
+			if a == "--"+n {
+				if i+1 < len(args) && !strings.HasPrefix(args[i+1], "-") {
+					i++ // its value
+				}
+				continue next
+			}
 		}
 		out = append(out, a)
 	}
-	return append(out, "--"+name+"="+value)
+	return out
 }
 
 // runningPods waits until the pods matching selector in ns are n, Running,
