@@ -65,14 +65,17 @@ func runTests(m *testing.M) int {
 	if os.Getenv(envInNetns) != "" {
 		return runInNetns(m)
 	}
-	switch k, err := exec.LookPath("kubectl"); {
-	case os.Geteuid() != 0:
-		skipReason = "needs root (the agents' pod sandboxes and port 53 on loopback addresses)"
-	case err != nil:
-		skipReason = "needs kubectl on PATH: " + err.Error()
-	default:
-		kubectlBin = k
+	if os.Geteuid() != 0 {
+		skipReason = "needs root (a network namespace, the agents' pod sandboxes, port 53)"
 	}
+	// kubectl applies the install; unshare (util-linux) and ip (iproute2)
+	// make the network and the pods' mount namespaces.
+	for _, tool := range []string{"kubectl", "unshare", "ip"} {
+		if _, err := exec.LookPath(tool); err != nil && skipReason == "" {
+			skipReason = "needs " + tool + " on PATH: " + err.Error()
+		}
+	}
+	kubectlBin, _ = exec.LookPath("kubectl")
 	if skipReason != "" {
 		return m.Run()
 	}
