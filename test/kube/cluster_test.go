@@ -166,7 +166,7 @@ func startCluster(t testing.TB, n int) *cluster {
 	if err := wait.PollUntilContextTimeout(ctx, pollInterval, startTimeout, true, func(ctx context.Context) (bool, error) {
 		for _, nd := range c.nodes {
 			if !nd.proc.running() {
-				return false, fmt.Errorf("agent %s exited: %v", nd.name, nd.proc.err)
+				return false, fmt.Errorf("agent %s exited: %w", nd.name, nd.proc.err)
 			}
 			node, err := c.cs.CoreV1().Nodes().Get(ctx, nd.name, metav1.GetOptions{})
 			if err != nil || !nodeReady(node) {

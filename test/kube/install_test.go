@@ -168,7 +168,7 @@ spec:
 	in.nodeCache = c.startNodeCache(ctx, t)
 	if err := wait.PollUntilContextTimeout(ctx, pollInterval, startTimeout, true, func(ctx context.Context) (bool, error) {
 		if !in.nodeCache.running() {
-			return false, fmt.Errorf("the node cache exited: %v", in.nodeCache.err)
+			return false, fmt.Errorf("the node cache exited: %w", in.nodeCache.err)
 		}
 		_, err := lookup(net.JoinHostPort(nodeCacheIP, "53"), "kubernetes.default.svc.cluster.local.")
 		return err == nil, nil
@@ -267,7 +267,7 @@ func (c *cluster) waitWebhook(ctx context.Context, t testing.TB, ps []*process) 
 	if err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, startTimeout, true, func(ctx context.Context) (bool, error) {
 		for _, p := range ps {
 			if !p.running() {
-				return false, fmt.Errorf("%s exited: %v", p.name, p.err)
+				return false, fmt.Errorf("%s exited: %w", p.name, p.err)
 			}
 		}
 		_, last = c.cs.CoreV1().Pods("default").Create(ctx, customPod("webhook-probe", `{"custom":{"search":["$(NAMESPACE).svc.$(CLUSTER)"]}}`),

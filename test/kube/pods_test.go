@@ -117,6 +117,7 @@ func (c *cluster) runPod(ctx context.Context, t testing.TB, pod *corev1.Pod, edi
 // stopWithPod stops p when its pod is deleted, as kubelet stops a deleted
 // pod's containers (after an uninstall, say).
 func (c *cluster) stopWithPod(t testing.TB, pod *corev1.Pod, p *process) {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	t.Cleanup(func() {
