@@ -290,7 +290,7 @@ func (c *cluster) waitDNSAvailable(ctx context.Context, t testing.TB, op *proces
 	var corefile, state string
 	if err := wait.PollUntilContextTimeout(ctx, pollInterval, 3*time.Minute, true, func(ctx context.Context) (bool, error) {
 		if !op.running() {
-			return false, fmt.Errorf("the operator exited: %v", op.err)
+			return false, fmt.Errorf("the operator exited: %w", op.err)
 		}
 		u, err := dyn.Resource(gvr).Get(ctx, "default", metav1.GetOptions{})
 		if err != nil {
