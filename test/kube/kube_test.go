@@ -233,6 +233,26 @@ func TestKubernetes(t *testing.T) {
 		if _, err := c.cs.CoreV1().Pods(ns).Create(ctx, plain, metav1.CreateOptions{}); err != nil {
 			t.Errorf("an ordinary pod with the webhook down: %v", err)
 		}
+		// A workload's rewritten template carries the policy annotation,
+		// and so do the pods its controller creates from it: while the
+		// webhook is down, its controller can neither update its
+		// ReplicaSet (a scale, a rollout) nor create its pods.
+		rss := c.replicaSets(ctx, t, ns, "custom-deploy")
+		if len(rss) == 0 {
+			t.Fatal("no ReplicaSet of custom-deploy (PoliciesRewritten failed)")
+		}
+		rs := rss[0].DeepCopy()
+		rs.Labels["touched"] = "while-down"
+		if _, err := c.cs.AppsV1().ReplicaSets(ns).Update(ctx, rs, metav1.UpdateOptions{}); err == nil ||
+			!strings.Contains(err.Error(), `failed calling webhook "workloads.dns.dnsplane.io"`) {
+			t.Errorf("updating a Custom Deployment's ReplicaSet with the webhook down: %v, want a refusal naming the webhook", err)
+		}
+		pod := &corev1.Pod{ObjectMeta: *rs.Spec.Template.ObjectMeta.DeepCopy(), Spec: *rs.Spec.Template.Spec.DeepCopy()}
+		pod.Name = "down-from-template"
+		if _, err := c.cs.CoreV1().Pods(ns).Create(ctx, pod, metav1.CreateOptions{}); err == nil ||
+			!strings.Contains(err.Error(), `failed calling webhook "pods.dns.dnsplane.io"`) {
+			t.Errorf("a pod from a Custom Deployment's template with the webhook down: %v, want a refusal naming the webhook", err)
+		}
 	})
 
 	t.Run("DocsUninstall", func(t *testing.T) {
