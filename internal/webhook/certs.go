@@ -27,6 +27,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	certutil "k8s.io/client-go/util/cert"
 	"k8s.io/client-go/util/keyutil"
+	"k8s.io/client-go/util/retry"
 )
 
 // Keys of the certificate Secret: kubernetes.io/tls's two, plus the CA
@@ -74,9 +75,11 @@ type CertConfig struct {
 // install needs no openssl step and no cert-manager.
 //
 // It is built on client-go's certificate helpers rather than
-// open-policy-agent/cert-controller: that library needs a
-// controller-runtime manager, whose release line trails the k8s.io
-// version dnsplane builds with (docs/kubernetes.md).
+// open-policy-agent/cert-controller: v0.16.0, its newest, needs
+// controller-runtime v0.23, which does not compile against the client-go
+// dnsplane builds with (v0.37: its informer handler registrations lack
+// HasSyncedChecker), and it would bring a manager and informers on the
+// webhook configurations, which dnsplane's own API server does not serve.
 type Certs struct {
 	cfg  CertConfig
 	cert atomic.Pointer[tls.Certificate]
@@ -155,8 +158,15 @@ type bundle struct {
 
 // Sync makes one pass: read the Secret, renew what is missing or expiring
 // and write it back, load the serving certificate, write CertDir and
-// update the configurations' caBundle.
+// update the configurations' caBundle. Replicas starting together race to
+// create the Secret; the loser reads the winner's and adopts it at once.
 func (c *Certs) Sync(ctx context.Context) error {
+	return retry.OnError(retry.DefaultRetry, func(err error) bool {
+		return apierrors.IsConflict(err) || apierrors.IsAlreadyExists(err)
+	}, func() error { return c.sync(ctx) })
+}
+
+func (c *Certs) sync(ctx context.Context) error {
 	secrets := c.cfg.Client.CoreV1().Secrets(c.cfg.Namespace)
 	secret, err := secrets.Get(ctx, c.cfg.SecretName, metav1.GetOptions{})
 	switch {

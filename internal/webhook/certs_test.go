@@ -20,7 +20,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/fake"
 	certutil "k8s.io/client-go/util/cert"
@@ -108,28 +107,47 @@ func TestCertsAgainstAPIServer(t *testing.T) {
 	if _, err := ts.Client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "dnsplane-system"}}, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 		t.Fatal(err)
 	}
-	certs, err := NewCerts(CertConfig{Client: ts.Client, Namespace: "dnsplane-system", SecretName: "dnsplane-webhook-certs",
-		ServiceName: "dnsplane-webhook", CertDir: t.TempDir(), Interval: 50 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	runCtx, stop := context.WithCancel(ctx)
-	t.Cleanup(stop)
-	go certs.Run(runCtx)
-	var secret *corev1.Secret
-	if err := wait.PollUntilContextTimeout(ctx, 20*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
-		if certs.Ready() != nil {
-			return false, nil
+	// Two replicas starting together race to create the Secret; both
+	// must end up serving the one that won.
+	var replicas []*Certs
+	for range 2 {
+		c, err := NewCerts(CertConfig{Client: ts.Client, Namespace: "dnsplane-system", SecretName: "dnsplane-webhook-certs",
+			ServiceName: "dnsplane-webhook", CertDir: t.TempDir(), Interval: time.Hour})
+		if err != nil {
+			t.Fatal(err)
 		}
-		s, err := ts.Client.CoreV1().Secrets("dnsplane-system").Get(ctx, "dnsplane-webhook-certs", metav1.GetOptions{})
-		secret = s
-		return err == nil, nil
-	}); err != nil {
-		t.Fatalf("no Secret and certificate: %v", err)
+		replicas = append(replicas, c)
+	}
+	errs := make(chan error, len(replicas))
+	for _, c := range replicas {
+		go func() { errs <- c.Sync(ctx) }()
+	}
+	for range replicas {
+		if err := <-errs; err != nil {
+			t.Fatalf("Sync: %v", err)
+		}
+	}
+	secret, err := ts.Client.CoreV1().Secrets("dnsplane-system").Get(ctx, "dnsplane-webhook-certs", metav1.GetOptions{})
+	if err != nil {
+		t.Fatalf("no Secret: %v", err)
 	}
 	if secret.Type != corev1.SecretTypeTLS || len(secret.Data["ca.crt"]) == 0 || len(secret.Data["tls.crt"]) == 0 {
 		t.Fatalf("Secret type %s keys %v", secret.Type, keys(secret.Data))
 	}
+	stored, err := certutil.ParseCertsPEM(secret.Data["tls.crt"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, c := range replicas {
+		cert, err := c.GetCertificate(nil)
+		if err != nil {
+			t.Fatalf("replica %d: %v", i, err)
+		}
+		if !bytes.Equal(cert.Certificate[0], stored[0].Raw) {
+			t.Errorf("replica %d serves a certificate that is not the Secret's", i)
+		}
+	}
+	certs := replicas[0]
 	addr := serveTLS(t, certs)
 	out, _ := reviewOverTLS(t, addr, secret.Data["ca.crt"], "dnsplane-webhook.dnsplane-system.svc", nil)
 	checkReview(t, out)

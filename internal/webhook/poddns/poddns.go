@@ -80,7 +80,7 @@ func Requested(at api.PodSpecAt) (policy corev1.DNSPolicy, ok bool) {
 	case dpcorev1.DNSCustom, dpcorev1.DNSClusterFirstWithAutopath:
 		return p, true
 	case corev1.DNSNone:
-		if p, ok := annotation(at.Meta, PolicyAnnotation); ok && slices.Contains(Policies(), corev1.DNSPolicy(p)) {
+		if p, ok := at.Meta.Annotations[PolicyAnnotation]; ok && slices.Contains(Policies(), corev1.DNSPolicy(p)) {
 			return corev1.DNSPolicy(p), true
 		}
 	}
@@ -97,11 +97,6 @@ func rewritten(at *api.PodSpecAt) bool {
 	return ok
 }
 
-func annotation(meta interface{ GetAnnotations() map[string]string }, key string) (string, bool) {
-	v, ok := meta.GetAnnotations()[key]
-	return v, ok
-}
-
 // Restore puts the spec back the way dnsplane's API server would hold it:
 // the requested policy in dnsPolicy and spec.dnsParams decoded from the
 // annotation, so validation and resolvconf.ForPod see what they see there.
@@ -116,7 +111,7 @@ func Restore(at api.PodSpecAt) {
 	if policy != dpcorev1.DNSCustom || at.Spec.DNSParams != nil {
 		return
 	}
-	if v, ok := annotation(at.Meta, ParamsAnnotation); ok {
+	if v, ok := at.Meta.Annotations[ParamsAnnotation]; ok {
 		if p, err := dnsparams.Decode(v); err == nil {
 			at.Spec.DNSParams = p
 		}
@@ -153,11 +148,14 @@ func Rewrite(at api.PodSpecAt, prev *api.PodSpecAt, namespace string, cluster Cl
 		// Already rewritten. On update the stored spec says which
 		// parameters made its dnsConfig; on create (a pod or a ReplicaSet
 		// from a template) the parameters came along with it.
-		basis := at
+		b, err := policyBase(at, namespace, node)
 		if rewritten(prev) {
-			basis = *prev
+			// The stored spec's parameters, unless they no longer
+			// compute (the webhook's flags changed since).
+			if pb, perr := policyBase(*prev, namespace, node); perr == nil {
+				b, err = pb, nil
+			}
 		}
-		b, err := policyBase(basis, namespace, node)
 		if err != nil {
 			return Result{}, err
 		}
@@ -177,13 +175,19 @@ func Rewrite(at api.PodSpecAt, prev *api.PodSpecAt, namespace string, cluster Cl
 	if err != nil {
 		return Result{}, err
 	}
+	if len(cfg.Nameservers) == 0 {
+		// The agent would fall back to the node's own nameservers, which
+		// are unknown at admission, and kube-apiserver refuses dnsPolicy
+		// None without one: say what is missing instead.
+		return Result{}, fmt.Errorf("no nameserver for dnsPolicy %q: the webhook has no --cluster-dns (and no --node-cache for autopath)", policy)
+	}
 	before := at.Spec.DNSConfig.DeepCopy()
 	beforePolicy := at.Spec.DNSPolicy
 	at.Spec.DNSPolicy = corev1.DNSNone
 	at.Spec.DNSConfig = toDNSConfig(cfg)
 	at.Spec.DNSParams = nil
 	changed := beforePolicy != corev1.DNSNone || !equalDNSConfig(before, at.Spec.DNSConfig)
-	if v, _ := annotation(at.Meta, PolicyAnnotation); v != string(policy) {
+	if at.Meta.Annotations[PolicyAnnotation] != string(policy) {
 		setAnnotation(at, PolicyAnnotation, string(policy))
 		changed = true
 	}
@@ -212,9 +216,7 @@ func leave(at api.PodSpecAt, prev *api.PodSpecAt, namespace string, node resolvc
 		}
 	}
 	changed = dropAnnotation(at, PolicyAnnotation) || changed
-	if at.Spec.DNSPolicy != dpcorev1.DNSCustom {
-		changed = dropAnnotation(at, ParamsAnnotation) || changed
-	}
+	changed = dropAnnotation(at, ParamsAnnotation) || changed
 	return Result{Changed: changed}, nil
 }
 

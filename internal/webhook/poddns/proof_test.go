@@ -9,7 +9,11 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/client-go/tools/record"
+	"k8s.io/kubernetes/pkg/apis/core"
+	corev1conv "k8s.io/kubernetes/pkg/apis/core/v1"
+	corevalidation "k8s.io/kubernetes/pkg/apis/core/validation"
 	kubeletdns "k8s.io/kubernetes/pkg/kubelet/network/dns"
 
 	"github.com/dnsplane/dnsplane/api"
@@ -97,7 +101,10 @@ func proofCases() []proofCase {
 		{name: "custom trailing-dot cluster domain", cluster: &trailingDot, policy: custom, search: []string{"$(NAMESPACE).svc.$(CLUSTER)"}},
 		{name: "custom other cluster domain", cluster: &customDomain, policy: custom, search: []string{"$(NAMESPACE).svc.$(CLUSTER)", "$(HOST)"}},
 		{name: "custom two cluster DNS families", cluster: &twoDNS, policy: custom, search: []string{"a.example"}},
-		{name: "custom without cluster DNS", cluster: &Cluster{ClusterDomain: "cluster.local", HostSearch: []string{"corp.example.com"}}, policy: custom, search: []string{"$(HOST)"}},
+		// The agent falls back to the node's nameservers, which the webhook
+		// cannot know: it refuses rather than write a pod kube-apiserver
+		// would refuse (None without nameservers).
+		{name: "custom without cluster DNS", cluster: &Cluster{ClusterDomain: "cluster.local", HostSearch: []string{"corp.example.com"}}, policy: custom, search: []string{"$(HOST)"}, wantErr: true},
 		{name: "autopath", policy: autopath},
 		{name: "autopath other namespace", policy: autopath, namespace: "kube-system"},
 		{name: "autopath user dnsConfig merged", policy: autopath,
@@ -174,8 +181,8 @@ func TestRewriteMatchesKubelet(t *testing.T) {
 			pod := tc.userPod()
 			_, err := Rewrite(specAt(pod), nil, pod.Namespace, cluster)
 			if tc.wantErr {
-				if err == nil || wantErr == nil {
-					t.Fatalf("Rewrite err = %v, agent err = %v; want both to fail", err, wantErr)
+				if err == nil {
+					t.Fatalf("Rewrite err = nil (agent err = %v); want a refusal", wantErr)
 				}
 				return
 			}
@@ -190,6 +197,13 @@ func TestRewriteMatchesKubelet(t *testing.T) {
 			}
 			if got, want := pod.Annotations[ParamsAnnotation], original.Annotations[ParamsAnnotation]; got != want {
 				t.Errorf("annotation %s = %q, want it kept as %q", ParamsAnnotation, got, want)
+			}
+			// kube-apiserver validates the rewritten pod after admission:
+			// its DNS fields must pass upstream's own rules.
+			for _, e := range upstreamValidation(t, pod) {
+				if strings.HasPrefix(e.Field, "spec.dns") {
+					t.Errorf("kube-apiserver would refuse the rewritten pod: %v", e)
+				}
 			}
 			got := kubelet(t, pod)
 			assertSameConfig(t, "kubelet(rewritten)", got, "agent(original)", want)
@@ -212,6 +226,17 @@ func TestRewriteMatchesKubelet(t *testing.T) {
 			}
 		})
 	}
+}
+
+// upstreamValidation is kube-apiserver's create validation of pod.
+func upstreamValidation(t *testing.T, pod *dpcorev1.Pod) []*field.Error {
+	t.Helper()
+	v1pod := &corev1.Pod{ObjectMeta: pod.ObjectMeta, Spec: pod.Spec.PodSpec}
+	var internal core.Pod
+	if err := corev1conv.Convert_v1_Pod_To_core_Pod(v1pod, &internal, nil); err != nil {
+		t.Fatalf("converting to the internal Pod: %v", err)
+	}
+	return corevalidation.ValidatePodCreate(&internal, corevalidation.PodValidationOptions{})
 }
 
 // assertSameConfig compares two resolver configs: nameservers and searches
