@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	operatorv1 "github.com/dnsplane/dnsplane/api/operator/v1"
 	"github.com/dnsplane/dnsplane/internal/operator/dnsspec"
@@ -25,16 +26,18 @@ import (
 
 // rule is one x-kubernetes-validations entry.
 type rule struct {
-	Rule      string `json:"rule"`
-	Message   string `json:"message,omitempty"`
-	FieldPath string `json:"fieldPath,omitempty"`
-	Reason    string `json:"reason,omitempty"`
+	Rule    string `json:"rule"`
+	Message string `json:"message,omitempty"`
+	// MessageExpression, when set, is the message (Message is then the
+	// fallback when it fails).
+	MessageExpression string `json:"messageExpression,omitempty"`
+	FieldPath         string `json:"fieldPath,omitempty"`
+	Reason            string `json:"reason,omitempty"`
 }
 
 // The reasons a CEL rule may give (apiextensions' FieldValueErrorReason):
 // the error types of the server's field errors.
 const (
-	invalid   = "FieldValueInvalid"
 	required  = "FieldValueRequired"
 	forbidden = "FieldValueForbidden"
 )
@@ -42,7 +45,9 @@ const (
 // Lengths the CEL rules need bounded for the API server's cost estimate:
 // every value longer is invalid on dnsplane's server too (a DNS subdomain
 // is at most 253 characters, an address in canonical form at most 39, a
-// nameserver "[IPv6]:PORT" at most 47).
+// nameserver "[IPv6]:PORT" at most 47), but for a nameserver whose port
+// is zero-padded past that, which Go's strconv.Atoi reads
+// (docs/dns-operator.md, "On a stock cluster").
 const (
 	maxSubdomainLength  = validation.DNS1123SubdomainMaxLength
 	maxAddressLength    = len("ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff")
@@ -61,7 +66,8 @@ func subdomainMessage() string {
 }
 
 // The messages of the server's rules that the CEL rules repeat word for
-// word (dnsspec's).
+// word (dnsspec's; TestStockServerRefusesWhatOursRefuses fails when one
+// drifts).
 const (
 	rootDomainMessage  = `must not be the root domain ".": spec.upstreamResolvers configure where its names are resolved`
 	nameServerMessage  = "must be an IP address with an optional port: IPv4, IPv4:PORT, IPv6 or [IPv6]:PORT"
@@ -101,7 +107,9 @@ func subdomainRule(skip ...string) rule {
 	return rule{Rule: guard + " || self.matches('" + dns1123Subdomain + "')", Message: subdomainMessage()}
 }
 
-// nonEmpty is the server's Required error for a field present but empty.
+// nonEmpty is the server's Required error for an empty string: self, or
+// the child fieldPath of self, which is then also required to be
+// present.
 func nonEmpty(fieldPath, msg string) rule {
 	if msg == "" {
 		msg = "must not be empty"
@@ -135,21 +143,43 @@ func nameServerRules() []rule {
 		" || (" + v4Port + " && " + strict(v4Host) + " && ip(" + v4Host + ").family() == 4)"
 	port := "!(" + bracketed + " || " + v4Port + ") || (" + portText + ".matches('^[-+]?[0-9]{1,18}$') && " +
 		"int(" + portText + ") >= 1 && int(" + portText + ") <= 65535)"
+	// The server's message is apimachinery's IsValidIP detail for an
+	// address that is one but not in canonical form; so is this one, but
+	// for the canonical form it quotes (canonicalMessage).
+	msg := "isIP(self) ? " + canonicalMessage +
+		" : (" + bracketed + " && isIP(" + bracketHost + ") && ip(" + bracketHost + ").family() == 6) ? " + canonicalMessage +
+		" : '" + nameServerMessage + "'"
 	return []rule{
 		nonEmpty("", ""),
-		{Rule: form, Message: nameServerMessage},
+		{Rule: form, Message: nameServerMessage, MessageExpression: msg},
 		{Rule: port, Message: portMessage},
 	}
 }
 
-// addressMessage is what the server says of a Network upstream's address
-// that is not an IP address in strict form (apimachinery's IsValidIP says
-// more precisely why).
-const addressMessage = "must be a valid IP address in canonical form (e.g. 10.9.8.7 or 2001:db8::ffff)"
+// canonicalMessage is a CEL string literal of apimachinery's IsValidIP
+// detail of an IP address that is not in canonical form, without the
+// form itself, which the server quotes: the cost estimate cannot bound
+// the length of string(ip(…)), and a message built from it makes the
+// CRD's estimated cost exceed the limit 100 times over.
+const canonicalMessage = `'must be in canonical form (RFC 5952: lower case, the longest run of zeros as ::)'`
+
+// addressRule is the server's rule for a Network upstream's address, an
+// IP address in strict form, with apimachinery's IsValidIP messages for
+// what is no address and for an address not in canonical form (for a
+// leading zero or an IPv4-mapped IPv6 address, IsValidIP says more
+// precisely why).
+func addressRule() rule {
+	notIP := validation.IsValidIP(field.NewPath("address"), "-")[0].Detail
+	return rule{
+		Rule:              "self == '' || (isIP(self) && ip.isCanonical(self))",
+		Message:           notIP,
+		MessageExpression: "isIP(self) ? " + canonicalMessage + " : '" + notIP + "'",
+	}
+}
 
 // transportRules are the cross-field rules of a transportConfig.
 func transportRules() []rule {
-	isTLS := "has(self.transport) && self.transport == 'TLS'"
+	isTLS := fmt.Sprintf("has(self.transport) && self.transport == '%s'", operatorv1.TLSTransport)
 	return []rule{
 		{Rule: fmt.Sprintf("!has(self.tls) || (%s)", isTLS), Message: tlsOnlyMessage, FieldPath: ".tls", Reason: forbidden},
 		{Rule: fmt.Sprintf("!(%s) || has(self.tls)", isTLS), Message: tlsRequiredMessage, FieldPath: ".tls", Reason: required},
@@ -158,13 +188,13 @@ func transportRules() []rule {
 
 // upstreamRules are the cross-field rules of one upstream resolver.
 func upstreamRules() []rule {
-	is := func(t string) string { return fmt.Sprintf("has(self.type) && self.type == '%s'", t) }
+	is := func(t operatorv1.UpstreamType) string { return fmt.Sprintf("has(self.type) && self.type == '%s'", t) }
 	return []rule{
-		{Rule: fmt.Sprintf("!(%s) || !has(self.address) || self.address == ''", is("SystemResolvConf")),
+		{Rule: fmt.Sprintf("!(%s) || !has(self.address) || self.address == ''", is(operatorv1.SystemResolvConfType)),
 			Message: notSystemMessage, FieldPath: ".address", Reason: forbidden},
-		{Rule: fmt.Sprintf("!(%s) || !has(self.port) || self.port == 0", is("SystemResolvConf")),
+		{Rule: fmt.Sprintf("!(%s) || !has(self.port) || self.port == 0", is(operatorv1.SystemResolvConfType)),
 			Message: notSystemMessage, FieldPath: ".port", Reason: forbidden},
-		{Rule: fmt.Sprintf("!(%s) || (has(self.address) && self.address != '')", is("Network")),
+		{Rule: fmt.Sprintf("!(%s) || (has(self.address) && self.address != '')", is(operatorv1.NetworkResolverType)),
 			Message: networkMessage, FieldPath: ".address", Reason: required},
 	}
 }
@@ -232,7 +262,7 @@ func addValidations(root map[string]any) error {
 	need(ur+".upstreams.[]", "type")
 	add(ur+".upstreams.[]", upstreamRules()...)
 	bound(ur+".upstreams.[].address", maxAddressLength)
-	add(ur+".upstreams.[].address", rule{Rule: "self == '' || (isIP(self) && ip.isCanonical(self))", Message: addressMessage})
+	add(ur+".upstreams.[].address", addressRule())
 
 	for _, tc := range []string{fp + ".transportConfig", ur + ".transportConfig"} {
 		add(tc, transportRules()...)

@@ -25,6 +25,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	operatorv1 "github.com/dnsplane/dnsplane/api/operator/v1"
+	"github.com/dnsplane/dnsplane/internal/operator/dnsspec"
 	dnsregistry "github.com/dnsplane/dnsplane/internal/registry/operator/dns"
 )
 
@@ -42,6 +43,24 @@ var Resource = metav1.GroupVersionResource{Group: operatorv1.GroupName, Version:
 type Validator struct {
 	ClusterDomain string
 	OwnAddresses  []netip.AddrPort
+}
+
+// NewValidator is the Validator of `dnsplane webhook`: the cluster
+// domain of its --cluster-domain, and as own addresses port 53 of its
+// --cluster-dns (the cluster DNS Service) and --node-cache addresses (the
+// node cache forwards to the cluster DNS), which no forwarder may name:
+// the same rule dnsplane's API server applies with the addresses it
+// knows (docs/dns-operator.md, "Forwarding loops").
+func NewValidator(clusterDomain string, clusterDNS, nodeCache []string) (Validator, error) {
+	v := Validator{ClusterDomain: clusterDomain}
+	for _, s := range append(append([]string(nil), clusterDNS...), nodeCache...) {
+		addr, err := netip.ParseAddr(s)
+		if err != nil {
+			return Validator{}, fmt.Errorf("own DNS address %q: %w", s, err)
+		}
+		v.OwnAddresses = append(v.OwnAddresses, netip.AddrPortFrom(addr.Unmap(), dnsspec.DNSPort))
+	}
+	return v, nil
 }
 
 // Review reviews req with a Validator of the default cluster domain and

@@ -141,3 +141,27 @@ func FuzzReview(f *testing.F) {
 		}
 	})
 }
+
+func TestNewValidator(t *testing.T) {
+	t.Parallel()
+	v, err := NewValidator("corp.internal", []string{"10.96.0.10"}, []string{"169.254.20.10", "fd00::a"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	for ns, want := range map[string]bool{
+		"10.96.0.10": false, "169.254.20.10:53": false, "[fd00::a]:53": false,
+		"10.96.0.10:5353": true, "192.0.2.1": true,
+	} {
+		resp := v.Review(ctx, request(admissionv1.Create, rawJSON(t, object(forward("corp.example", ns))), nil))
+		if resp.Allowed != want {
+			t.Errorf("nameserver %s: allowed %v, want %v (%+v)", ns, resp.Allowed, want, resp.Result)
+		}
+	}
+	if resp := v.Review(ctx, request(admissionv1.Create, rawJSON(t, object(forward("corp.internal", "192.0.2.1"))), nil)); resp.Allowed {
+		t.Error("the cluster domain corp.internal was forwarded")
+	}
+	if _, err := NewValidator("", []string{"dns"}, nil); err == nil {
+		t.Error("NewValidator accepted a host name as an address")
+	}
+}

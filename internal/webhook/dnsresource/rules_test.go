@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"unicode"
+	"unicode/utf8"
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/yaml"
@@ -141,7 +143,7 @@ var ruleCases = []struct {
 	{name: "SystemResolvConf with address", doc: object(upstreams("[{type: SystemResolvConf, address: 192.0.2.1}]")), at: celStage, same: true},
 	{name: "SystemResolvConf with port", doc: object(upstreams("[{type: SystemResolvConf, port: 53}]")), at: celStage, same: true},
 	{name: "Network without address", doc: object(upstreams("[{type: Network}]")), at: celStage, same: true},
-	{name: "Network address a host name", doc: object(upstreams("[{type: Network, address: dns.example}]")), at: celStage},
+	{name: "Network address a host name", doc: object(upstreams("[{type: Network, address: dns.example}]")), at: celStage, same: true},
 	{name: "Network address not canonical", doc: object(upstreams("[{type: Network, address: '2001:DB8::1'}]")), at: celStage},
 	{name: "Network address longer than 39", doc: object(upstreams("[{type: Network, address: '" + strings.Repeat("1", 40) + "'}]")), at: schemaStage},
 	{name: "Network port 65536", doc: object(upstreams("[{type: Network, address: 192.0.2.1, port: 65536}]")), at: schemaStage},
@@ -335,14 +337,21 @@ func TestStockServerAcceptsWhatOursAccepts(t *testing.T) {
 // empty enum value or port 0, which dnsplane's server reads as "unset"
 // and defaults, fail the CRD's enum and minimum (kubebuilder markers
 // shared with dnsplane's own OpenAPI), and a port zero-padded past 47
-// characters fails the CEL cost bound.
-var stricterCases = []struct{ name, doc string }{
+// characters fails the CEL cost bound. And the CRD's ratcheting of an
+// update (KEP-4008) skips the rules of an unchanged value, but the
+// forward plugins are an atomic list, whose items it cannot pair with
+// the stored ones: an update that changes the list re-checks a forward
+// plugin stored before the rules, which dnsplane's server, pairing
+// equal entries, does not.
+var stricterCases = []struct{ name, doc, old string }{
 	{name: "policy empty", doc: object(forwardWith(`policy: ""`))},
 	{name: "logLevel empty", doc: object(`  logLevel: ""` + "\n")},
 	{name: "managementState empty", doc: object(`  managementState: ""` + "\n")},
 	{name: "upstreams policy empty", doc: object("  upstreamResolvers:\n    policy: \"\"\n")},
 	{name: "upstream port 0", doc: object(upstreams("[{type: Network, address: 192.0.2.1, port: 0}]"))},
 	{name: "nameserver port zero-padded", doc: object(forward("a.example", "192.0.2.1:"+strings.Repeat("0", 40)+"53"))},
+	{name: "update adds a forward plugin beside one stored before the rules", old: object(forward("Corp.Example", "192.0.2.1")),
+		doc: object("  pluginConfig:\n    forwardPlugins:\n    - {domain: Corp.Example, nameServers: [192.0.2.1]}\n    - {domain: b.example, nameServers: [192.0.2.2]}\n")},
 }
 
 // TestStockServerStricter keeps the list of differences true.
@@ -355,14 +364,113 @@ func TestStockServerStricter(t *testing.T) {
 	stock := newStockServer(t, out, Validator{OwnAddresses: own})
 	for _, tc := range stricterCases {
 		t.Run(tc.name, func(t *testing.T) {
-			if errs := serverErrors(t, tc.doc, ""); len(errs) > 0 {
+			if errs := serverErrors(t, tc.doc, tc.old); len(errs) > 0 {
 				t.Fatalf("dnsplane's server refuses: %v", errs)
 			}
-			theirs := stock.write(t, tc.doc, "").refused(t)
+			theirs := stock.write(t, tc.doc, tc.old).refused(t)
 			if len(theirs) == 0 {
 				t.Errorf("the stock server accepts it now: take it off the list (and docs/dns-operator.md)")
 			}
 			t.Logf("stock: %v", theirs)
 		})
 	}
+}
+
+// nameServerCorpus is every combination of address-like hosts and
+// port-like suffixes, the shapes dnsspec.ParseNameServer tells apart.
+func nameServerCorpus() []string {
+	hosts := []string{"192.0.2.1", "0.0.0.0", "255.255.255.255", "192.0.2.01", "192.0.2", "192.0.2.256", "1.2.3.4.5",
+		"2001:db8::1", "2001:DB8::1", "2001:db8:0::1", "::", "::1", "::ffff:192.0.2.1", "fe80::1%eth0", "2001:db8::g",
+		"[2001:db8::1]", "[192.0.2.1]", "dns.example", "", "[", "]", ":"}
+	suffixes := []string{"", ":53", ":0", ":1", ":65535", ":65536", ":+53", ":-53", ":053", ":", ":5a", "::53", "]:53", ":53]"}
+	var out []string
+	for _, h := range hosts {
+		for _, s := range suffixes {
+			out = append(out, h+s)
+			if strings.Contains(h, ":") && !strings.HasPrefix(h, "[") {
+				out = append(out, "["+h+"]"+s)
+			}
+		}
+	}
+	return out
+}
+
+// TestNameServerRuleMatchesServer: the CRD's nameserver rules accept
+// exactly the entries dnsplane's server accepts (up to the CRD's length
+// bound), so the CEL copy of dnsspec.ParseNameServer is neither stricter
+// nor looser. The webhook, which would catch a looser rule, is not asked.
+func TestNameServerRuleMatchesServer(t *testing.T) {
+	t.Parallel()
+	out, err := crd.DNS()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stock := newStockServer(t, out, Validator{})
+	for _, ns := range nameServerCorpus() {
+		checkNameServer(t, stock, ns)
+	}
+}
+
+func checkNameServer(t *testing.T, stock *stockServer, ns string) {
+	t.Helper()
+	doc := object(forward("corp.example", ns))
+	ours := serverErrors(t, doc, "")
+	theirs := stock.write(t, doc, "").schemaErrs
+	if (len(ours) == 0) != (len(theirs) == 0) {
+		t.Errorf("nameserver %q: dnsplane's server %v, the CRD %v", ns, ours, theirs)
+	}
+}
+
+// FuzzNameServerRule is TestNameServerRuleMatchesServer on any entry of
+// up to the CRD's bound that names no own address (the own-address rule
+// is the webhook's).
+func FuzzNameServerRule(f *testing.F) {
+	for _, ns := range nameServerCorpus() {
+		f.Add(ns)
+	}
+	out, err := crd.DNS()
+	if err != nil {
+		f.Fatal(err)
+	}
+	stock := newStockServer(f, out, Validator{})
+	f.Fuzz(func(t *testing.T, ns string) {
+		// Entries YAML can carry as written (the test writes YAML).
+		if len(ns) > 47 || !utf8.ValidString(ns) || strings.ContainsAny(ns, "\"\\") ||
+			strings.IndexFunc(ns, func(r rune) bool { return !unicode.IsPrint(r) }) >= 0 {
+			t.Skip()
+		}
+		checkNameServer(t, stock, ns)
+	})
+}
+
+// FuzzDomainRule: the CRD accepts a forward plugin's domain exactly when
+// dnsplane's server does, but for the cluster domain rules (the
+// webhook's: the cluster domain is the cluster's configuration).
+func FuzzDomainRule(f *testing.F) {
+	for _, d := range []string{"corp", "corp.example", "Corp.example", "-a.example", "a-.example", "a..b", ".", "", "a.", ".a",
+		"ap.k8s.io", "x.ap.k8s.io", "k8s.io", "io", "xap.k8s.io", "cluster.local", "local", "a_b.example", strings.Repeat("a", 64) + ".example"} {
+		f.Add(d)
+	}
+	out, err := crd.DNS()
+	if err != nil {
+		f.Fatal(err)
+	}
+	stock := newStockServer(f, out, Validator{})
+	f.Fuzz(func(t *testing.T, d string) {
+		if len(d) > 253 || !utf8.ValidString(d) || strings.ContainsAny(d, "\"\\") ||
+			strings.IndexFunc(d, func(r rune) bool { return !unicode.IsPrint(r) }) >= 0 {
+			t.Skip()
+		}
+		doc := object(forward(d, "192.0.2.1"))
+		var ours field.ErrorList
+		for _, e := range serverErrors(t, doc, "") {
+			if !strings.Contains(e.Detail, "the cluster domain") {
+				ours = append(ours, e)
+			}
+		}
+		theirs := stock.write(t, doc, "").schemaErrs
+		if (len(ours) == 0) != (len(theirs) == 0) {
+			t.Errorf("domain %q: dnsplane's server %v, the CRD %v", d, ours, theirs)
+		}
+	})
 }
