@@ -272,7 +272,7 @@ func TestWorkloads(t *testing.T) {
 
 	wh := decodeStrict[appsv1.Deployment](t, objs, "Deployment/dnsplane-system/dnsplane-webhook")
 	whc := wh.Spec.Template.Spec.Containers[0]
-	wantArgs := []string{"webhook", "--listen=:9443", "--cluster-dns=10.96.0.53", "--cluster-domain=cluster.local", "--node-cache=169.254.20.10", "--log-level=info"}
+	wantArgs := []string{"webhook", "--listen=:9443", "--cluster-dns=169.254.20.10,10.96.0.53", "--node-cache=", "--cluster-domain=cluster.local", "--log-level=info"}
 	if whc.Image != fullImage || !slices.Equal(whc.Args, wantArgs) || *wh.Spec.Replicas != 2 || whc.Ports[0].ContainerPort != 9443 {
 		t.Errorf("webhook Deployment: image %s, args %v (want %v), replicas %d", whc.Image, whc.Args, wantArgs, *wh.Spec.Replicas)
 	}

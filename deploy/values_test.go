@@ -29,7 +29,7 @@ func TestChartValues(t *testing.T) {
 			t.Helper()
 			wh := decodeStrict[appsv1.Deployment](t, objs, "Deployment/dnsplane-system/dnsplane-webhook")
 			args := wh.Spec.Template.Spec.Containers[0].Args
-			for _, want := range []string{"--host-search=corp.example,example.com", "--cluster-dns=10.0.0.10,10.0.0.11", "--cluster-domain=k8s.example"} {
+			for _, want := range []string{"--host-search=corp.example,example.com", "--cluster-dns=169.254.20.10,10.0.0.10,10.0.0.11", "--cluster-domain=k8s.example"} {
 				if !slices.Contains(args, want) {
 					t.Errorf("webhook args %v lack %s", args, want)
 				}
@@ -45,10 +45,10 @@ func TestChartValues(t *testing.T) {
 				t.Error("node cache DaemonSet rendered")
 			}
 			wh := decodeStrict[appsv1.Deployment](t, objs, "Deployment/dnsplane-system/dnsplane-webhook")
-			for _, a := range wh.Spec.Template.Spec.Containers[0].Args {
-				if strings.HasPrefix(a, "--node-cache") {
-					t.Errorf("webhook still gets %s", a)
-				}
+			// The flag's default would name a node cache that is not there.
+			args := wh.Spec.Template.Spec.Containers[0].Args
+			if !slices.Contains(args, "--node-cache=") || !slices.Contains(args, "--cluster-dns=10.96.0.53") {
+				t.Errorf("webhook args %v: want --node-cache= and --cluster-dns=10.96.0.53", args)
 			}
 		}},
 		{"node cache without interface setup", []string{"--set", "nodeCache.setupInterface=false", "--set", "nodeCache.ip=169.254.0.53"}, func(t *testing.T, objs map[string][]byte) {
