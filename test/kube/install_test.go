@@ -29,8 +29,9 @@ const (
 	fwdZone = "fwd.test"
 	// fwdAnswer is what the test's server answers for every A query.
 	fwdAnswer = "192.0.2.53"
-	// renderedManifests is the chart rendered as plain manifests.
-	renderedManifests = "deploy/manifests/dnsplane.yaml"
+	// installNamespace and webhookConfig are the chart's names (docs/kubernetes.md).
+	installNamespace = "dnsplane-system"
+	webhookConfig    = "dnsplane"
 )
 
 // kubectl runs the kubectl on PATH as the cluster's admin.
@@ -60,14 +61,12 @@ type installation struct {
 	dnsPods   []corev1.Pod
 	nodeCache *process
 	fwdAddr   string
-	// how says what installed it: the docs' commands, the rendered
-	// chart, or the stand-in.
+	// how says what installed it.
 	how string
 }
 
-// install installs dnsplane as docs/kubernetes.md says (its install
-// commands, when the module has them and the rendered chart; else the
-// rendered chart, else the stand-in), runs the webhook and the operator
+// install installs dnsplane with docs/kubernetes.md's install commands
+// (the rendered chart), runs the webhook and the operator
 // from their Deployments, a forward zone's nameserver, the cluster DNS
 // from the operator's DaemonSet and ConfigMap and the node cache from its
 // DaemonSet, and returns once the cluster DNS answers through the node
@@ -75,27 +74,14 @@ type installation struct {
 func (c *cluster) install(ctx context.Context, t testing.TB) *installation {
 	t.Helper()
 	in := &installation{vip: clusterDNSIP}
-	_, err := os.Stat(filepath.Join(moduleDir, renderedManifests))
-	haveChart := err == nil
-	switch blocks := docsBlocks(t, installMarker); {
-	case haveChart && len(blocks) > 0:
-		in.how = "docs/kubernetes.md's install commands"
-		c.runBlocks(ctx, t, blocks)
-	case haveChart:
-		in.how = renderedManifests
-		if _, err := c.kubectl(ctx, "", "apply", "--server-side", "-f", filepath.Join(moduleDir, renderedManifests)); err != nil {
-			t.Fatal(err)
-		}
-	default:
-		in.how = "the stand-in (no " + renderedManifests + ")"
-		manifests, err := standinManifests()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := c.kubectl(ctx, string(manifests), "apply", "--server-side", "-f", "-"); err != nil {
-			t.Fatal(err)
-		}
+	// The docs' own commands, so a user who follows docs/kubernetes.md
+	// gets what this test checks.
+	blocks := docsBlocks(t, installMarker)
+	if len(blocks) == 0 {
+		t.Fatalf("%s has no ```sh block after %s", docsFile, installMarker)
 	}
+	in.how = "docs/kubernetes.md's install commands"
+	c.runBlocks(ctx, t, blocks)
 	if _, err := c.kubectl(ctx, "", "wait", "--for=condition=Established", "--timeout=60s", "crd/dnses.operator.dnsplane.io"); err != nil {
 		t.Fatal(err)
 	}
