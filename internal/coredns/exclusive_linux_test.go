@@ -59,7 +59,7 @@ func TestStartSharedJoinsItself(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer first.Stop()
+	defer func() { _ = first.Stop() }()
 	if _, err := Start(t.Context(), corefile, nil); err == nil {
 		t.Fatal("Start joined a served address")
 	}
@@ -67,7 +67,7 @@ func TestStartSharedJoinsItself(t *testing.T) {
 	if err != nil {
 		t.Fatalf("StartShared on the address the first serves: %v", err)
 	}
-	defer second.Stop()
+	defer func() { _ = second.Stop() }()
 	if err := first.Stop(); err != nil {
 		t.Fatal(err)
 	}

@@ -20,6 +20,7 @@ func TestConfigDefaults(t *testing.T) {
 			name: "defaults",
 			in:   Config{Addresses: []netip.Addr{DefaultAddress}},
 			check: func(t *testing.T, c Config) {
+				t.Helper()
 				if c.InterfaceName != "nodelocaldns" || c.Table != "dnsplane-nodecache" || c.LockDir != "/run/dnsplane-nodecache" || c.kind != "dummy" {
 					t.Errorf("defaults: %+v", c)
 				}
@@ -32,6 +33,7 @@ func TestConfigDefaults(t *testing.T) {
 			name: "addresses deduplicated and unmapped, ports deduplicated",
 			in:   Config{Addresses: []netip.Addr{a("169.254.20.10"), a("::ffff:169.254.20.10"), a("fd00::10")}, Ports: []uint16{53, 8080, 53}},
 			check: func(t *testing.T, c Config) {
+				t.Helper()
 				if want := []netip.Addr{a("169.254.20.10"), a("fd00::10")}; !slices.Equal(c.Addresses, want) {
 					t.Errorf("addresses %v, want %v", c.Addresses, want)
 				}

@@ -38,6 +38,7 @@ const netnsEnv = "DNSPLANE_NODECACHENET_NETNS_TEST"
 // interface, the rules and port 53 of the child's namespace are its own,
 // so these tests run in parallel and never touch the host's network.
 func inNetNS(t *testing.T) bool {
+	t.Helper()
 	if os.Getenv(netnsEnv) == t.Name() {
 		lo, err := netlink.LinkByName("lo")
 		if err != nil {

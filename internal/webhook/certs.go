@@ -196,7 +196,7 @@ func (c *Certs) sync(ctx context.Context) error {
 			}
 			// Another replica may create it first: AlreadyExists makes this
 			// pass fail, and the next one adopts the winner's.
-			if secret, err = secrets.Create(ctx, secret, metav1.CreateOptions{}); err != nil {
+			if _, err := secrets.Create(ctx, secret, metav1.CreateOptions{}); err != nil {
 				return fmt.Errorf("creating Secret %s/%s: %w", c.cfg.Namespace, c.cfg.SecretName, err)
 			}
 		} else {
@@ -204,7 +204,7 @@ func (c *Certs) sync(ctx context.Context) error {
 			secret.Data = data
 			// The resourceVersion read above makes a concurrent rotation a
 			// Conflict rather than a lost CA.
-			if secret, err = secrets.Update(ctx, secret, metav1.UpdateOptions{}); err != nil {
+			if _, err := secrets.Update(ctx, secret, metav1.UpdateOptions{}); err != nil {
 				return fmt.Errorf("updating Secret %s/%s: %w", c.cfg.Namespace, c.cfg.SecretName, err)
 			}
 		}
