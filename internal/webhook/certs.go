@@ -20,6 +20,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -361,48 +362,58 @@ func (c *Certs) writeFiles(b bundle) error {
 // Deployment starts, or the user removed it) is skipped: the next sync
 // tries again.
 func (c *Certs) injectCABundle(ctx context.Context, ca []byte) error {
-	var errs []error
-	if name := c.cfg.MutatingConfiguration; name != "" {
-		api := c.cfg.Client.AdmissionregistrationV1().MutatingWebhookConfigurations()
-		cfg, err := api.Get(ctx, name, metav1.GetOptions{})
-		switch {
-		case apierrors.IsNotFound(err):
-		case err != nil:
-			errs = append(errs, fmt.Errorf("reading MutatingWebhookConfiguration %s: %w", name, err))
-		default:
-			changed := false
-			for i := range cfg.Webhooks {
-				if !bytes.Equal(cfg.Webhooks[i].ClientConfig.CABundle, ca) {
-					cfg.Webhooks[i].ClientConfig.CABundle, changed = ca, true
+	admission := c.cfg.Client.AdmissionregistrationV1()
+	return errors.Join(
+		injectInto(ctx, admission.MutatingWebhookConfigurations(), "MutatingWebhookConfiguration", c.cfg.MutatingConfiguration, ca,
+			func(cfg *admissionregistrationv1.MutatingWebhookConfiguration) []*admissionregistrationv1.WebhookClientConfig {
+				out := make([]*admissionregistrationv1.WebhookClientConfig, len(cfg.Webhooks))
+				for i := range cfg.Webhooks {
+					out[i] = &cfg.Webhooks[i].ClientConfig
 				}
-			}
-			if changed {
-				if _, err := api.Update(ctx, cfg, metav1.UpdateOptions{}); err != nil {
-					errs = append(errs, fmt.Errorf("updating caBundle of MutatingWebhookConfiguration %s: %w", name, err))
+				return out
+			}),
+		injectInto(ctx, admission.ValidatingWebhookConfigurations(), "ValidatingWebhookConfiguration", c.cfg.ValidatingConfiguration, ca,
+			func(cfg *admissionregistrationv1.ValidatingWebhookConfiguration) []*admissionregistrationv1.WebhookClientConfig {
+				out := make([]*admissionregistrationv1.WebhookClientConfig, len(cfg.Webhooks))
+				for i := range cfg.Webhooks {
+					out[i] = &cfg.Webhooks[i].ClientConfig
 				}
-			}
+				return out
+			}),
+	)
+}
+
+// configurationClient is what injectInto needs of the typed client of one
+// webhook configuration kind.
+type configurationClient[T any] interface {
+	Get(ctx context.Context, name string, opts metav1.GetOptions) (T, error)
+	Update(ctx context.Context, obj T, opts metav1.UpdateOptions) (T, error)
+}
+
+// injectInto sets ca on every client config of the configuration name of
+// one kind ("" for none), writing only when one differs.
+func injectInto[T any](ctx context.Context, api configurationClient[T], kind, name string, ca []byte, clientConfigs func(T) []*admissionregistrationv1.WebhookClientConfig) error {
+	if name == "" {
+		return nil
+	}
+	cfg, err := api.Get(ctx, name, metav1.GetOptions{})
+	switch {
+	case apierrors.IsNotFound(err):
+		return nil
+	case err != nil:
+		return fmt.Errorf("reading %s %s: %w", kind, name, err)
+	}
+	changed := false
+	for _, cc := range clientConfigs(cfg) {
+		if !bytes.Equal(cc.CABundle, ca) {
+			cc.CABundle, changed = ca, true
 		}
 	}
-	if name := c.cfg.ValidatingConfiguration; name != "" {
-		api := c.cfg.Client.AdmissionregistrationV1().ValidatingWebhookConfigurations()
-		cfg, err := api.Get(ctx, name, metav1.GetOptions{})
-		switch {
-		case apierrors.IsNotFound(err):
-		case err != nil:
-			errs = append(errs, fmt.Errorf("reading ValidatingWebhookConfiguration %s: %w", name, err))
-		default:
-			changed := false
-			for i := range cfg.Webhooks {
-				if !bytes.Equal(cfg.Webhooks[i].ClientConfig.CABundle, ca) {
-					cfg.Webhooks[i].ClientConfig.CABundle, changed = ca, true
-				}
-			}
-			if changed {
-				if _, err := api.Update(ctx, cfg, metav1.UpdateOptions{}); err != nil {
-					errs = append(errs, fmt.Errorf("updating caBundle of ValidatingWebhookConfiguration %s: %w", name, err))
-				}
-			}
-		}
+	if !changed {
+		return nil
 	}
-	return errors.Join(errs...)
+	if _, err := api.Update(ctx, cfg, metav1.UpdateOptions{}); err != nil {
+		return fmt.Errorf("updating caBundle of %s %s: %w", kind, name, err)
+	}
+	return nil
 }
