@@ -7,33 +7,72 @@ import (
 
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	kadmission "k8s.io/apiserver/pkg/admission"
+	utilfeature "k8s.io/apiserver/pkg/util/feature"
 
+	"github.com/dnsplane/dnsplane/internal/admission"
+	"github.com/dnsplane/dnsplane/internal/podsecurity"
+	"github.com/dnsplane/dnsplane/internal/registry/certificates/certadmission"
+	"github.com/dnsplane/dnsplane/internal/registry/rbac/escalation"
 	"github.com/dnsplane/dnsplane/internal/registry/rest"
 )
 
+// newAdmission builds the server's admission chain (internal/admission)
+// over its storage and authorizer.
+func newAdmission(s *Server, cfg Config) (*admission.Chain, error) {
+	ps, err := podsecurity.New(s, s)
+	if err != nil {
+		return nil, err
+	}
+	return admission.New(admission.Config{
+		Namespaces:      s,
+		NodeRestriction: s.nodeRestriction,
+		PodSecurity:     ps,
+		View:            admission.Views(s.reg.strategies()),
+		// kube's own gates: ClusterTrustBundleAttest reads
+		// ClusterTrustBundle, which dnsplane's --feature-gates does not
+		// carry.
+		Certificates: certadmission.New(cfg.Authorizer, utilfeature.DefaultFeatureGate),
+		RBAC:         &escalation.Checker{Authorizer: cfg.Authorizer, Rules: cfg.RBACRules},
+	}), nil
+}
+
+// admissionRequest is a write of res as the admission chain sees it; name
+// is the request's (empty on a create with generateName).
+func admissionRequest(res *Resource, op kadmission.Operation, subresource, namespace, name string, obj, old any, dryRun bool) admission.Request {
+	return admission.Request{
+		Operation: op, Kind: res.GVK, Resource: res.GroupVersion().WithResource(res.Plural),
+		Subresource: subresource, Namespace: namespace, Name: name,
+		Object: obj, OldObject: old, DryRun: dryRun,
+	}
+}
+
+// admit runs the chain's mutating plugins on req.
+func (s *Server) admit(ctx context.Context, req admission.Request) error {
+	return s.admission.Admit(ctx, admission.Attributes(ctx, req))
+}
+
 // validate checks obj (old is nil on create) with the metadata rules and
-// the kind's strategy (internal/registry), then the kind's validating
-// admission (of the main resource or of the subresource written), as
-// kube-apiserver's create, update and /status handlers do.
-func validate(ctx context.Context, res *Resource, info requestInfo, obj, old any) error {
+// the kind's strategy (internal/registry), then runs the chain's
+// validating plugins on req, as kube-apiserver's create, update and
+// /status handlers do: an invalid object gets the 422, not a plugin's
+// answer.
+func (s *Server) validate(ctx context.Context, res *Resource, req admission.Request, obj, old any) error {
 	var errs field.ErrorList
 	switch {
 	case old == nil:
 		errs = rest.ValidateCreate(ctx, res.Strategy, res.Namespaced, obj)
-	case info.Subresource == "status":
+	case req.Subresource == "status":
 		errs = rest.ValidateStatusUpdate(ctx, res.Strategy, res.Namespaced, obj, old)
-	case rest.IsObjectSubresource(res.Strategy, info.Subresource):
-		errs = rest.ValidateSubresourceUpdate(ctx, res.Strategy, res.Namespaced, info.Subresource, obj, old)
+	case rest.IsObjectSubresource(res.Strategy, req.Subresource):
+		errs = rest.ValidateSubresourceUpdate(ctx, res.Strategy, res.Namespaced, req.Subresource, obj, old)
 	default:
 		errs = rest.ValidateUpdate(ctx, res.Strategy, res.Namespaced, obj, old)
 	}
 	if len(errs) > 0 {
 		return invalid(res, accessor(obj).GetName(), errs)
 	}
-	if info.Subresource == "" {
-		return rest.ValidateAdmission(ctx, res.Strategy, obj, old)
-	}
-	return rest.ValidateSubresourceAdmission(ctx, res.Strategy, info.Subresource, obj, old)
+	return s.admission.Validate(ctx, admission.Attributes(ctx, req))
 }
 
 // prepareUpdate carries over what no update may change (server metadata)
@@ -41,21 +80,6 @@ func validate(ctx context.Context, res *Resource, info requestInfo, obj, old any
 func prepareUpdate(ctx context.Context, res *Resource, obj, old any) {
 	keepServerMetadata(obj, old)
 	res.Strategy.PrepareForUpdate(ctx, obj, old)
-}
-
-// admitUpdate runs the kind's admission on an update of the main resource
-// and then moves the generation by the kind's rule, what admission changed
-// included: kube-apiserver's handler records managed fields, then admits,
-// then its strategy's PrepareForUpdate compares (so fields admission adds
-// are owned by no manager).
-func admitUpdate(ctx context.Context, res *Resource, subresource string, obj, old any) error {
-	if subresource == "" {
-		if err := rest.Admit(ctx, res.Strategy, obj, old); err != nil {
-			return err
-		}
-	}
-	nextGeneration(res, obj, old)
-	return nil
 }
 
 // prepareStatusUpdate builds the object a /status update stores: the old

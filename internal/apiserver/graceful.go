@@ -197,7 +197,7 @@ func (s *Server) deleteObject(ctx context.Context, res *Resource, namespace, nam
 		if err != nil {
 			return nil, false, err
 		}
-		if err := s.admitNodeWrite(ctx, res, admission.Delete, "", namespace, name, nil, obj); err != nil {
+		if err := s.admit(ctx, admissionRequest(res, admission.Delete, "", namespace, name, nil, obj, req.dryRun)); err != nil {
 			return nil, false, err
 		}
 		if err := checkPreconditions(res, obj, req.pre); err != nil {

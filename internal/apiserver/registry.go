@@ -105,3 +105,12 @@ func (reg *Registry) GroupVersions() []schema.GroupVersion {
 	}
 	return out
 }
+
+// strategies maps every served kind to its strategy.
+func (reg *Registry) strategies() map[schema.GroupKind]rest.Strategy {
+	m := make(map[schema.GroupKind]rest.Strategy, len(reg.list))
+	for _, r := range reg.list {
+		m[r.GVK.GroupKind()] = r.Strategy
+	}
+	return m
+}

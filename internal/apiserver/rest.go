@@ -7,9 +7,7 @@ import (
 	"net/http"
 	"strconv"
 
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apiserver/pkg/warning"
 
@@ -125,49 +123,6 @@ func parseResourceVersion(rv string) (int64, error) {
 		return 0, apierrors.NewBadRequest(fmt.Sprintf("invalid resource version %q", rv))
 	}
 	return n, nil
-}
-
-// requireNamespace checks that a create of obj names an existing
-// namespace that is not being terminated, with the answers of upstream's
-// NamespaceLifecycle admission (k8s.io/apiserver/pkg/admission/plugin/
-// namespace/lifecycle): the namespace's 404, or a 403 naming the object
-// (its generateName before a name is generated) with a NamespaceTerminating
-// cause.
-func (s *Server) requireNamespace(ctx context.Context, res *Resource, obj any) error {
-	m := accessor(obj)
-	ns := m.GetNamespace()
-	if !res.Namespaced {
-		return nil
-	}
-	if ns == "" {
-		return apierrors.NewBadRequest("the namespace of the provided object does not match the namespace sent on the request")
-	}
-	nsRes, _ := s.reg.Lookup(schema.GroupVersionResource{Version: "v1", Resource: "namespaces"})
-	kv, err := s.store.Get(ctx, storageKey(nsRes, "", ns))
-	if err != nil {
-		return storageError(nsRes, ns, err)
-	}
-	stored, err := decodeStored(nsRes, kv)
-	if err != nil {
-		return err
-	}
-	if stored.(*corev1.Namespace).Status.Phase != corev1.NamespaceTerminating {
-		return nil
-	}
-	name := m.GetName()
-	if name == "" {
-		name = m.GetGenerateName()
-	}
-	if name == "" {
-		name = "Unknown"
-	}
-	forbidden := apierrors.NewForbidden(res.GroupResource(), name, fmt.Errorf("unable to create new content in namespace %s because it is being terminated", ns))
-	forbidden.ErrStatus.Details.Causes = append(forbidden.ErrStatus.Details.Causes, metav1.StatusCause{
-		Type:    corev1.NamespaceTerminatingCause,
-		Message: fmt.Sprintf("namespace %s is being terminated", ns),
-		Field:   "metadata.namespace",
-	})
-	return forbidden
 }
 
 // isDryRun reports dryRun=All; any other value is a 400, as upstream.

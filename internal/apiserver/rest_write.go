@@ -81,20 +81,19 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request, res *Resource, i
 	return s.writeObjects(w, r, res, http.StatusCreated, created, nil, metav1.ListMeta{})
 }
 
-// createObject stores a new object: server metadata and defaults, managed
-// fields (unless an apply computed them), admission, validation, then
-// persist.
+// createObject stores a new object: server metadata, the kind's defaults,
+// managed fields (unless an apply computed them), mutating admission,
+// validation, validating admission, then persist.
 func (s *Server) createObject(ctx context.Context, res *Resource, info requestInfo, obj any, dryRun bool) (any, error) {
-	// Upstream's NamespaceLifecycle admission runs before the name is
-	// generated and before validation.
-	if err := s.requireNamespace(ctx, res, obj); err != nil {
-		return nil, err
+	m := accessor(obj)
+	if res.Namespaced && m.GetNamespace() == "" {
+		return nil, apierrors.NewBadRequest("the namespace of the provided object does not match the namespace sent on the request")
 	}
-	if m := accessor(obj); m.GetName() == "" && m.GetGenerateName() != "" {
+	// Admission sees the name the request gave: upstream's
+	// NamespaceLifecycle names the generateName when there is none.
+	req := admissionRequest(res, admission.Create, info.Subresource, m.GetNamespace(), m.GetName(), obj, nil, dryRun)
+	if m.GetName() == "" && m.GetGenerateName() != "" {
 		m.SetName(generateName(m.GetGenerateName()))
-	}
-	if err := s.admitNodeWrite(ctx, res, admission.Create, info.Subresource, accessor(obj).GetNamespace(), accessor(obj).GetName(), obj, nil); err != nil {
-		return nil, err
 	}
 	initMetadata(obj, s.now())
 	initGeneration(res, obj)
@@ -107,10 +106,10 @@ func (s *Server) createObject(ctx context.Context, res *Resource, info requestIn
 	}
 	// After the managed fields, as kube-apiserver admits: what admission
 	// adds is owned by no manager.
-	if err := rest.Admit(ctx, res.Strategy, obj, nil); err != nil {
+	if err := s.admit(ctx, req); err != nil {
 		return nil, err
 	}
-	if err := validate(ctx, res, info, obj, nil); err != nil {
+	if err := s.validate(ctx, res, req, obj, nil); err != nil {
 		return nil, err
 	}
 	return s.persist(ctx, res, obj, nil, dryRun)
@@ -237,11 +236,6 @@ func (s *Server) updateObject(ctx context.Context, res *Resource, info requestIn
 
 // updateFrom stores obj over old, which is the current object as read.
 func (s *Server) updateFrom(ctx context.Context, res *Resource, info requestInfo, obj, old any, dryRun bool) (any, error) {
-	// The object as the client sent it (patched), as kube-apiserver's
-	// admission sees it, before the strategy keeps what may not change.
-	if err := s.admitNodeWrite(ctx, res, admission.Update, info.Subresource, info.Namespace, info.Name, obj, old); err != nil {
-		return nil, err
-	}
 	if info.Subresource == "status" {
 		managed := accessor(obj).GetManagedFields()
 		annotations := accessor(obj).GetAnnotations()
@@ -268,13 +262,19 @@ func (s *Server) updateFrom(ctx context.Context, res *Resource, info requestInfo
 		}
 		s.trackUpdate(res, info, obj, old)
 	}
+	// After the managed fields, as on create. Admission sees the object
+	// the strategy prepared: what it kept of old (a /status write's
+	// labels and spec) cannot be a change a plugin refuses.
+	req := admissionRequest(res, admission.Update, info.Subresource, info.Namespace, info.Name, obj, old, dryRun)
+	if err := s.admit(ctx, req); err != nil {
+		return nil, err
+	}
 	if info.Subresource != "status" {
-		if err := admitUpdate(ctx, res, info.Subresource, obj, old); err != nil {
-			return nil, err
-		}
+		// The kind's rule, what admission changed included.
+		nextGeneration(res, obj, old)
 	}
 	accessor(obj).SetResourceVersion(accessor(old).GetResourceVersion())
-	if err := validate(ctx, res, info, obj, old); err != nil {
+	if err := s.validate(ctx, res, req, obj, old); err != nil {
 		return nil, err
 	}
 	if emptiedFinalizers(res, obj, old) && !dryRun {

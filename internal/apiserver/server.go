@@ -20,6 +20,7 @@ import (
 	"k8s.io/component-base/featuregate"
 	rbacregistryvalidation "k8s.io/kubernetes/pkg/registry/rbac/validation"
 
+	"github.com/dnsplane/dnsplane/internal/admission"
 	"github.com/dnsplane/dnsplane/internal/agentdial"
 	"github.com/dnsplane/dnsplane/internal/authn"
 	"github.com/dnsplane/dnsplane/internal/authz"
@@ -162,6 +163,9 @@ type Server struct {
 
 	// nodeRestriction admits node agents' writes (noderestriction.go).
 	nodeRestriction *noderestriction.Admission
+	// admission is the one admission chain every write passes
+	// (admission.go, internal/admission).
+	admission *admission.Chain
 }
 
 // New returns a Server over cfg.Store.
@@ -204,7 +208,6 @@ func New(cfg Config) (*Server, error) {
 		ClusterDomain:        cfg.ClusterDomain,
 		OwnDNSAddresses:      cfg.OwnDNSAddresses,
 		Namespaces:           s,
-		Pods:                 s,
 		Logger:               cfg.Logger,
 		KubeletTLS:           cfg.KubeletTLS,
 		AgentDial:            cfg.AgentDial,
@@ -212,7 +215,6 @@ func New(cfg Config) (*Server, error) {
 		Now:                  cfg.Now,
 		ServiceAccountTokens: tokens,
 		Authorizer:           cfg.Authorizer,
-		RBACRules:            cfg.RBACRules,
 	}))
 	if err != nil {
 		return nil, err
@@ -271,6 +273,9 @@ func New(cfg Config) (*Server, error) {
 		watchCaches: newWatchCaches(cfg.Store, cfg.Logger, wcm, cfg.WatchCacheCapacity),
 	}
 	s.nodeRestriction = newNodeRestriction(s, cfg)
+	if s.admission, err = newAdmission(s, cfg); err != nil {
+		return nil, err
+	}
 	return s, nil
 }
 

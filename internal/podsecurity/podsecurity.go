@@ -111,6 +111,13 @@ func kindOf(obj runtime.Object) (schema.GroupVersionResource, schema.GroupVersio
 	return resource, gvks[0], true
 }
 
+// Judges reports whether Validate judges obj: a Namespace or a kind the
+// library finds a pod spec in.
+func Judges(obj runtime.Object) bool {
+	_, _, ok := kindOf(obj)
+	return ok
+}
+
 // Validate judges a create (old nil) or an update of the main resource of
 // obj, a k8s.io/api Pod, Namespace or pod template carrier, as kube's
 // plugin does: the library's warnings go to the request's Warning headers

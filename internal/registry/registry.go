@@ -14,7 +14,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/apiserver/pkg/authorization/authorizer"
-	utilfeature "k8s.io/apiserver/pkg/util/feature"
 	appsinternal "k8s.io/kubernetes/pkg/apis/apps"
 	appsvalidation "k8s.io/kubernetes/pkg/apis/apps/validation"
 	"k8s.io/kubernetes/pkg/apis/coordination"
@@ -23,12 +22,10 @@ import (
 	corevalidation "k8s.io/kubernetes/pkg/apis/core/validation"
 	"k8s.io/kubernetes/pkg/apis/networking"
 	networkingvalidation "k8s.io/kubernetes/pkg/apis/networking/validation"
-	rbacregistryvalidation "k8s.io/kubernetes/pkg/registry/rbac/validation"
 	"k8s.io/utils/clock"
 
 	dpoperatorv1 "github.com/dnsplane/dnsplane/api/operator/v1"
 	"github.com/dnsplane/dnsplane/internal/agentdial"
-	"github.com/dnsplane/dnsplane/internal/podsecurity"
 	"github.com/dnsplane/dnsplane/internal/registry/admissionregistration/validatingadmissionpolicy"
 	"github.com/dnsplane/dnsplane/internal/registry/admissionregistration/validatingadmissionpolicybinding"
 	"github.com/dnsplane/dnsplane/internal/registry/apps/daemonset"
@@ -38,7 +35,6 @@ import (
 	"github.com/dnsplane/dnsplane/internal/registry/autoscaling/horizontalpodautoscaler"
 	"github.com/dnsplane/dnsplane/internal/registry/batch/cronjob"
 	"github.com/dnsplane/dnsplane/internal/registry/batch/job"
-	"github.com/dnsplane/dnsplane/internal/registry/certificates/certadmission"
 	"github.com/dnsplane/dnsplane/internal/registry/certificates/certificatesigningrequest"
 	"github.com/dnsplane/dnsplane/internal/registry/certificates/clustertrustbundle"
 	"github.com/dnsplane/dnsplane/internal/registry/certificates/podcertificaterequest"
@@ -58,7 +54,6 @@ import (
 	"github.com/dnsplane/dnsplane/internal/registry/policy/poddisruptionbudget"
 	"github.com/dnsplane/dnsplane/internal/registry/rbac/clusterrole"
 	"github.com/dnsplane/dnsplane/internal/registry/rbac/clusterrolebinding"
-	"github.com/dnsplane/dnsplane/internal/registry/rbac/escalation"
 	"github.com/dnsplane/dnsplane/internal/registry/rbac/role"
 	"github.com/dnsplane/dnsplane/internal/registry/rbac/rolebinding"
 	"github.com/dnsplane/dnsplane/internal/registry/resource/adminaccess"
@@ -77,7 +72,6 @@ import (
 	"github.com/dnsplane/dnsplane/internal/registry/storage/volumeattributesclass"
 	"github.com/dnsplane/dnsplane/internal/registry/storagemigration/storageversionmigration"
 	"github.com/dnsplane/dnsplane/internal/registry/upstream"
-	"github.com/dnsplane/dnsplane/internal/registry/workload"
 	"github.com/dnsplane/dnsplane/internal/validation"
 )
 
@@ -96,11 +90,8 @@ type Config struct {
 	// forward plugin may take over; empty means cluster.local.
 	ClusterDomain string
 	// Namespaces reads namespaces for rules that depend on their labels
-	// (DRA admin access, Pod Security admission); nil skips those rules.
+	// (DRA admin access); nil skips those rules.
 	Namespaces adminaccess.NamespaceGetter
-	// Pods lists a namespace's pods for Pod Security admission's warnings
-	// when the namespace's enforce level becomes stricter; nil lists none.
-	Pods podsecurity.PodLister
 	// OwnDNSAddresses, when set, returns the addresses the cluster's DNS
 	// serves on, which no DNS forwarder may name (a forwarding loop);
 	// `dnsplane up` knows them.
@@ -118,16 +109,10 @@ type Config struct {
 	Now func() time.Time
 	// ServiceAccountTokens issues serviceaccounts/token; nil serves none.
 	ServiceAccountTokens *serviceaccount.Tokens
-	// Authorizer is the server's authorizer, which the certificate kinds'
-	// admission asks about signers (docs/apiserver.md#certificate-
-	// admission) and the RBAC kinds' about escalate and bind
-	// (docs/apiserver.md#privilege-escalation); nil checks none, as for a
-	// server without authorization.
+	// Authorizer is the server's authorizer, which PodCertificateRequest's
+	// strategy asks about signers; nil checks none, as for a server
+	// without authorization.
 	Authorizer authorizer.Authorizer
-	// RBACRules resolves users' and roles' RBAC rules for the escalation
-	// check (authz.Authorizer.EscalationRules); nil when RBAC is not a
-	// mode.
-	RBACRules rbacregistryvalidation.AuthorizationRuleResolver
 }
 
 // Strategies returns the strategy of every kind api.Resources lists.
@@ -137,27 +122,20 @@ func Strategies(cfg Config) map[schema.GroupKind]rest.Strategy {
 	batch := func(kind string) schema.GroupKind { return schema.GroupKind{Group: "batch", Kind: kind} }
 	gk := func(group, kind string) schema.GroupKind { return schema.GroupKind{Group: group, Kind: kind} }
 	const certificates = "certificates.k8s.io"
-	security := podSecurity(cfg)
-	// kube's own gates: ClusterTrustBundleAttest reads ClusterTrustBundle,
-	// which dnsplane's --feature-gates does not carry.
-	certAdmission := certadmission.New(cfg.Authorizer, utilfeature.DefaultFeatureGate)
-	rbacEscalation := &escalation.Checker{Authorizer: cfg.Authorizer, Rules: cfg.RBACRules}
 	return map[schema.GroupKind]rest.Strategy{
 		// Pod template carriers: upstream's rules with dnsplane's pod DNS
-		// rules in place of upstream's (internal/registry/workload), and
-		// Pod Security admission, which refuses pods and only warns about
-		// the others' templates, as kube-apiserver's.
-		coreKind("Pod"):                   pod.New(cfg.DNS).WithHost(pod.Agents{TLS: cfg.KubeletTLS, Logger: cfg.Logger, Dial: cfg.AgentDial, Sessions: cfg.ExecSessions}, cfg.Now).WithPodSecurity(security),
-		coreKind("PodTemplate"):           podtemplate.New(cfg.DNS).WithPodSecurity(security),
-		coreKind("ReplicationController"): replicationcontroller.New(cfg.DNS).WithPodSecurity(security),
-		apps("Deployment"):                deployment.New(cfg.DNS).WithPodSecurity(security),
-		apps("ReplicaSet"):                replicaset.New(cfg.DNS).WithPodSecurity(security),
-		apps("StatefulSet"):               statefulset.New(cfg.DNS).WithPodSecurity(security),
-		apps("DaemonSet"):                 daemonset.New(cfg.DNS).WithPodSecurity(security),
-		batch("Job"):                      job.New(cfg.DNS).WithPodSecurity(security),
-		batch("CronJob"):                  cronjob.New(cfg.DNS).WithPodSecurity(security),
+		// rules in place of upstream's (internal/registry/workload).
+		coreKind("Pod"):                   pod.New(cfg.DNS).WithHost(pod.Agents{TLS: cfg.KubeletTLS, Logger: cfg.Logger, Dial: cfg.AgentDial, Sessions: cfg.ExecSessions}, cfg.Now),
+		coreKind("PodTemplate"):           podtemplate.New(cfg.DNS),
+		coreKind("ReplicationController"): replicationcontroller.New(cfg.DNS),
+		apps("Deployment"):                deployment.New(cfg.DNS),
+		apps("ReplicaSet"):                replicaset.New(cfg.DNS),
+		apps("StatefulSet"):               statefulset.New(cfg.DNS),
+		apps("DaemonSet"):                 daemonset.New(cfg.DNS),
+		batch("Job"):                      job.New(cfg.DNS),
+		batch("CronJob"):                  cronjob.New(cfg.DNS),
 
-		coreKind("Namespace"): namespace.New().WithPodSecurity(security),
+		coreKind("Namespace"): namespace.New(),
 		coreKind("Service"):   service.New(cfg.ServiceIPs, cfg.ServiceNodePorts, cfg.Logger),
 		coreKind("Node"):      node.New(),
 		coreKind("Secret"):    secret.New(),
@@ -182,9 +160,9 @@ func Strategies(cfg Config) map[schema.GroupKind]rest.Strategy {
 		gk("networking.k8s.io", "NetworkPolicy"):           keepsGeneration(simple(networking.NetworkPolicy{}, validateNetworkPolicy, validateNetworkPolicyUpdate)),
 		gk("networking.k8s.io", "ServiceCIDR"):             clusterScoped(withStatus(simple(networking.ServiceCIDR{}, networkingvalidation.ValidateServiceCIDR, networkingvalidation.ValidateServiceCIDRUpdate), networkingvalidation.ValidateServiceCIDRStatusUpdate)),
 		gk("networking.k8s.io", "IPAddress"):               clusterScoped(simple(networking.IPAddress{}, networkingvalidation.ValidateIPAddress, validateIPAddressUpdate)),
-		gk(certificates, "CertificateSigningRequest"):      certificatesigningrequest.New().WithAdmission(certAdmission),
+		gk(certificates, "CertificateSigningRequest"):      certificatesigningrequest.New(),
 		gk(certificates, "PodCertificateRequest"):          podcertificaterequest.New(clock.RealClock{}, cfg.Authorizer),
-		gk(certificates, "ClusterTrustBundle"):             clustertrustbundle.New().WithAdmission(certAdmission),
+		gk(certificates, "ClusterTrustBundle"):             clustertrustbundle.New(),
 		{Group: "discovery.k8s.io", Kind: "EndpointSlice"}: endpointslice.New(),
 		{Group: "coordination.k8s.io", Kind: "Lease"}:      simple(coordination.Lease{}, coordinationvalidation.ValidateLease, coordinationvalidation.ValidateLeaseUpdate),
 		storageKind("StorageClass"):                        storageclass.New(),
@@ -193,10 +171,10 @@ func Strategies(cfg Config) map[schema.GroupKind]rest.Strategy {
 		storageKind("CSIStorageCapacity"):                  csistoragecapacity.New(),
 		storageKind("VolumeAttachment"):                    volumeattachment.New(),
 		storageKind("VolumeAttributesClass"):               volumeattributesclass.New(),
-		rbacKind("Role"):                                   role.New(rbacEscalation),
-		rbacKind("ClusterRole"):                            clusterrole.New(rbacEscalation),
-		rbacKind("RoleBinding"):                            rolebinding.New(rbacEscalation),
-		rbacKind("ClusterRoleBinding"):                     clusterrolebinding.New(rbacEscalation),
+		rbacKind("Role"):                                   role.New(),
+		rbacKind("ClusterRole"):                            clusterrole.New(),
+		rbacKind("RoleBinding"):                            rolebinding.New(),
+		rbacKind("ClusterRoleBinding"):                     clusterrolebinding.New(),
 		resourceKind("DeviceClass"):                        keepsGeneration(deviceclass.New()),
 		resourceKind("ResourceClaim"):                      resourceclaim.New(cfg.Namespaces),
 		resourceKind("ResourceClaimTemplate"):              resourceclaimtemplate.New(cfg.Namespaces),
@@ -210,21 +188,6 @@ func Strategies(cfg Config) map[schema.GroupKind]rest.Strategy {
 		// dnsplane's own API: the DNS operator's rules (internal/operator/dnsspec).
 		{Group: dpoperatorv1.GroupName, Kind: "DNS"}: dnsStrategy(cfg),
 	}
-}
-
-// podSecurity is the one Pod Security admission every pod template
-// carrier and namespaces share, or nil (offline validation) when cfg reads
-// no namespaces: an interface, so that nil is no typed nil pointer. It panics only if upstream's checks or its fixed
-// configuration are invalid, a programming error the tests catch.
-func podSecurity(cfg Config) workload.PodSecurity {
-	if cfg.Namespaces == nil {
-		return nil
-	}
-	ps, err := podsecurity.New(cfg.Namespaces, cfg.Pods)
-	if err != nil {
-		panic(err)
-	}
-	return ps
 }
 
 // dnsStrategy is the DNS resource's strategy: its rules with the

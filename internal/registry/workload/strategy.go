@@ -13,7 +13,6 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/dnsplane/dnsplane/api"
@@ -33,44 +32,12 @@ type Strategy[I any] struct {
 	// PrepareForUpdate); nil is rest.SpecChanged, the rule of most of
 	// them.
 	Generation func(obj, old any) bool
-	// PodSecurity is Pod Security admission on the pod spec the object
-	// carries (internal/podsecurity); nil admits everything.
-	PodSecurity PodSecurity
-}
-
-// PodSecurity judges a create (old nil) or update of the k8s.io/api
-// object upstream's code sees, as kube-apiserver's PodSecurity plugin does.
-type PodSecurity interface {
-	Validate(ctx context.Context, obj, old runtime.Object) error
 }
 
 var (
-	_ rest.Strategy           = Strategy[struct{}]{}
-	_ rest.Generational       = Strategy[struct{}]{}
-	_ rest.ValidatingAdmitter = Strategy[struct{}]{}
+	_ rest.Strategy     = Strategy[struct{}]{}
+	_ rest.Generational = Strategy[struct{}]{}
 )
-
-// WithPodSecurity returns s with Pod Security admission ps (nil: none).
-func (s Strategy[I]) WithPodSecurity(ps PodSecurity) Strategy[I] {
-	s.PodSecurity = ps
-	return s
-}
-
-// ValidateAdmission is kube-apiserver's PodSecurity validating admission
-// on the k8s.io/api view of obj: on a pod it may refuse; on a template
-// carrier it only warns, as kube's plugin does for pod controllers
-// (ValidatePodController in k8s.io/pod-security-admission/admission).
-func (s Strategy[I]) ValidateAdmission(ctx context.Context, obj, old any) error {
-	if s.PodSecurity == nil {
-		return nil
-	}
-	v, _ := s.Upstream(obj)
-	var ov runtime.Object
-	if old != nil {
-		ov, _ = s.Upstream(old)
-	}
-	return s.PodSecurity.Validate(ctx, v, ov)
-}
 
 // GenerationChanged applies the kind's generation rule: every pod template
 // carrier keeps a generation in kube-apiserver.

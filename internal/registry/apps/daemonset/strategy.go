@@ -5,8 +5,9 @@ package daemonset
 
 import (
 	"context"
-	genericrest "k8s.io/apiserver/pkg/registry/rest"
 	"strconv"
+
+	genericrest "k8s.io/apiserver/pkg/registry/rest"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -32,13 +33,6 @@ type Strategy struct {
 }
 
 var _ rest.Strategy = Strategy{}
-
-// WithPodSecurity returns s with Pod Security admission ps on the pod
-// template (workload.Strategy.ValidateAdmission); nil: none.
-func (s Strategy) WithPodSecurity(ps workload.PodSecurity) Strategy {
-	s.Strategy = s.Strategy.WithPodSecurity(ps)
-	return s
-}
 
 // templateGenerationAnnotation carries the internal spec.templateGeneration
 // in apps/v1, where the field does not exist (upstream's v1 conversion).

@@ -6,6 +6,7 @@ package job
 
 import (
 	"context"
+
 	genericrest "k8s.io/apiserver/pkg/registry/rest"
 
 	batchv1 "k8s.io/api/batch/v1"
@@ -31,13 +32,6 @@ import (
 type Strategy struct{ workload.Strategy[batch.Job] }
 
 var _ rest.Strategy = Strategy{}
-
-// WithPodSecurity returns s with Pod Security admission ps on the pod
-// template (workload.Strategy.ValidateAdmission); nil: none.
-func (s Strategy) WithPodSecurity(ps workload.PodSecurity) Strategy {
-	s.Strategy = s.Strategy.WithPodSecurity(ps)
-	return s
-}
 
 // New returns the Job strategy with the pod DNS rules dns.
 func New(dns validation.Options) Strategy {

@@ -6,8 +6,8 @@
 // and Denied conditions cannot change and condition timestamps are filled
 // in as upstream's status strategy fills them. The /approval subresource
 // changes the conditions only, Approved and Denied included. kube-apiserver's
-// certificate admission plugins (internal/registry/certificates/certadmission)
-// check creates, approvals and status writes.
+// certificate admission plugins check creates, approvals and status writes
+// (internal/admission).
 package certificatesigningrequest
 
 import (
@@ -16,17 +16,14 @@ import (
 	"time"
 
 	certificatesv1 "k8s.io/api/certificates/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/util/validation/field"
-	"k8s.io/apiserver/pkg/admission"
 	"k8s.io/kubernetes/pkg/apis/certificates"
 	certificatesvalidation "k8s.io/kubernetes/pkg/apis/certificates/validation"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
 	"github.com/dnsplane/dnsplane/internal/authn"
-	"github.com/dnsplane/dnsplane/internal/registry/certificates/certadmission"
 	"github.com/dnsplane/dnsplane/internal/registry/rest"
 	"github.com/dnsplane/dnsplane/internal/registry/upstream"
 )
@@ -36,9 +33,6 @@ type Strategy struct {
 	upstream.Strategy[certificates.CertificateSigningRequest]
 	// Now is the clock of condition timestamps.
 	Now func() time.Time
-	// Admission is kube-apiserver's certificate admission; nil admits
-	// everything.
-	Admission *certadmission.Admission
 }
 
 var (
@@ -47,9 +41,7 @@ var (
 	_ rest.Declarative     = Strategy{}
 	_ rest.FieldSelectable = Strategy{}
 
-	_ rest.ObjectSubresourceStrategy     = Strategy{}
-	_ rest.ValidatingAdmitter            = Strategy{}
-	_ rest.SubresourceValidatingAdmitter = Strategy{}
+	_ rest.ObjectSubresourceStrategy = Strategy{}
 )
 
 // approval is the subresource through which approvers add the Approved or
@@ -69,51 +61,6 @@ func New() Strategy {
 		},
 		Now: time.Now,
 	}
-}
-
-// WithAdmission returns s checked by a's certificate admission plugins.
-func (s Strategy) WithAdmission(a *certadmission.Admission) Strategy {
-	s.Admission = a
-	return s
-}
-
-// resource is the resource the admission plugins match on.
-var resource = certificatesv1.SchemeGroupVersion.WithResource("certificatesigningrequests")
-
-// ValidateAdmission runs CertificateSubjectRestriction on a create: no
-// kube-apiserver-client certificate for system:masters.
-func (s Strategy) ValidateAdmission(ctx context.Context, obj, old any) error {
-	return s.admit(ctx, "", obj, old)
-}
-
-// ValidateSubresourceAdmission runs CertificateApproval on /approval and
-// CertificateSigning on /status: the writer needs "approve" or "sign" on
-// the request's signer.
-func (s Strategy) ValidateSubresourceAdmission(ctx context.Context, subresource string, obj, old any) error {
-	return s.admit(ctx, subresource, obj, old)
-}
-
-// admit runs the plugins on the internal objects, as kube-apiserver's
-// admission chain sees them.
-func (s Strategy) admit(ctx context.Context, subresource string, obj, old any) error {
-	if s.Admission == nil {
-		return nil
-	}
-	in := certadmission.Attributes{Operation: admission.Create, Resource: resource, Subresource: subresource,
-		Name: obj.(*certificatesv1.CertificateSigningRequest).Name}
-	var csr certificates.CertificateSigningRequest
-	if err := upstream.Convert(obj.(*certificatesv1.CertificateSigningRequest), &csr); err != nil {
-		return apierrors.NewInternalError(fmt.Errorf("certificate admission: %w", err))
-	}
-	in.Object = &csr
-	if old != nil {
-		var o certificates.CertificateSigningRequest
-		if err := upstream.Convert(old.(*certificatesv1.CertificateSigningRequest), &o); err != nil {
-			return apierrors.NewInternalError(fmt.Errorf("certificate admission: %w", err))
-		}
-		in.Operation, in.OldObject = admission.Update, &o
-	}
-	return s.Admission.Validate(ctx, in)
 }
 
 // PrepareForCreate replaces the requester's identity with the

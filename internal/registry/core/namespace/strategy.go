@@ -16,7 +16,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/kubernetes/pkg/apis/core"
@@ -29,15 +28,6 @@ import (
 // Strategy is the Namespace strategy.
 type Strategy struct {
 	upstream.Strategy[core.Namespace]
-	// security is Pod Security admission on label changes
-	// (ValidateAdmission); nil admits every namespace.
-	security PodSecurity
-}
-
-// PodSecurity judges a namespace create (old nil) or update as
-// kube-apiserver's PodSecurity plugin does (internal/podsecurity).
-type PodSecurity interface {
-	Validate(ctx context.Context, obj, old runtime.Object) error
 }
 
 var (
@@ -47,7 +37,6 @@ var (
 	_ rest.DeleteHook         = Strategy{}
 	_ rest.StagedDeleter      = Strategy{}
 	_ rest.SubresourceUpdater = Strategy{}
-	_ rest.ValidatingAdmitter = Strategy{}
 )
 
 // New returns the Namespace strategy.
@@ -64,28 +53,6 @@ func New() Strategy {
 			},
 		},
 	}
-}
-
-// WithPodSecurity returns s with Pod Security admission ps; nil: none.
-func (s Strategy) WithPodSecurity(ps PodSecurity) Strategy {
-	s.security = ps
-	return s
-}
-
-// ValidateAdmission is kube-apiserver's PodSecurity plugin on namespaces:
-// pod-security.kubernetes.io labels that do not parse are refused (on an
-// update, only when they changed), and a stricter enforce level is
-// admitted with a warning naming the pods already in the namespace that
-// violate it (ValidateNamespace in k8s.io/pod-security-admission).
-func (s Strategy) ValidateAdmission(ctx context.Context, obj, old any) error {
-	if s.security == nil {
-		return nil
-	}
-	var o runtime.Object
-	if old != nil {
-		o = old.(*corev1.Namespace)
-	}
-	return s.security.Validate(ctx, obj.(*corev1.Namespace), o)
 }
 
 // undeletable are the namespaces upstream refuses to delete.

@@ -33,9 +33,6 @@ type Strategy struct {
 	// host is what the subresources (subresources.go) need of the API
 	// server; nil (offline validation) reaches no node agent.
 	host *host
-	// tolerations runs DefaultTolerationSeconds admission (admission.go);
-	// false adds no tolerations.
-	tolerations bool
 }
 
 var (
@@ -64,7 +61,7 @@ func New(dns validation.Options) Strategy {
 			View: view,
 		},
 		DNS: dns,
-	}, tolerations: true}
+	}}
 }
 
 // options are the PodValidationOptions upstream's podStrategy computes.

@@ -1,4 +1,4 @@
-package registry
+package admission
 
 import (
 	"context"
@@ -9,12 +9,13 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime/schema"
+	kadmission "k8s.io/apiserver/pkg/admission"
 	"k8s.io/apiserver/pkg/warning"
 
 	"github.com/dnsplane/dnsplane/api"
 	dpcorev1 "github.com/dnsplane/dnsplane/api/core/v1"
-	"github.com/dnsplane/dnsplane/internal/registry/rest"
+	"github.com/dnsplane/dnsplane/internal/podsecurity"
+	"github.com/dnsplane/dnsplane/internal/registry"
 )
 
 type labelledNamespaces map[string]map[string]string
@@ -38,7 +39,7 @@ func (w *recordedWarnings) AddWarning(_, text string) { *w = append(*w, text) }
 // carrier is admitted with kube's warning.
 func TestPodTemplateCarriersPodSecurity(t *testing.T) {
 	t.Parallel()
-	strategies := Strategies(Config{Namespaces: labelledNamespaces{"team": {"pod-security.kubernetes.io/enforce": "baseline"}}})
+	chain := podSecurityChain(t, labelledNamespaces{"team": {"pod-security.kubernetes.io/enforce": "baseline"}})
 	const violation = `host namespaces (hostNetwork=true)`
 	carriers := 0
 	for _, r := range api.Resources() {
@@ -63,7 +64,7 @@ func TestPodTemplateCarriersPodSecurity(t *testing.T) {
 		}
 		var got recordedWarnings
 		ctx := warning.WithWarningRecorder(t.Context(), &got)
-		err = rest.ValidateAdmission(ctx, strategies[r.GVK.GroupKind()], obj, nil)
+		err = chain.Validate(ctx, Attributes(ctx, Request{Operation: kadmission.Create, Kind: r.GVK, Resource: r.GroupVersionResource(), Namespace: "team", Name: "x", Object: obj}))
 		if r.GVK.Kind == "Pod" {
 			if want := `pods "x" is forbidden: violates PodSecurity "baseline:latest": ` + violation; !apierrors.IsForbidden(err) || err.Error() != want {
 				t.Errorf("Pod: %v, want 403 %q", err, want)
@@ -82,16 +83,39 @@ func TestPodTemplateCarriersPodSecurity(t *testing.T) {
 	}
 }
 
-// TestNamespacePodSecurity: the namespace strategy runs Pod Security
+// TestNamespacePodSecurity: the chain runs Pod Security
 // admission on namespace writes, which refuses labels that do not parse,
 // with kube's 422.
 func TestNamespacePodSecurity(t *testing.T) {
 	t.Parallel()
-	s := Strategies(Config{Namespaces: labelledNamespaces{}})[schema.GroupKind{Kind: "Namespace"}]
+	chain := podSecurityChain(t, labelledNamespaces{})
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "team", Labels: map[string]string{"pod-security.kubernetes.io/enforce": "nonsense"}}}
-	err := rest.ValidateAdmission(t.Context(), s, ns, nil)
+	err := chain.Validate(t.Context(), Attributes(t.Context(), Request{Operation: kadmission.Create, Resource: corev1.SchemeGroupVersion.WithResource("namespaces"), Name: "team", Object: ns}))
 	const want = `Namespace "team" is invalid: metadata.labels[pod-security.kubernetes.io/enforce]: Invalid value: "nonsense": must be one of privileged, baseline, restricted`
 	if !apierrors.IsInvalid(err) || err.Error() != want {
 		t.Errorf("namespace create: %v, want 422 %q", err, want)
+	}
+}
+
+// podSecurityChain is the chain with PodSecurity alone, reading ns, over
+// the served kinds' views.
+func podSecurityChain(t *testing.T, ns podsecurity.NamespaceGetter) *Chain {
+	t.Helper()
+	ps, err := podsecurity.New(ns, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return NewChain([]Plugin{{"PodSecurity", newPodSecurity(ps, Views(registry.Strategies(registry.Config{})))}})
+}
+
+// TestNoPodSecurity: without Pod Security admission (offline validation)
+// every pod is admitted.
+func TestNoPodSecurity(t *testing.T) {
+	t.Parallel()
+	chain := NewChain([]Plugin{{"PodSecurity", newPodSecurity(nil, nil)}})
+	p := &dpcorev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "x", Namespace: "baseline"}}
+	p.Spec.HostNetwork = true
+	if err := chain.Validate(t.Context(), Attributes(t.Context(), Request{Operation: kadmission.Create, Object: p})); err != nil {
+		t.Errorf("without Pod Security: %v, want admitted", err)
 	}
 }

@@ -1,4 +1,4 @@
-package certificatesigningrequest
+package admission
 
 import (
 	"context"
@@ -14,6 +14,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	kadmission "k8s.io/apiserver/pkg/admission"
 	"k8s.io/apiserver/pkg/authorization/authorizer"
 	utilfeature "k8s.io/apiserver/pkg/util/feature"
 
@@ -59,14 +60,14 @@ func csrPEM(t *testing.T, orgs ...string) []byte {
 	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE REQUEST", Bytes: der})
 }
 
-func TestCertificateAdmission(t *testing.T) {
+func TestCertificatesCSR(t *testing.T) {
 	t.Parallel()
 	const apiClient = certificatesv1.KubeAPIServerClientSignerName
-	s := New().WithAdmission(certadmission.New(grants{
+	chain := NewChain([]Plugin{{"Certificates", newCertificates(certadmission.New(grants{
 		"approver approve": {apiClient},
 		"wild approve":     {"example.com/*"},
 		"signer sign":      {"example.com/s"},
-	}, utilfeature.DefaultFeatureGate))
+	}, utilfeature.DefaultFeatureGate))}})
 	csr := func(signer string, orgs ...string) *certificatesv1.CertificateSigningRequest {
 		return &certificatesv1.CertificateSigningRequest{ObjectMeta: metav1.ObjectMeta{Name: "csr-1"},
 			Spec: certificatesv1.CertificateSigningRequestSpec{SignerName: signer, Request: csrPEM(t, orgs...),
@@ -109,16 +110,12 @@ func TestCertificateAdmission(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			ctx := authn.WithUser(context.Background(), authn.User{Name: tc.user})
-			var err error
-			if tc.subresource == "" {
-				var old any
-				if tc.old != nil {
-					old = tc.old
-				}
-				err = s.ValidateAdmission(ctx, tc.obj, old)
-			} else {
-				err = s.ValidateSubresourceAdmission(ctx, tc.subresource, tc.obj, tc.old)
+			req := Request{Operation: kadmission.Create, Resource: certificatesv1.SchemeGroupVersion.WithResource("certificatesigningrequests"),
+				Subresource: tc.subresource, Name: tc.obj.Name, Object: tc.obj}
+			if tc.old != nil {
+				req.Operation, req.OldObject = kadmission.Update, tc.old
 			}
+			err := chain.Validate(ctx, Attributes(ctx, req))
 			switch {
 			case tc.want == "" && err != nil:
 				t.Fatalf("refused: %v", err)

@@ -1,4 +1,4 @@
-package clustertrustbundle
+package admission
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	certificatesv1 "k8s.io/api/certificates/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	kadmission "k8s.io/apiserver/pkg/admission"
 	"k8s.io/apiserver/pkg/authorization/authorizer"
 	utilfeature "k8s.io/apiserver/pkg/util/feature"
 
@@ -22,9 +23,9 @@ var attesters = authorizer.AuthorizerFunc(func(_ context.Context, a authorizer.A
 	return authorizer.DecisionNoOpinion, "", nil
 })
 
-func TestAttest(t *testing.T) {
+func TestCertificatesClusterTrustBundle(t *testing.T) {
 	t.Parallel()
-	s := New().WithAdmission(certadmission.New(attesters, utilfeature.DefaultFeatureGate))
+	chain := NewChain([]Plugin{{"Certificates", newCertificates(certadmission.New(attesters, utilfeature.DefaultFeatureGate))}})
 	signed := &certificatesv1.ClusterTrustBundle{ObjectMeta: metav1.ObjectMeta{Name: "example.com:s:b"},
 		Spec: certificatesv1.ClusterTrustBundleSpec{SignerName: "example.com/s", TrustBundle: "x"}}
 	relabelled := signed.DeepCopy()
@@ -44,11 +45,12 @@ func TestAttest(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			var old any
+			ctx := authn.WithUser(context.Background(), authn.User{Name: tc.user})
+			req := Request{Operation: kadmission.Create, Resource: certificatesv1.SchemeGroupVersion.WithResource("clustertrustbundles"), Name: tc.obj.Name, Object: tc.obj}
 			if tc.old != nil {
-				old = tc.old
+				req.Operation, req.OldObject = kadmission.Update, tc.old
 			}
-			err := s.ValidateAdmission(authn.WithUser(context.Background(), authn.User{Name: tc.user}), tc.obj, old)
+			err := chain.Validate(ctx, Attributes(ctx, req))
 			switch {
 			case tc.want == "" && err != nil:
 				t.Fatalf("refused: %v", err)

@@ -1,0 +1,56 @@
+package admission
+
+import (
+	kadmission "k8s.io/apiserver/pkg/admission"
+
+	"github.com/dnsplane/dnsplane/internal/noderestriction"
+	"github.com/dnsplane/dnsplane/internal/podsecurity"
+	"github.com/dnsplane/dnsplane/internal/registry/certificates/certadmission"
+	"github.com/dnsplane/dnsplane/internal/registry/rbac/escalation"
+)
+
+// Config is what the plugins read.
+type Config struct {
+	// Namespaces reads namespaces for NamespaceLifecycle; nil runs none.
+	Namespaces NamespaceGetter
+	// NodeRestriction judges node agents' writes; nil runs none.
+	NodeRestriction *noderestriction.Admission
+	// PodSecurity is Pod Security admission; nil runs none.
+	PodSecurity *podsecurity.Admission
+	// View gives the k8s.io/api view of a served object (PodSecurity).
+	View Viewer
+	// Certificates are the certificate plugins.
+	Certificates *certadmission.Admission
+	// RBAC checks RBAC writes for privilege escalation.
+	RBAC *escalation.Checker
+}
+
+// Plugins are the admission plugins the API server runs, in the order of
+// kube-apiserver's AllOrderedPlugins
+// (k8s.io/kubernetes/pkg/kubeapiserver/options/plugins.go), with the
+// mutating ones and the validating ones each run in this order at their
+// step of the store's write (docs/apiserver.md, "Admission", prints this
+// list; TestDocsListThePlugins keeps it so). Adding a plugin is a file in
+// this package and a line here.
+func Plugins(cfg Config) []Plugin {
+	return []Plugin{
+		{"NamespaceLifecycle", newNamespaceLifecycle(cfg.Namespaces)},
+		{"ServiceAccount", newServiceAccount()},
+		{"NodeRestriction", newNodeRestriction(cfg.NodeRestriction)},
+		{"PodSecurity", newPodSecurity(cfg.PodSecurity, cfg.View)},
+		{"DefaultTolerationSeconds", newDefaultTolerationSeconds()},
+		// CertificateApproval, CertificateSigning, ClusterTrustBundleAttest
+		// and CertificateSubjectRestriction, upstream's plugins, in that
+		// order inside certadmission.
+		{"Certificates", newCertificates(cfg.Certificates)},
+		// Not an admission plugin in kube-apiserver but its RBAC storage's
+		// check, which runs after mutating admission and before
+		// validation, as this mutating step does.
+		{"RBACEscalation", newRBACEscalation(cfg.RBAC)},
+	}
+}
+
+// New returns the chain of Plugins(cfg).
+func New(cfg Config) *Chain { return NewChain(Plugins(cfg)) }
+
+var _ kadmission.Interface = Plugin{}
