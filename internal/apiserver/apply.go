@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	sjson "sigs.k8s.io/json"
 
+	"github.com/dnsplane/dnsplane/internal/apiserver/store"
 	"github.com/dnsplane/dnsplane/internal/strictdecode"
 )
 
@@ -67,16 +68,16 @@ func (s *Server) apply(w http.ResponseWriter, r *http.Request, res *Resource, in
 	// merged again into the newer object until the request ends
 	// (retryConflict); a resourceVersion in the body stays a precondition.
 	for attempt := 0; ; attempt++ {
-		if attempt > 0 && !retryConflict(ctx, attempt) {
-			return storageError(res, info.Name, ctx.Err())
+		if attempt > 0 && !store.RetryConflict(ctx, attempt) {
+			return store.Error(&res.Resource, info.Name, ctx.Err())
 		}
 		var old any
-		kv, err := s.store.Get(ctx, storageKey(res, info.Namespace, info.Name))
+		kv, err := s.storage.Get(ctx, store.Key(&res.Resource, info.Namespace, info.Name))
 		if err == nil {
-			if old, err = decodeStored(res, kv); err != nil {
+			if old, err = store.Decode(&res.Resource, kv); err != nil {
 				return err
 			}
-		} else if err := storageError(res, info.Name, err); !apierrors.IsNotFound(err) || info.Subresource != "" {
+		} else if err := store.Error(&res.Resource, info.Name, err); !apierrors.IsNotFound(err) || info.Subresource != "" {
 			return err
 		}
 		obj, err := s.mergeApply(res, info, old, patch, force)
@@ -89,8 +90,8 @@ func (s *Server) apply(w http.ResponseWriter, r *http.Request, res *Resource, in
 			status = http.StatusCreated
 			out, err = s.createObject(ctx, res, info, obj, dryRun)
 		} else {
-			if rv := patch.GetResourceVersion(); rv != "" && rv != accessor(old).GetResourceVersion() {
-				return errConflict(res.GroupResource(), info.Name)
+			if rv := patch.GetResourceVersion(); rv != "" && rv != store.Accessor(old).GetResourceVersion() {
+				return store.Conflict(res.GroupResource(), info.Name)
 			}
 			out, err = s.updateFrom(ctx, res, info, obj, old, dryRun)
 		}
@@ -123,7 +124,7 @@ func (s *Server) mergeApply(res *Resource, info requestInfo, old any, patch *uns
 	if err != nil {
 		return nil, err
 	}
-	m := accessor(d.obj)
+	m := store.Accessor(d.obj)
 	if m.GetName() != info.Name {
 		return nil, apierrors.NewBadRequest(fmt.Sprintf("the name of the object (%s) does not match the name on the URL (%s)", m.GetName(), info.Name))
 	}

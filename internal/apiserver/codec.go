@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/serializer/protobuf"
 	"k8s.io/client-go/kubernetes/scheme"
 
+	"github.com/dnsplane/dnsplane/internal/apiserver/store"
 	"github.com/dnsplane/dnsplane/internal/negotiation"
 	"github.com/dnsplane/dnsplane/internal/strictdecode"
 )
@@ -177,7 +178,7 @@ func decodeObject(res *Resource, data []byte, format strictdecode.Format) (decod
 	if err != nil {
 		return decoded{}, cannotHandle(res, err)
 	}
-	setTypeMeta(res, obj)
+	store.SetTypeMeta(&res.Resource, obj)
 	return decoded{obj: obj, problems: problems, format: format}, nil
 }
 

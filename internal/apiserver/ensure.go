@@ -18,22 +18,5 @@ func (s *Server) EnsureObject(ctx context.Context, obj runtime.Object) error {
 	if !ok {
 		return fmt.Errorf("ensuring %T: kind %s is not served", obj, gvk)
 	}
-	m := accessor(obj)
-	key := storageKey(res, m.GetNamespace(), m.GetName())
-	if _, err := s.store.Get(ctx, key); err == nil {
-		return nil
-	}
-	setTypeMeta(res, obj)
-	initMetadata(obj, s.now())
-	initGeneration(res, obj)
-	res.Strategy.PrepareForCreate(ctx, obj)
-	if _, err := s.persist(ctx, res, obj, nil, false); err != nil {
-		// Another API server may have created it (and taken its cluster
-		// IP) first; that is success.
-		if _, getErr := s.store.Get(ctx, key); getErr == nil {
-			return nil
-		}
-		return err
-	}
-	return nil
+	return res.store.Ensure(ctx, obj)
 }

@@ -30,7 +30,7 @@ func (s *Server) healthChecks() []healthCheck {
 		{name: "etcd", check: func(ctx context.Context) error {
 			ctx, cancel := context.WithTimeout(ctx, etcdHealthTimeout)
 			defer cancel()
-			_, err := s.store.CurrentRevision(ctx)
+			_, err := s.storage.CurrentRevision(ctx)
 			return err
 		}},
 	}

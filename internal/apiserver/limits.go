@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/dnsplane/dnsplane/internal/apiserver/store"
 	"github.com/prometheus/client_golang/prometheus"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 )
@@ -322,14 +323,6 @@ func requestTimeout(r *http.Request, limit time.Duration) (time.Duration, *apier
 	return limit, nil
 }
 
-// errRequestTimeout is the 504 of a request that ran out of time:
-// kube-apiserver's message when a handler gives up at the deadline
-// (endpoints/handlers/finisher), "Timeout: request did not complete within
-// requested timeout - context deadline exceeded".
-func errRequestTimeout() *apierrors.StatusError {
-	return apierrors.NewTimeoutError(fmt.Sprintf("request did not complete within requested timeout - %s", context.DeadlineExceeded), 0)
-}
-
 // withRequestDeadline gives every request that is not long-running a
 // deadline, as kube-apiserver's WithRequestDeadline: --request-timeout, or a
 // smaller ?timeout=. Handlers stop at the deadline because everything they
@@ -400,7 +393,7 @@ func (d *deadlineWriter) WriteHeader(code int) {
 		h := d.Header()
 		h.Del("Content-Length")
 		h.Del("Content-Encoding")
-		s := statusFor(errRequestTimeout())
+		s := statusFor(store.RequestTimeout())
 		writeJSON(d.ResponseWriter, int(s.Code), s)
 		return
 	}

@@ -21,6 +21,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/rest"
 
+	"github.com/dnsplane/dnsplane/internal/apiserver/store"
 	"github.com/dnsplane/dnsplane/internal/storage"
 )
 
@@ -299,7 +300,7 @@ func TestRequestDeadline(t *testing.T) {
 	}{
 		{"storage error after the deadline", "/api/v1/namespaces/a/configmaps/x?timeout=20ms",
 			waitThen(func(w http.ResponseWriter, r *http.Request) {
-				writeError(w, discardLogger(), storageError(configMaps(t), "x", r.Context().Err()))
+				writeError(w, discardLogger(), store.Error(&configMaps(t).Resource, "x", r.Context().Err()))
 			}), http.StatusGatewayTimeout, timeoutMessage},
 		{"wrapped context error after the deadline", "/api/v1/namespaces/a/configmaps/x?timeout=20ms",
 			waitThen(func(w http.ResponseWriter, r *http.Request) {
@@ -316,7 +317,7 @@ func TestRequestDeadline(t *testing.T) {
 			}), http.StatusOK, ""},
 		{"error before the deadline passes", "/api/v1/namespaces/a/configmaps/x",
 			func(w http.ResponseWriter, r *http.Request) {
-				writeError(w, discardLogger(), storageError(configMaps(t), "x", storage.ErrNotFound))
+				writeError(w, discardLogger(), store.Error(&configMaps(t).Resource, "x", storage.ErrNotFound))
 			}, http.StatusNotFound, `configmaps "x" not found`},
 		{"invalid timeout", "/api/v1/namespaces/a/configmaps?timeout=abc",
 			func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusTeapot) },

@@ -14,6 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 
+	"github.com/dnsplane/dnsplane/internal/apiserver/store"
 	"github.com/dnsplane/dnsplane/internal/storage"
 )
 
@@ -40,7 +41,7 @@ func (s *Server) storedPages(ctx context.Context, res *Resource, prefix string, 
 	page := first
 	for {
 		for i := range page.Items {
-			obj, err := decodeStored(res, page.Items[i])
+			obj, err := store.Decode(&res.Resource, page.Items[i])
 			if err != nil {
 				return err
 			}
@@ -58,9 +59,9 @@ func (s *Server) storedPages(ctx context.Context, res *Resource, prefix string, 
 		// The continue token carries the revision; asking for it again
 		// would be refused only if it differed.
 		opts.Revision = 0
-		next, err := s.store.List(ctx, prefix, opts)
+		next, err := s.storage.List(ctx, prefix, opts)
 		if err != nil {
-			return storageError(res, "", err)
+			return store.Error(&res.Resource, "", err)
 		}
 		page = next
 	}

@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 	smdschema "sigs.k8s.io/structured-merge-diff/v6/schema"
 
+	"github.com/dnsplane/dnsplane/internal/apiserver/store"
 	"github.com/dnsplane/dnsplane/internal/openapi"
 	"github.com/dnsplane/dnsplane/internal/registry/rest"
 )
@@ -188,11 +189,11 @@ func toUnstructured(res *Resource, obj any) (*unstructured.Unstructured, error) 
 // cannot be computed the old ones are kept, as upstream's UpdateNoErrors.
 func (s *Server) trackUpdate(res *Resource, info requestInfo, obj, old any) {
 	keep := func(err error) {
-		s.log.Warn("managed fields not updated", "kind", res.GVK.Kind, "name", accessor(obj).GetName(), "err", err)
+		s.log.Warn("managed fields not updated", "kind", res.GVK.Kind, "name", store.Accessor(obj).GetName(), "err", err)
 		if old != nil {
-			accessor(obj).SetManagedFields(accessor(old).GetManagedFields())
+			store.Accessor(obj).SetManagedFields(store.Accessor(old).GetManagedFields())
 		} else {
-			accessor(obj).SetManagedFields(nil)
+			store.Accessor(obj).SetManagedFields(nil)
 		}
 	}
 	live, err := toUnstructured(res, old)
@@ -206,7 +207,7 @@ func (s *Server) trackUpdate(res *Resource, info requestInfo, obj, old any) {
 		return
 	}
 	// JSON drops an empty list (omitempty), which is a reset request.
-	updated.SetManagedFields(accessor(obj).GetManagedFields())
+	updated.SetManagedFields(store.Accessor(obj).GetManagedFields())
 	out, err := s.fields.get(res, info.Subresource).Update(live, updated, info.fieldManager)
 	if err != nil {
 		keep(err)
@@ -217,7 +218,7 @@ func (s *Server) trackUpdate(res *Resource, info requestInfo, obj, old any) {
 		keep(err)
 		return
 	}
-	accessor(obj).SetManagedFields(m.GetManagedFields())
+	store.Accessor(obj).SetManagedFields(m.GetManagedFields())
 }
 
 func metaOf(obj runtime.Object) (*unstructured.Unstructured, error) {

@@ -22,6 +22,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dnsplane/dnsplane/internal/apiserver/store"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -61,9 +62,9 @@ func fillConfigMaps(t testing.TB, s *Server, ns string, n, size int) int {
 						Labels: map[string]string{"parity": []string{"even", "odd"}[i%2]}},
 					Data: map[string]string{"payload": payload},
 				}
-				value, err := encodeForStorage(res, cm)
+				value, err := store.Encode(&res.Resource, cm)
 				if err == nil {
-					_, err = s.store.Create(ctx, storageKey(res, ns, name), value)
+					_, err = s.storage.Create(ctx, store.Key(&res.Resource, ns, name), value)
 				}
 				if err != nil {
 					once.Do(func() { firstErr = err })

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/dnsplane/dnsplane/internal/apiserver/store"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -46,7 +47,7 @@ func internalTypeName(res *Resource, list bool) string {
 // asPartial is obj's metadata as a PartialObjectMetadata of meta.k8s.io
 // version.
 func asPartial(obj any, version string) *metav1.PartialObjectMetadata {
-	p := meta.AsPartialObjectMetadata(accessor(obj))
+	p := meta.AsPartialObjectMetadata(store.Accessor(obj))
 	p.TypeMeta = metav1.TypeMeta{Kind: partialKind, APIVersion: metav1.GroupName + "/" + version}
 	return p
 }

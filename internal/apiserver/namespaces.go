@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/dnsplane/dnsplane/internal/apiserver/store"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -13,11 +14,11 @@ import (
 // depend on its labels (internal/registry: DRA admin access).
 func (s *Server) GetNamespace(ctx context.Context, name string) (*corev1.Namespace, error) {
 	nsRes, _ := s.reg.Lookup(schema.GroupVersionResource{Version: "v1", Resource: "namespaces"})
-	kv, err := s.store.Get(ctx, storageKey(nsRes, "", name))
+	kv, err := s.storage.Get(ctx, store.Key(&nsRes.Resource, "", name))
 	if err != nil {
-		return nil, storageError(nsRes, name, err)
+		return nil, store.Error(&nsRes.Resource, name, err)
 	}
-	obj, err := decodeStored(nsRes, kv)
+	obj, err := store.Decode(&nsRes.Resource, kv)
 	if err != nil {
 		return nil, err
 	}
@@ -40,7 +41,7 @@ func (s *Server) ListPods(ctx context.Context, namespace string) ([]*corev1.Pod,
 	if !ok {
 		return nil, fmt.Errorf("pods: strategy %T has no k8s.io/api view", res.Strategy)
 	}
-	objs, _, err := s.listAll(ctx, res, listPrefix(res, namespace))
+	objs, _, err := s.listAll(ctx, res, store.ListPrefix(&res.Resource, namespace))
 	if err != nil {
 		return nil, err
 	}

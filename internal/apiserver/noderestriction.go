@@ -3,7 +3,6 @@ package apiserver
 import (
 	"context"
 
-	kadmission "k8s.io/apiserver/pkg/admission"
 	utilfeature "k8s.io/apiserver/pkg/util/feature"
 
 	"github.com/dnsplane/dnsplane/internal/noderestriction"
@@ -19,15 +18,12 @@ func newNodeRestriction(s *Server, cfg Config) *noderestriction.Admission {
 	return noderestriction.New(noderestriction.Config{Objects: objects{s}, Authorizer: cfg.Authorizer, Gates: utilfeature.DefaultFeatureGate})
 }
 
-// admitSubresourceWrite runs the mutating admission of a POST to a
-// subresource served by its kind (serviceaccounts/token, pods/eviction,
-// pods/binding), with its body as the object and the parent's name, as
-// kube-apiserver admits a create on a subresource. Connections (exec,
-// attach) are not writes: kube admits them as CONNECT, which no plugin
-// dnsplane runs judges.
+// admitSubresourceWrite runs the store's admission of a POST to a
+// subresource served by its kind (store.AdmitSubresourceCreate); other
+// verbs are not writes.
 func (s *Server) admitSubresourceWrite(ctx context.Context, res *Resource, info requestInfo, body any) error {
 	if info.Verb != "create" {
 		return nil
 	}
-	return s.admit(ctx, admissionRequest(res, kadmission.Create, info.Subresource, info.Namespace, info.Name, body, nil, false))
+	return res.store.AdmitSubresourceCreate(ctx, info.Subresource, info.Namespace, info.Name, body)
 }

@@ -2,15 +2,12 @@ package apiserver
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"net/http"
 	"sort"
 	"strings"
-	"time"
 
 	jsonpatch "github.com/evanphx/json-patch/v5"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -20,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	sjson "sigs.k8s.io/json"
 
+	"github.com/dnsplane/dnsplane/internal/apiserver/store"
 	"github.com/dnsplane/dnsplane/internal/strictdecode"
 )
 
@@ -75,14 +73,14 @@ func (s *Server) patch(w http.ResponseWriter, r *http.Request, res *Resource, in
 	// A patch that lost a race with another write is applied again to the
 	// newer object until the request ends (retryConflict).
 	for attempt := 0; ; attempt++ {
-		if attempt > 0 && !retryConflict(ctx, attempt) {
-			return storageError(res, info.Name, ctx.Err())
+		if attempt > 0 && !store.RetryConflict(ctx, attempt) {
+			return store.Error(&res.Resource, info.Name, ctx.Err())
 		}
-		kv, err := s.store.Get(ctx, storageKey(res, info.Namespace, info.Name))
+		kv, err := s.storage.Get(ctx, store.Key(&res.Resource, info.Namespace, info.Name))
 		if err != nil {
-			return storageError(res, info.Name, err)
+			return store.Error(&res.Resource, info.Name, err)
 		}
-		old, err := decodeStored(res, kv)
+		old, err := store.Decode(&res.Resource, kv)
 		if err != nil {
 			return err
 		}
@@ -106,7 +104,7 @@ func (s *Server) patch(w http.ResponseWriter, r *http.Request, res *Resource, in
 		if err := patchFieldValidation(w, fv, kind, body, patched, bodyProblems, d.problems); err != nil {
 			return err
 		}
-		m := accessor(d.obj)
+		m := store.Accessor(d.obj)
 		if m.GetName() != info.Name {
 			return apierrors.NewBadRequest(fmt.Sprintf("the name of the object (%s) does not match the name on the URL (%s)", m.GetName(), info.Name))
 		}
@@ -115,8 +113,8 @@ func (s *Server) patch(w http.ResponseWriter, r *http.Request, res *Resource, in
 		}
 		// A patch that sets resourceVersion is a precondition: no retry.
 		// One that removes it is unconditional, as upstream.
-		if rv := m.GetResourceVersion(); rv != "" && rv != accessor(old).GetResourceVersion() {
-			return errConflict(res.GroupResource(), info.Name)
+		if rv := m.GetResourceVersion(); rv != "" && rv != store.Accessor(old).GetResourceVersion() {
+			return store.Conflict(res.GroupResource(), info.Name)
 		}
 		// Before managedFields are computed (structured-merge-diff, the
 		// expensive step): an object storage cannot take is refused now.
@@ -382,26 +380,4 @@ func dedupe(texts []string) []string {
 		}
 	}
 	return out
-}
-
-// retryConflict waits before attempt (1 for the first retry) of a write
-// that lost a compare-and-swap to another writer, and returns false when
-// ctx ended first. Patches and applies without a resourceVersion retry
-// until the request ends, as kube's GuaranteedUpdate does, so a client
-// such as kubectl label never sees a conflict it did not ask for; the
-// random wait, growing to at most 64 ms, keeps concurrent writers of one
-// object from retrying in lockstep.
-func retryConflict(ctx context.Context, attempt int) bool {
-	if ctx.Err() != nil {
-		return false
-	}
-	ceiling := time.Millisecond << min(attempt-1, 6)
-	t := time.NewTimer(rand.N(ceiling) + 1)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-ctx.Done():
-		return false
-	}
 }

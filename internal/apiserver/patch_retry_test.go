@@ -18,6 +18,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
+	"github.com/dnsplane/dnsplane/internal/apiserver/store"
 	"github.com/dnsplane/dnsplane/internal/storage"
 )
 
@@ -204,12 +205,12 @@ func TestPatchRetriesUntilTheRequestEnds(t *testing.T) {
 
 func TestRetryConflictStopsWithTheContext(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
-	if !retryConflict(ctx, 1) {
+	if !store.RetryConflict(ctx, 1) {
 		t.Fatal("retryConflict gave up on a live context")
 	}
 	cancel()
 	start := time.Now()
-	if retryConflict(ctx, 60) {
+	if store.RetryConflict(ctx, 60) {
 		t.Fatal("retryConflict went on after the context ended")
 	}
 	if d := time.Since(start); d > 50*time.Millisecond {

@@ -4,7 +4,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"reflect"
 
+	"github.com/dnsplane/dnsplane/internal/apiserver/store"
 	"github.com/dnsplane/dnsplane/internal/registry/rest"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -114,7 +116,7 @@ func storedSizeFloor(res *Resource, subresource string, obj any, docBytes, limit
 	if err != nil {
 		return 0, err
 	}
-	mf, err := size(accessor(obj).GetManagedFields())
+	mf, err := size(store.Accessor(obj).GetManagedFields())
 	if err != nil {
 		return 0, err
 	}
@@ -145,7 +147,7 @@ func (s *Server) appliedSizeFloor(res *Resource, subresource string, typed any, 
 	if docBytes <= limit/16 {
 		return 0, nil
 	}
-	m := accessor(typed)
+	m := store.Accessor(typed)
 	// The server sets these from the live object (or anew).
 	m.SetUID("")
 	m.SetResourceVersion("")
@@ -260,7 +262,7 @@ func managedFieldsBytes(sch *smdschema.Schema, tr smdschema.TypeRef, v any) int 
 // bounds annotations to 256 KiB in validation but not labels, so an object
 // that can be stored is still accepted, as upstream's.
 func metadataSizeFloor(obj any) int {
-	m := accessor(obj)
+	m := store.Accessor(obj)
 	n := 0
 	for _, kv := range []map[string]string{m.GetLabels(), m.GetAnnotations()} {
 		for k, v := range kv {
@@ -279,4 +281,9 @@ func (s *Server) checkMetadataFloor(obj any) error {
 		return errObjectTooLarge("the object with its managed fields", floor, limit)
 	}
 	return nil
+}
+
+// statusValue is obj's Status field; invalid when the kind has none.
+func statusValue(obj any) reflect.Value {
+	return reflect.ValueOf(obj).Elem().FieldByName("Status")
 }

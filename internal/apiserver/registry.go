@@ -7,6 +7,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/dnsplane/dnsplane/api"
+	"github.com/dnsplane/dnsplane/internal/apiserver/store"
 	"github.com/dnsplane/dnsplane/internal/registry"
 	"github.com/dnsplane/dnsplane/internal/registry/rest"
 )
@@ -18,6 +19,9 @@ type Resource struct {
 	Verbs []string
 	// Strategy holds the kind's rules (internal/registry).
 	Strategy rest.Strategy
+	// store writes the kind's objects; nil in a registry no Server serves
+	// (NewRegistry).
+	store *store.Store
 	// subresources are the ones the kind serves with behaviour of its own
 	// (subresource.go); their names are also in Subresources.
 	subresources []rest.Subresource

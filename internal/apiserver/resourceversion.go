@@ -8,8 +8,8 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/dnsplane/dnsplane/internal/apiserver/store"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
@@ -17,10 +17,6 @@ import (
 // a read whose resourceVersion it has not reached yet (blockTimeout) before
 // answering 504.
 const defaultResourceVersionWait = 3 * time.Second
-
-// resourceVersionRetrySeconds is the Retry-After kube-apiserver suggests with
-// "Too large resource version" (resourceVersionTooHighRetrySeconds).
-const resourceVersionRetrySeconds = 1
 
 // queryResourceVersion parses the resourceVersion parameter of a get, list or
 // watch; 0 when absent or "0". Anything but a non-negative integer is a 400
@@ -48,16 +44,7 @@ func queryResourceVersion(q url.Values) (int64, error) {
 // ResourceVersionTooLarge cause, which client-go's reflector recognises (it
 // then lists again from the latest revision), and a Retry-After.
 func errTooLargeResourceVersion(rv, current int64) *apierrors.StatusError {
-	return tooLargeResourceVersion(fmt.Sprintf("Too large resource version: %d, current: %d", rv, current))
-}
-
-func tooLargeResourceVersion(msg string) *apierrors.StatusError {
-	err := apierrors.NewTimeoutError(msg, resourceVersionRetrySeconds)
-	err.ErrStatus.Details.Causes = []metav1.StatusCause{{
-		Type:    metav1.CauseTypeResourceVersionTooLarge,
-		Message: "Too large resource version",
-	}}
-	return err
+	return store.TooLargeResourceVersion(fmt.Sprintf("Too large resource version: %d, current: %d", rv, current))
 }
 
 // waitForRevision returns once etcd's revision is at least rv, so a read
@@ -80,7 +67,7 @@ func (s *Server) waitForRevision(ctx context.Context, rv int64) error {
 	deadline := time.Now().Add(s.cfg.ResourceVersionWait)
 	delay := 10 * time.Millisecond
 	for {
-		current, err := s.store.CurrentRevision(ctx)
+		current, err := s.storage.CurrentRevision(ctx)
 		if err != nil {
 			return fmt.Errorf("waiting for resource version %d: %w", rv, err)
 		}

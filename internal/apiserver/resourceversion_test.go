@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dnsplane/dnsplane/internal/apiserver/store"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -26,7 +27,7 @@ import (
 // so the tests of the 504 do not each take kube's 3 s.
 func rvServer(t *testing.T, ts *testServer, wait time.Duration) string {
 	t.Helper()
-	srv, err := New(Config{Store: ts.run.Server.store, ResourceVersionWait: wait})
+	srv, err := New(Config{Store: ts.run.Server.storage, ResourceVersionWait: wait})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -38,7 +39,7 @@ func rvServer(t *testing.T, ts *testServer, wait time.Duration) string {
 // currentRevision is etcd's revision now, as the next write will exceed it.
 func currentRevision(t *testing.T, ts *testServer) int64 {
 	t.Helper()
-	rev, err := ts.run.Server.store.CurrentRevision(context.Background())
+	rev, err := ts.run.Server.storage.CurrentRevision(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -300,7 +301,7 @@ func TestResourceVersionAppearsWithinWait(t *testing.T) {
 // wait at once rather than holding the handler for the whole wait.
 func TestWaitForRevisionHonoursContext(t *testing.T) {
 	ts := sharedServer(t)
-	srv, err := New(Config{Store: ts.run.Server.store, ResourceVersionWait: time.Minute})
+	srv, err := New(Config{Store: ts.run.Server.storage, ResourceVersionWait: time.Minute})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -324,7 +325,7 @@ func TestWaitForRevisionHonoursContext(t *testing.T) {
 			}
 			if err != nil {
 				cms, _ := srv.reg.Lookup(schema.GroupVersionResource{Version: "v1", Resource: "configmaps"})
-				if st := storageError(cms, "", err); !apierrors.IsTimeout(st) {
+				if st := store.Error(&cms.Resource, "", err); !apierrors.IsTimeout(st) {
 					t.Errorf("as an API error: %v", st)
 				}
 			}

@@ -9,10 +9,10 @@ import (
 	"net/http"
 	"strconv"
 
+	"github.com/dnsplane/dnsplane/internal/apiserver/store"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
 // writeJSON writes v as the JSON body of a response with the given code.
@@ -76,7 +76,7 @@ func writeStatus(w http.ResponseWriter, log *slog.Logger, err error, protobuf bo
 	case errors.Is(err, context.DeadlineExceeded):
 		// The request deadline (limits.go) ran out in a path that does
 		// not map storage errors itself.
-		se = errRequestTimeout()
+		se = store.RequestTimeout()
 	default:
 		log.Error("internal error", "err", err)
 		se = apierrors.NewInternalError(err)
@@ -104,14 +104,4 @@ func errNotFoundPath() *apierrors.StatusError {
 // errMethodNotAllowed is the answer for a verb a resource does not serve.
 func errMethodNotAllowed(verb string, gr schema.GroupResource) *apierrors.StatusError {
 	return apierrors.NewMethodNotSupported(gr, verb)
-}
-
-// invalid is the 422 for field errors, "<Kind> \"<name>\" is invalid: …".
-// The kind is the one the objects are stored as: kube-apiserver names the
-// kind its strategy's scheme reports first for the internal type, so an
-// events.k8s.io/v1 Event, which shares core's internal Event and storage,
-// is refused as `Event "x" is invalid` (group ""), while not-found and
-// conflict errors name the request's events.events.k8s.io.
-func invalid(res *Resource, name string, errs field.ErrorList) error {
-	return apierrors.NewInvalid(res.StoredAs().GroupKind(), name, errs)
 }

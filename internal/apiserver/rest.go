@@ -1,18 +1,13 @@
 package apiserver
 
 import (
-	"context"
-	"errors"
 	"fmt"
 	"net/http"
-	"strconv"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apiserver/pkg/warning"
 
 	"github.com/dnsplane/dnsplane/internal/registry/rest"
-	"github.com/dnsplane/dnsplane/internal/storage"
 )
 
 // serveResource dispatches a resource request to its verb.
@@ -75,54 +70,6 @@ func (s *Server) serveResource(w http.ResponseWriter, r *http.Request, info requ
 	if err != nil {
 		writeErrorNegotiated(w, r, s.log, err)
 	}
-}
-
-// storageError maps a storage error for one object to the API error
-// kube-apiserver returns for it.
-func storageError(res *Resource, name string, err error) error {
-	gr := res.GroupResource()
-	switch {
-	case errors.Is(err, storage.ErrNotFound):
-		return apierrors.NewNotFound(gr, name)
-	case errors.Is(err, storage.ErrExists):
-		return apierrors.NewAlreadyExists(gr, name)
-	case errors.Is(err, storage.ErrConflict):
-		return errConflict(gr, name)
-	case errors.Is(err, storage.ErrTooLarge):
-		// etcd's request limit (1.5 MiB) is below the 3 MiB body limit.
-		return apierrors.NewRequestEntityTooLargeError("the object is too large to store: etcd accepts at most 1.5 MiB per object")
-	case errors.Is(err, storage.ErrCompacted):
-		return apierrors.NewResourceExpired(err.Error())
-	case errors.Is(err, storage.ErrFutureRevision):
-		// Reads wait for their revision first (waitForRevision), so this
-		// is unexpected; still a retryable 504 rather than a 500, and
-		// without the storage error, which names etcd keys.
-		return tooLargeResourceVersion("Too large resource version")
-	case errors.Is(err, context.DeadlineExceeded):
-		return errRequestTimeout()
-	case errors.Is(err, context.Canceled):
-		// The client went away or the server is stopping; kube's finisher
-		// words it the same way with the context's error.
-		return apierrors.NewTimeoutError(fmt.Sprintf("request did not complete within requested timeout - %s", context.Canceled), 0)
-	}
-	return err
-}
-
-func errConflict(gr schema.GroupResource, name string) error {
-	return apierrors.NewConflict(gr, name, errors.New("the object has been modified; please apply your changes to the latest version and try again"))
-}
-
-// parseResourceVersion parses the metadata.resourceVersion of a request
-// body; query parameters go through queryResourceVersion.
-func parseResourceVersion(rv string) (int64, error) {
-	if rv == "" {
-		return 0, nil
-	}
-	n, err := strconv.ParseInt(rv, 10, 64)
-	if err != nil || n < 0 {
-		return 0, apierrors.NewBadRequest(fmt.Sprintf("invalid resource version %q", rv))
-	}
-	return n, nil
 }
 
 // isDryRun reports dryRun=All; any other value is a 400, as upstream.

@@ -15,6 +15,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 
+	"github.com/dnsplane/dnsplane/internal/apiserver/store"
 	"github.com/dnsplane/dnsplane/internal/printers"
 	"github.com/dnsplane/dnsplane/internal/storage"
 	"github.com/dnsplane/dnsplane/internal/watchcache"
@@ -28,13 +29,13 @@ func (s *Server) get(w http.ResponseWriter, r *http.Request, res *Resource, info
 		return err
 	}
 	if err := s.waitForRevision(r.Context(), rv); err != nil {
-		return storageError(res, info.Name, err)
+		return store.Error(&res.Resource, info.Name, err)
 	}
-	kv, err := s.store.Get(r.Context(), storageKey(res, info.Namespace, info.Name))
+	kv, err := s.storage.Get(r.Context(), store.Key(&res.Resource, info.Namespace, info.Name))
 	if err != nil {
-		return storageError(res, info.Name, err)
+		return store.Error(&res.Resource, info.Name, err)
 	}
-	obj, err := decodeStored(res, kv)
+	obj, err := store.Decode(&res.Resource, kv)
 	if err != nil {
 		return err
 	}
@@ -67,7 +68,7 @@ func (s *Server) writeObjects(w http.ResponseWriter, r *http.Request, res *Resou
 	}
 	if out.protobuf {
 		if list == nil {
-			setTypeMeta(res, obj)
+			store.SetTypeMeta(&res.Resource, obj)
 			return writeBody(w, code, true, obj)
 		}
 		pl, err := protobufList(res, list, lm)
@@ -114,7 +115,7 @@ func (s *Server) list(w http.ResponseWriter, r *http.Request, res *Resource, inf
 	// NotOlderThan (the default) and Exact both need etcd at rv or later:
 	// the list below reads the latest revision or exactly rv.
 	if err := s.waitForRevision(r.Context(), rv); err != nil {
-		return storageError(res, "", err)
+		return store.Error(&res.Resource, "", err)
 	}
 	opts := storage.ListOptions{Limit: limit, Continue: q.Get("continue")}
 	if q.Get("resourceVersionMatch") == "Exact" {
@@ -127,19 +128,19 @@ func (s *Server) list(w http.ResponseWriter, r *http.Request, res *Resource, inf
 	if paged {
 		opts.Limit = storagePageSize
 	}
-	first, err := s.store.List(r.Context(), listPrefix(res, info.Namespace), opts)
+	first, err := s.storage.List(r.Context(), store.ListPrefix(&res.Resource, info.Namespace), opts)
 	if errors.Is(err, storage.ErrBadContinue) {
 		return apierrors.NewBadRequest(err.Error())
 	}
 	if err != nil {
-		return storageError(res, "", err)
+		return store.Error(&res.Resource, "", err)
 	}
 	lm := metav1.ListMeta{ResourceVersion: strconv.FormatInt(first.Revision, 10)}
 	if !paged {
 		lm.Continue, lm.RemainingItemCount = first.Continue, first.RemainingItemCount
 	}
 	each := func(fn func(obj any) error) error {
-		return s.storedPages(r.Context(), res, listPrefix(res, info.Namespace), first, opts, paged, func(obj any) error {
+		return s.storedPages(r.Context(), res, store.ListPrefix(&res.Resource, info.Namespace), first, opts, paged, func(obj any) error {
 			if !f.matches(res, obj) {
 				return nil
 			}
@@ -315,7 +316,7 @@ func (s *Server) watch(w http.ResponseWriter, r *http.Request, res *Resource, in
 	// not this wait), then stream every event after it; a revision that does
 	// not come is a 504 before streaming.
 	if err := s.waitForRevision(r.Context(), rv); err != nil {
-		return storageError(res, "", err)
+		return store.Error(&res.Resource, "", err)
 	}
 	timeout := defaultWatchTimeout()
 	if t := q.Get("timeoutSeconds"); t != "" {
@@ -327,7 +328,7 @@ func (s *Server) watch(w http.ResponseWriter, r *http.Request, res *Resource, in
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), timeout)
 	defer cancel()
-	prefix := listPrefix(res, info.Namespace)
+	prefix := store.ListPrefix(&res.Resource, info.Namespace)
 
 	// With no resourceVersion (or "0") the stream starts with the current
 	// objects as ADDED events, then continues from the revision they reflect.
@@ -343,8 +344,8 @@ func (s *Server) watch(w http.ResponseWriter, r *http.Request, res *Resource, in
 	var first storage.ListResult
 	from := rv
 	if listing {
-		if first, err = s.store.List(ctx, prefix, listOpts); err != nil {
-			return storageError(res, "", err)
+		if first, err = s.storage.List(ctx, prefix, listOpts); err != nil {
+			return store.Error(&res.Resource, "", err)
 		}
 		from = first.Revision
 	}
@@ -364,7 +365,7 @@ func (s *Server) watch(w http.ResponseWriter, r *http.Request, res *Resource, in
 			stream.expired(rv)
 			return nil
 		}
-		return storageError(res, "", err)
+		return store.Error(&res.Resource, "", err)
 	}
 	defer wt.Stop()
 	// A write blocked on a client that does not read must not outlive the
@@ -494,12 +495,12 @@ func (s *Server) listAll(ctx context.Context, res *Resource, prefix string) ([]a
 	var out []any
 	opts := storage.ListOptions{Limit: 500}
 	for {
-		result, err := s.store.List(ctx, prefix, opts)
+		result, err := s.storage.List(ctx, prefix, opts)
 		if err != nil {
-			return nil, 0, storageError(res, "", err)
+			return nil, 0, store.Error(&res.Resource, "", err)
 		}
 		for _, kv := range result.Items {
-			obj, err := decodeStored(res, kv)
+			obj, err := store.Decode(&res.Resource, kv)
 			if err != nil {
 				return nil, 0, err
 			}
@@ -689,8 +690,8 @@ func (ws *watchStream) send(typ string, obj any) error {
 // revision the client has seen everything up to.
 func (ws *watchStream) bookmark(rev int64) error {
 	obj := ws.res.New()
-	setTypeMeta(ws.res, obj)
-	accessor(obj).SetResourceVersion(strconv.FormatInt(rev, 10))
+	store.SetTypeMeta(&ws.res.Resource, obj)
+	store.Accessor(obj).SetResourceVersion(strconv.FormatInt(rev, 10))
 	return ws.send("BOOKMARK", obj)
 }
 
@@ -698,8 +699,8 @@ func (ws *watchStream) bookmark(rev int64) error {
 // every object as of rev.
 func (ws *watchStream) initialEventsEnd(rev int64) error {
 	obj := ws.res.New()
-	setTypeMeta(ws.res, obj)
-	m := accessor(obj)
+	store.SetTypeMeta(&ws.res.Resource, obj)
+	m := store.Accessor(obj)
 	m.SetResourceVersion(strconv.FormatInt(rev, 10))
 	m.SetAnnotations(map[string]string{metav1.InitialEventsAnnotationKey: "true"})
 	return ws.send("BOOKMARK", obj)

@@ -1,7 +1,6 @@
 package apiserver
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -12,10 +11,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apiserver/pkg/admission"
 
+	"github.com/dnsplane/dnsplane/internal/apiserver/store"
 	"github.com/dnsplane/dnsplane/internal/registry/rest"
-	"github.com/dnsplane/dnsplane/internal/storage"
 )
 
 // readObject reads the body of a create or update (optionsKind names its
@@ -48,7 +46,7 @@ func (s *Server) readObject(w http.ResponseWriter, r *http.Request, res *Resourc
 
 // checkNamespace reconciles the namespace in the body with the URL's.
 func checkNamespace(res *Resource, obj any, urlNamespace string) error {
-	m := accessor(obj)
+	m := store.Accessor(obj)
 	if !res.Namespaced {
 		if m.GetNamespace() != "" {
 			m.SetNamespace("")
@@ -81,90 +79,26 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request, res *Resource, i
 	return s.writeObjects(w, r, res, http.StatusCreated, created, nil, metav1.ListMeta{})
 }
 
-// createObject stores a new object: server metadata, the kind's defaults,
-// managed fields (unless an apply computed them), mutating admission,
-// validation, validating admission, then persist.
+// createObject stores a new object through its kind's store, recording
+// managed fields at the store's step for them unless an apply computed
+// them.
 func (s *Server) createObject(ctx context.Context, res *Resource, info requestInfo, obj any, dryRun bool) (any, error) {
-	m := accessor(obj)
-	if res.Namespaced && m.GetNamespace() == "" {
-		return nil, apierrors.NewBadRequest("the namespace of the provided object does not match the namespace sent on the request")
-	}
-	// Admission sees the name the request gave: upstream's
-	// NamespaceLifecycle names the generateName when there is none.
-	req := admissionRequest(res, admission.Create, info.Subresource, m.GetNamespace(), m.GetName(), obj, nil, dryRun)
-	if m.GetName() == "" && m.GetGenerateName() != "" {
-		m.SetName(generateName(m.GetGenerateName()))
-	}
-	initMetadata(obj, s.now())
-	initGeneration(res, obj)
-	res.Strategy.PrepareForCreate(ctx, obj)
+	opts := store.CreateOptions{DryRun: dryRun}
 	if !info.applied {
-		if err := s.checkMetadataFloor(obj); err != nil {
-			return nil, err
-		}
-		s.trackUpdate(res, info, obj, nil)
+		opts.Fields = func(obj any) error { return s.recordFields(res, info, obj, nil) }
 	}
-	// After the managed fields, as kube-apiserver admits: what admission
-	// adds is owned by no manager.
-	if err := s.admit(ctx, req); err != nil {
-		return nil, err
-	}
-	if err := s.validate(ctx, res, req, obj, nil); err != nil {
-		return nil, err
-	}
-	return s.persist(ctx, res, obj, nil, dryRun)
+	return res.store.Create(ctx, obj, opts)
 }
 
-// persist reserves what obj needs, then creates (old == nil) or
-// compare-and-swaps it over old; on failure the reservation is returned.
-func (s *Server) persist(ctx context.Context, res *Resource, obj, old any, dryRun bool) (any, error) {
-	m := accessor(obj)
-	undo, err := reserve(ctx, res, obj, old, dryRun)
-	if err != nil {
-		return nil, err
+// recordFields refuses obj when its metadata is too large to track, then
+// records its managed fields over old's (nil on create): the store's step
+// for them.
+func (s *Server) recordFields(res *Resource, info requestInfo, obj, old any) error {
+	if err := s.checkMetadataFloor(obj); err != nil {
+		return err
 	}
-	key := storageKey(res, m.GetNamespace(), m.GetName())
-	if dryRun {
-		if old == nil {
-			if _, err := s.store.Get(ctx, key); err == nil {
-				return nil, apierrors.NewAlreadyExists(res.GroupResource(), m.GetName())
-			}
-		}
-		setTypeMeta(res, obj)
-		return obj, nil
-	}
-	value, err := encodeForStorage(res, obj)
-	if err != nil {
-		undo()
-		return nil, err
-	}
-	if old != nil {
-		// An update that changes nothing is not written, as upstream: the
-		// resourceVersion stays and watchers see no event.
-		if prev, err := encodeForStorage(res, old); err == nil && bytes.Equal(prev, value) {
-			undo()
-			m.SetResourceVersion(accessor(old).GetResourceVersion())
-			setTypeMeta(res, obj)
-			return obj, nil
-		}
-	}
-	var kv storage.KV
-	if old == nil {
-		kv, err = s.store.Create(ctx, key, value)
-	} else {
-		rev, _ := strconv.ParseInt(accessor(old).GetResourceVersion(), 10, 64)
-		kv, err = s.store.Update(ctx, key, value, rev)
-	}
-	if err != nil {
-		undo()
-		return nil, storageError(res, m.GetName(), err)
-	}
-	if r, ok := res.Strategy.(rest.UpdateReleaser); ok && old != nil {
-		r.ReleaseUpdated(ctx, obj, old)
-	}
-	m.SetResourceVersion(strconv.FormatInt(kv.ModRevision, 10))
-	setTypeMeta(res, obj)
-	return obj, nil
+	s.trackUpdate(res, info, obj, old)
+	return nil
 }
 
 func (s *Server) update(w http.ResponseWriter, r *http.Request, res *Resource, info requestInfo) error {
@@ -175,7 +109,7 @@ func (s *Server) update(w http.ResponseWriter, r *http.Request, res *Resource, i
 	if err := checkNamespace(res, obj, info.Namespace); err != nil {
 		return err
 	}
-	if name := accessor(obj).GetName(); name != info.Name {
+	if name := store.Accessor(obj).GetName(); name != info.Name {
 		return apierrors.NewBadRequest(fmt.Sprintf("the name of the object (%s) does not match the name on the URL (%s)", name, info.Name))
 	}
 	info.fieldManager = managerName(r)
@@ -200,6 +134,7 @@ func subresourceUpdate(res *Resource, subresource string) (*Resource, bool) {
 	}
 	sub := *res
 	sub.Strategy = st
+	sub.store = res.store.WithStrategy(st)
 	return &sub, true
 }
 
@@ -212,78 +147,23 @@ func (s *Server) updateSubresource(w http.ResponseWriter, r *http.Request, sub *
 	return s.update(w, r, sub, info)
 }
 
-// updateObject stores obj over the current object. A resourceVersion in obj
-// is a precondition (409 when stale); without one the update applies to
-// whatever is current, as upstream allows for built-in kinds.
+// updateOptions are the store's options of an update described by info.
+func (s *Server) updateOptions(res *Resource, info requestInfo, dryRun bool) store.UpdateOptions {
+	opts := store.UpdateOptions{Subresource: info.Subresource, DryRun: dryRun}
+	if !info.applied {
+		opts.Fields = func(obj, old any) error { return s.recordFields(res, info, obj, old) }
+	}
+	return opts
+}
+
+// updateObject stores obj over the current object of info's name.
 func (s *Server) updateObject(ctx context.Context, res *Resource, info requestInfo, obj any, dryRun bool) (any, error) {
-	want, err := parseResourceVersion(accessor(obj).GetResourceVersion())
-	if err != nil {
-		return nil, err
-	}
-	kv, err := s.store.Get(ctx, storageKey(res, info.Namespace, info.Name))
-	if err != nil {
-		return nil, storageError(res, info.Name, err)
-	}
-	if want != 0 && want != kv.ModRevision {
-		return nil, errConflict(res.GroupResource(), info.Name)
-	}
-	old, err := decodeStored(res, kv)
-	if err != nil {
-		return nil, err
-	}
-	return s.updateFrom(ctx, res, info, obj, old, dryRun)
+	return res.store.UpdateCurrent(ctx, info.Namespace, info.Name, obj, s.updateOptions(res, info, dryRun))
 }
 
 // updateFrom stores obj over old, which is the current object as read.
 func (s *Server) updateFrom(ctx context.Context, res *Resource, info requestInfo, obj, old any, dryRun bool) (any, error) {
-	if info.Subresource == "status" {
-		managed := accessor(obj).GetManagedFields()
-		annotations := accessor(obj).GetAnnotations()
-		obj = prepareStatusUpdate(obj, old)
-		if rest.StatusKeepsAnnotations(res.Strategy) {
-			accessor(obj).SetAnnotations(annotations)
-		}
-		rest.PrepareForStatusUpdate(ctx, res.Strategy, obj, old)
-		if info.applied {
-			accessor(obj).SetManagedFields(managed)
-		}
-	} else if os, ok := res.Strategy.(rest.ObjectSubresourceStrategy); ok && rest.IsObjectSubresource(res.Strategy, info.Subresource) {
-		// An object subresource (CSR approval): the strategy keeps what
-		// it may not change. /scale writes the parent through the main
-		// resource's rules.
-		keepServerMetadata(obj, old)
-		os.PrepareForSubresourceUpdate(ctx, info.Subresource, obj, old)
-	} else {
-		prepareUpdate(ctx, res, obj, old)
-	}
-	if !info.applied {
-		if err := s.checkMetadataFloor(obj); err != nil {
-			return nil, err
-		}
-		s.trackUpdate(res, info, obj, old)
-	}
-	// After the managed fields, as on create. Admission sees the object
-	// the strategy prepared: what it kept of old (a /status write's
-	// labels and spec) cannot be a change a plugin refuses.
-	req := admissionRequest(res, admission.Update, info.Subresource, info.Namespace, info.Name, obj, old, dryRun)
-	if err := s.admit(ctx, req); err != nil {
-		return nil, err
-	}
-	if info.Subresource != "status" {
-		// The kind's rule, what admission changed included.
-		nextGeneration(res, obj, old)
-	}
-	accessor(obj).SetResourceVersion(accessor(old).GetResourceVersion())
-	if err := s.validate(ctx, res, req, obj, old); err != nil {
-		return nil, err
-	}
-	if emptiedFinalizers(res, obj, old) && !dryRun {
-		// The last finalizer of an object being deleted is gone: the
-		// update deletes it (graceful.go).
-		rev, _ := strconv.ParseInt(accessor(old).GetResourceVersion(), 10, 64)
-		return s.removeObject(ctx, res, obj, rev)
-	}
-	return s.persist(ctx, res, obj, old, dryRun)
+	return res.store.Update(ctx, obj, old, s.updateOptions(res, info, dryRun))
 }
 
 // deleteOptions are the parts of metav1.DeleteOptions dnsplane honours.
@@ -355,7 +235,7 @@ func (s *Server) delete(w http.ResponseWriter, r *http.Request, res *Resource, i
 	if err != nil {
 		return err
 	}
-	deleted, removed, err := s.deleteObject(r.Context(), res, info.Namespace, info.Name, deleteRequest{pre: opts.Preconditions, grace: opts.GracePeriodSeconds, dryRun: dryRun, gc: &opts})
+	deleted, removed, err := res.store.Delete(r.Context(), info.Namespace, info.Name, store.DeleteOptions{Preconditions: opts.Preconditions, GracePeriod: opts.GracePeriodSeconds, DryRun: dryRun, GC: &opts})
 	if err != nil {
 		return err
 	}
@@ -366,7 +246,7 @@ func (s *Server) delete(w http.ResponseWriter, r *http.Request, res *Resource, i
 		// object left for the garbage collector by orphanDependents=false.
 		code = http.StatusAccepted
 	}
-	body := deleteResponse(res, deleted, removed)
+	body := res.store.Response(deleted, removed)
 	if st, ok := body.(*metav1.Status); ok {
 		// Whatever output was asked for (a Table included), upstream
 		// answers a Status as it is, in JSON or protobuf.
@@ -385,7 +265,7 @@ func (s *Server) deleteCollection(w http.ResponseWriter, r *http.Request, res *R
 	if err != nil {
 		return err
 	}
-	items, rev, err := s.listAll(r.Context(), res, listPrefix(res, info.Namespace))
+	items, rev, err := s.listAll(r.Context(), res, store.ListPrefix(&res.Resource, info.Namespace))
 	if err != nil {
 		return err
 	}
@@ -394,8 +274,8 @@ func (s *Server) deleteCollection(w http.ResponseWriter, r *http.Request, res *R
 		if !f.matches(res, obj) {
 			continue
 		}
-		m := accessor(obj)
-		gone, _, err := s.deleteObject(r.Context(), res, m.GetNamespace(), m.GetName(), deleteRequest{grace: opts.GracePeriodSeconds, dryRun: dryRun, gc: &opts})
+		m := store.Accessor(obj)
+		gone, _, err := res.store.Delete(r.Context(), m.GetNamespace(), m.GetName(), store.DeleteOptions{GracePeriod: opts.GracePeriodSeconds, DryRun: dryRun, GC: &opts})
 		if apierrors.IsNotFound(err) {
 			continue
 		}

@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/dnsplane/dnsplane/api"
+	"github.com/dnsplane/dnsplane/internal/apiserver/store"
 	"github.com/dnsplane/dnsplane/internal/strictdecode"
 )
 
@@ -31,11 +32,11 @@ var scaleResource = &Resource{Resource: api.Resource{
 func (s *Server) scale(w http.ResponseWriter, r *http.Request, res *Resource, info requestInfo) error {
 	switch info.Verb {
 	case "get":
-		kv, err := s.store.Get(r.Context(), storageKey(res, info.Namespace, info.Name))
+		kv, err := s.storage.Get(r.Context(), store.Key(&res.Resource, info.Namespace, info.Name))
 		if err != nil {
-			return storageError(res, info.Name, err)
+			return store.Error(&res.Resource, info.Name, err)
 		}
-		obj, err := decodeStored(res, kv)
+		obj, err := store.Decode(&res.Resource, kv)
 		if err != nil {
 			return err
 		}
@@ -91,14 +92,14 @@ func (s *Server) updateScale(w http.ResponseWriter, r *http.Request, res *Resour
 	info.fieldManager = managerName(r)
 	ctx := r.Context()
 	for attempt := 0; ; attempt++ {
-		if attempt > 0 && !retryConflict(ctx, attempt) {
-			return storageError(res, info.Name, ctx.Err())
+		if attempt > 0 && !store.RetryConflict(ctx, attempt) {
+			return store.Error(&res.Resource, info.Name, ctx.Err())
 		}
-		kv, err := s.store.Get(ctx, storageKey(res, info.Namespace, info.Name))
+		kv, err := s.storage.Get(ctx, store.Key(&res.Resource, info.Namespace, info.Name))
 		if err != nil {
-			return storageError(res, info.Name, err)
+			return store.Error(&res.Resource, info.Name, err)
 		}
-		old, err := decodeStored(res, kv)
+		old, err := store.Decode(&res.Resource, kv)
 		if err != nil {
 			return err
 		}
@@ -119,15 +120,15 @@ func (s *Server) updateScale(w http.ResponseWriter, r *http.Request, res *Resour
 			return apierrors.NewInvalid(scaleResource.GVK.GroupKind(), info.Name, field.ErrorList{
 				field.Invalid(field.NewPath("spec", "replicas"), next.Spec.Replicas, "must be greater than or equal to 0")})
 		}
-		if next.UID != "" && next.UID != accessor(old).GetUID() {
+		if next.UID != "" && next.UID != store.Accessor(old).GetUID() {
 			//nolint:staticcheck // upstream's exact text, capital included
 			return apierrors.NewConflict(schema.GroupResource{Group: res.GVK.Group, Resource: res.Plural + "/scale"}, info.Name,
-				fmt.Errorf("Precondition failed: UID in precondition: %v, UID in object meta: %v", next.UID, accessor(old).GetUID()))
+				fmt.Errorf("Precondition failed: UID in precondition: %v, UID in object meta: %v", next.UID, store.Accessor(old).GetUID()))
 		}
-		if rv := next.ResourceVersion; rv != "" && rv != accessor(old).GetResourceVersion() {
-			return errConflict(res.GroupResource(), info.Name)
+		if rv := next.ResourceVersion; rv != "" && rv != store.Accessor(old).GetResourceVersion() {
+			return store.Conflict(res.GroupResource(), info.Name)
 		}
-		obj := cloneObject(old)
+		obj := store.Clone(old)
 		setReplicas(obj, next.Spec.Replicas)
 		updated, err := s.updateFrom(ctx, res, info, obj, old, dryRun)
 		if apierrors.IsConflict(err) && next.ResourceVersion == "" {
@@ -169,7 +170,7 @@ func patchScale(kind string, current *autoscalingv1.Scale, patch []byte) (*autos
 // found by name, as every scalable kind names them alike; a
 // ReplicationController's selector is a map, the others' a LabelSelector.
 func scaleOf(res *Resource, obj any) (*autoscalingv1.Scale, error) {
-	m := accessor(obj)
+	m := store.Accessor(obj)
 	sc := &autoscalingv1.Scale{
 		TypeMeta: metav1.TypeMeta{Kind: "Scale", APIVersion: autoscalingv1.SchemeGroupVersion.String()},
 		ObjectMeta: metav1.ObjectMeta{Name: m.GetName(), Namespace: m.GetNamespace(), UID: m.GetUID(),

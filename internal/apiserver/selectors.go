@@ -7,6 +7,7 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
 
+	"github.com/dnsplane/dnsplane/internal/apiserver/store"
 	"github.com/dnsplane/dnsplane/internal/registry/rest"
 )
 
@@ -42,7 +43,7 @@ func (f filter) matches(res *Resource, obj any) bool {
 	if f.empty() {
 		return true
 	}
-	m := accessor(obj)
+	m := store.Accessor(obj)
 	return f.labels.Matches(labels.Set(m.GetLabels())) && f.fields.Matches(fieldSet(res, obj))
 }
 
@@ -59,7 +60,7 @@ func selectableFields(res *Resource) map[string]bool {
 }
 
 func fieldSet(res *Resource, obj any) fields.Set {
-	m := accessor(obj)
+	m := store.Accessor(obj)
 	set := fields.Set{"metadata.name": m.GetName(), "metadata.namespace": m.GetNamespace()}
 	if fs, ok := res.Strategy.(rest.FieldSelectable); ok {
 		for k, v := range fs.FieldSet(obj) {

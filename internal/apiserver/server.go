@@ -22,6 +22,7 @@ import (
 
 	"github.com/dnsplane/dnsplane/internal/admission"
 	"github.com/dnsplane/dnsplane/internal/agentdial"
+	"github.com/dnsplane/dnsplane/internal/apiserver/store"
 	"github.com/dnsplane/dnsplane/internal/authn"
 	"github.com/dnsplane/dnsplane/internal/authz"
 	"github.com/dnsplane/dnsplane/internal/discovery"
@@ -129,7 +130,7 @@ type Server struct {
 	cfg       Config
 	log       *slog.Logger
 	reg       *Registry
-	store     objectStore
+	storage   objectStore
 	gates     featuregate.FeatureGate
 	now       func() time.Time
 	discovery *discovery.Discovery
@@ -261,7 +262,7 @@ func New(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	*s = Server{
-		cfg: cfg, log: cfg.Logger, reg: reg, store: cfg.Store,
+		cfg: cfg, log: cfg.Logger, reg: reg, storage: cfg.Store,
 		gates: cfg.Gates, now: cfg.Now,
 		discovery: discovery.New(withReviews(discoveryResources(reg))), openapi: oa, fields: fields, metrics: m, gatherer: gatherer,
 		registerer: registerer, limits: limits,
@@ -275,6 +276,9 @@ func New(cfg Config) (*Server, error) {
 	s.nodeRestriction = newNodeRestriction(s, cfg)
 	if s.admission, err = newAdmission(s, cfg); err != nil {
 		return nil, err
+	}
+	for _, res := range reg.Resources() {
+		res.store = store.New(store.Config{Resource: &res.Resource, Strategy: res.Strategy, Storage: cfg.Store, Admission: s.admission, Now: cfg.Now})
 	}
 	return s, nil
 }

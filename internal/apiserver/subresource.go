@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/dnsplane/dnsplane/api"
+	"github.com/dnsplane/dnsplane/internal/apiserver/store"
 	"github.com/dnsplane/dnsplane/internal/registry/rest"
 	"github.com/dnsplane/dnsplane/internal/storage"
 )
@@ -147,15 +148,15 @@ func (o objects) Get(ctx context.Context, gvr schema.GroupVersionResource, names
 	if err != nil {
 		return nil, err
 	}
-	kv, err := o.s.store.Get(ctx, storageKey(res, namespace, name))
+	kv, err := o.s.storage.Get(ctx, store.Key(&res.Resource, namespace, name))
 	if err != nil {
-		return nil, storageError(res, name, err)
+		return nil, store.Error(&res.Resource, name, err)
 	}
-	obj, err := decodeStored(res, kv)
+	obj, err := store.Decode(&res.Resource, kv)
 	if err != nil {
 		return nil, err
 	}
-	setTypeMeta(res, obj)
+	store.SetTypeMeta(&res.Resource, obj)
 	return obj, nil
 }
 
@@ -164,17 +165,17 @@ func (o objects) List(ctx context.Context, gvr schema.GroupVersionResource, name
 	if err != nil {
 		return nil, err
 	}
-	list, err := o.s.store.List(ctx, listPrefix(res, namespace), storage.ListOptions{})
+	list, err := o.s.storage.List(ctx, store.ListPrefix(&res.Resource, namespace), storage.ListOptions{})
 	if err != nil {
-		return nil, storageError(res, "", err)
+		return nil, store.Error(&res.Resource, "", err)
 	}
 	out := make([]any, 0, len(list.Items))
 	for _, kv := range list.Items {
-		obj, err := decodeStored(res, kv)
+		obj, err := store.Decode(&res.Resource, kv)
 		if err != nil {
 			return nil, err
 		}
-		setTypeMeta(res, obj)
+		store.SetTypeMeta(&res.Resource, obj)
 		out = append(out, obj)
 	}
 	return out, nil
@@ -185,16 +186,16 @@ func (o objects) GuaranteedUpdate(ctx context.Context, gvr schema.GroupVersionRe
 	if err != nil {
 		return nil, err
 	}
-	key := storageKey(res, namespace, name)
+	key := store.Key(&res.Resource, namespace, name)
 	for attempt := 0; ; attempt++ {
-		if attempt > 0 && !retryConflict(ctx, attempt) {
-			return nil, storageError(res, name, ctx.Err())
+		if attempt > 0 && !store.RetryConflict(ctx, attempt) {
+			return nil, store.Error(&res.Resource, name, ctx.Err())
 		}
-		kv, err := o.s.store.Get(ctx, key)
+		kv, err := o.s.storage.Get(ctx, key)
 		if err != nil {
-			return nil, storageError(res, name, err)
+			return nil, store.Error(&res.Resource, name, err)
 		}
-		obj, err := decodeStored(res, kv)
+		obj, err := store.Decode(&res.Resource, kv)
 		if err != nil {
 			return nil, err
 		}
@@ -202,20 +203,20 @@ func (o objects) GuaranteedUpdate(ctx context.Context, gvr schema.GroupVersionRe
 			return nil, err
 		}
 		if !dryRun {
-			value, err := encodeForStorage(res, obj)
+			value, err := store.Encode(&res.Resource, obj)
 			if err != nil {
 				return nil, err
 			}
-			out, err := o.s.store.Update(ctx, key, value, kv.ModRevision)
+			out, err := o.s.storage.Update(ctx, key, value, kv.ModRevision)
 			if errors.Is(err, storage.ErrConflict) {
 				continue
 			}
 			if err != nil {
-				return nil, storageError(res, name, err)
+				return nil, store.Error(&res.Resource, name, err)
 			}
-			accessor(obj).SetResourceVersion(strconv.FormatInt(out.ModRevision, 10))
+			store.Accessor(obj).SetResourceVersion(strconv.FormatInt(out.ModRevision, 10))
 		}
-		setTypeMeta(res, obj)
+		store.SetTypeMeta(&res.Resource, obj)
 		return obj, nil
 	}
 }
@@ -232,7 +233,7 @@ func (o objects) UpdateStatus(ctx context.Context, gvr schema.GroupVersionResour
 	if !res.HasStatus() {
 		return nil, fmt.Errorf("apiserver: %s has no status subresource", gvr)
 	}
-	m := accessor(obj)
+	m := store.Accessor(obj)
 	info := requestInfo{Verb: "update", GV: res.GroupVersion(), Namespace: m.GetNamespace(), Resource: res.Plural,
 		Name: m.GetName(), Subresource: "status", fieldManager: statusWriter}
 	return o.s.updateObject(ctx, res, info, obj, dryRun)
@@ -246,6 +247,6 @@ func (o objects) Delete(ctx context.Context, gvr schema.GroupVersionResource, na
 	if opts == nil {
 		opts = &metav1.DeleteOptions{}
 	}
-	obj, _, err := o.s.deleteObject(ctx, res, namespace, name, deleteRequest{pre: opts.Preconditions, grace: opts.GracePeriodSeconds, dryRun: dryRun, gc: opts})
+	obj, _, err := res.store.Delete(ctx, namespace, name, store.DeleteOptions{Preconditions: opts.Preconditions, GracePeriod: opts.GracePeriodSeconds, DryRun: dryRun, GC: opts})
 	return obj, err
 }

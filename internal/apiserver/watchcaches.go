@@ -8,6 +8,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/dnsplane/dnsplane/internal/apiserver/store"
 	"github.com/dnsplane/dnsplane/internal/registry/rest"
 	"github.com/dnsplane/dnsplane/internal/storage"
 	"github.com/dnsplane/dnsplane/internal/watchcache"
@@ -67,9 +68,9 @@ func (w *watchCaches) forResource(res *Resource) (*watchcache.Cache, error) {
 	group, resource := res.GVK.Group, res.Plural
 	cfg := watchcache.Config{
 		Source:   w.store,
-		Prefix:   listPrefix(res, ""),
+		Prefix:   store.ListPrefix(&res.Resource, ""),
 		Capacity: w.capacity,
-		Decode:   func(kv storage.KV) (any, error) { return decodeStored(res, kv) },
+		Decode:   func(kv storage.KV) (any, error) { return store.Decode(&res.Resource, kv) },
 		Logger:   w.log.With("resource", res.Plural, "group", res.GVK.Group),
 		OnStorageWatch: func() {
 			w.metrics.initializations.WithLabelValues(group, resource).Inc()

@@ -8,6 +8,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/dnsplane/dnsplane/internal/apiserver/store"
 	"github.com/dnsplane/dnsplane/internal/storage"
 	"github.com/dnsplane/dnsplane/internal/watchcache"
 )
@@ -76,7 +77,7 @@ func TestWatchEventFor(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			typ, obj, err := watchEventFor(res, f, watchcache.NewEvent(tc.ev, func(kv storage.KV) (any, error) { return decodeStored(res, kv) }))
+			typ, obj, err := watchEventFor(res, f, watchcache.NewEvent(tc.ev, func(kv storage.KV) (any, error) { return store.Decode(&res.Resource, kv) }))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -86,7 +87,7 @@ func TestWatchEventFor(t *testing.T) {
 			if obj == nil {
 				return
 			}
-			m := accessor(obj)
+			m := store.Accessor(obj)
 			if m.GetLabels()["sel"] != tc.wantLabel {
 				t.Errorf("sent object labelled sel=%q, want %q", m.GetLabels()["sel"], tc.wantLabel)
 			}

@@ -1,4 +1,4 @@
-package apiserver
+package store
 
 import (
 	"context"
@@ -9,20 +9,21 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apiserver/pkg/admission"
+	kadmission "k8s.io/apiserver/pkg/admission"
 
 	"github.com/dnsplane/dnsplane/internal/registry/rest"
 	"github.com/dnsplane/dnsplane/internal/storage"
 )
 
-// deleteRequest is what a delete asks of one object.
-type deleteRequest struct {
-	pre    *metav1.Preconditions
-	grace  *int64 // DeleteOptions.gracePeriodSeconds; nil when not given
-	dryRun bool
-	// gc is what the delete asks of the object's dependents
+// DeleteOptions are what a delete asks of one object.
+type DeleteOptions struct {
+	Preconditions *metav1.Preconditions
+	// GracePeriod is DeleteOptions.gracePeriodSeconds; nil when not given.
+	GracePeriod *int64
+	DryRun      bool
+	// GC is what the delete asks of the object's dependents
 	// (orphanDependents, propagationPolicy); nil asks nothing.
-	gc *metav1.DeleteOptions
+	GC *metav1.DeleteOptions
 }
 
 // deletion is what a delete does to an object as read.
@@ -51,21 +52,21 @@ const (
 // as gc and the kind's default policy ask (rest.DeletionFinalizers), except
 // while a grace period is pending; an object left with finalizers is
 // marked with grace 0 and stays until an update removes the last one.
-func planDelete(ctx context.Context, res *Resource, obj any, requested *int64, gc *metav1.DeleteOptions, now time.Time) deletion {
-	m := accessor(obj)
+func (s *Store) planDelete(ctx context.Context, obj any, requested *int64, gc *metav1.DeleteOptions, now time.Time) deletion {
+	m := Accessor(obj)
 	if requested != nil && *requested < 0 {
 		// Upstream treats a negative period as 1s on the delete path.
 		one := int64(1)
 		requested = &one
 	}
 	setGCFinalizers := func() bool {
-		changed, fins := rest.DeletionFinalizers(rest.GarbageCollectionPolicy(ctx, res.Strategy), m.GetFinalizers(), gc)
+		changed, fins := rest.DeletionFinalizers(rest.GarbageCollectionPolicy(ctx, s.strategy), m.GetFinalizers(), gc)
 		if changed {
 			m.SetFinalizers(fins)
 		}
 		return changed
 	}
-	if st, ok := res.Strategy.(rest.StagedDeleter); ok {
+	if st, ok := s.strategy.(rest.StagedDeleter); ok {
 		switch st.BeginDelete(obj, gc, now) {
 		case rest.DeleteMarked:
 			return deleteMark
@@ -107,7 +108,7 @@ func planDelete(ctx context.Context, res *Resource, obj any, requested *int64, g
 		}
 		mark(m, deadline, period)
 		graceful = true
-	} else if g, ok := res.Strategy.(rest.GracefulDeleter); ok {
+	} else if g, ok := s.strategy.(rest.GracefulDeleter); ok {
 		period = g.GracePeriod(ctx, obj, requested)
 		mark(m, now.Add(time.Duration(period)*time.Second), period)
 		graceful = true
@@ -147,143 +148,143 @@ func mark(m metav1.Object, deadline time.Time, period int64) {
 // update that leaves no finalizer on an object marked for deletion with no
 // grace period left deletes it instead of storing it, unless the kind's
 // own delete stage still keeps it (a namespace's spec.finalizers).
-func emptiedFinalizers(res *Resource, obj, old any) bool {
-	m, o := accessor(obj), accessor(old)
+func (s *Store) emptiedFinalizers(obj, old any) bool {
+	m, o := Accessor(obj), Accessor(old)
 	if len(m.GetFinalizers()) > 0 || o.GetDeletionTimestamp() == nil {
 		return false
 	}
-	if st, ok := res.Strategy.(rest.StagedDeleter); ok && st.KeepsObject(obj) {
+	if st, ok := s.strategy.(rest.StagedDeleter); ok && st.KeepsObject(obj) {
 		return false
 	}
 	g := o.GetDeletionGracePeriodSeconds()
 	return g == nil || *g == 0
 }
 
-// removeObject deletes obj, read at revision rev, from storage with a
+// remove deletes obj, read at revision rev, from storage with a
 // compare-and-swap, then gives back what the object held.
-func (s *Server) removeObject(ctx context.Context, res *Resource, obj any, rev int64) (any, error) {
-	m := accessor(obj)
-	gone, err := s.store.Delete(ctx, storageKey(res, m.GetNamespace(), m.GetName()), rev)
+func (s *Store) remove(ctx context.Context, obj any, rev int64) (any, error) {
+	m := Accessor(obj)
+	gone, err := s.storage.Delete(ctx, Key(s.resource, m.GetNamespace(), m.GetName()), rev)
 	if err != nil {
-		return nil, storageError(res, m.GetName(), err)
+		return nil, Error(s.resource, m.GetName(), err)
 	}
-	release(ctx, res, obj)
+	s.release(ctx, obj)
 	m.SetResourceVersion(strconv.FormatInt(gone.ModRevision, 10))
-	setTypeMeta(res, obj)
+	SetTypeMeta(s.resource, obj)
 	return obj, nil
 }
 
-// deleteObject deletes one object, or marks it for deletion (planDelete),
+// Delete deletes one object, or marks it for deletion (planDelete),
 // with a compare-and-swap on the revision that was checked; a mark that
 // lost a race with another writer is planned again on the newer object.
 // removed reports that the key is gone (or would be, in a dry run), which
-// decides whether the answer may be a Status (deleteResponse).
-func (s *Server) deleteObject(ctx context.Context, res *Resource, namespace, name string, req deleteRequest) (obj any, removed bool, err error) {
-	if hook, ok := res.Strategy.(rest.DeleteHook); ok {
+// decides whether the answer may be a Status (Response).
+func (s *Store) Delete(ctx context.Context, namespace, name string, opts DeleteOptions) (obj any, removed bool, err error) {
+	if hook, ok := s.strategy.(rest.DeleteHook); ok {
 		if err := hook.CheckDelete(name); err != nil {
 			return nil, false, err
 		}
 	}
-	key := storageKey(res, namespace, name)
+	key := Key(s.resource, namespace, name)
 	for attempt := 0; ; attempt++ {
-		if attempt > 0 && !retryConflict(ctx, attempt) {
-			return nil, false, storageError(res, name, ctx.Err())
+		if attempt > 0 && !RetryConflict(ctx, attempt) {
+			return nil, false, Error(s.resource, name, ctx.Err())
 		}
-		kv, err := s.store.Get(ctx, key)
+		kv, err := s.storage.Get(ctx, key)
 		if err != nil {
-			return nil, false, storageError(res, name, err)
+			return nil, false, Error(s.resource, name, err)
 		}
-		obj, err := decodeStored(res, kv)
+		obj, err := Decode(s.resource, kv)
 		if err != nil {
 			return nil, false, err
 		}
-		if err := s.admit(ctx, admissionRequest(res, admission.Delete, "", namespace, name, nil, obj, req.dryRun)); err != nil {
+		if err := s.admit(ctx, s.admissionRequest(kadmission.Delete, "", namespace, name, nil, obj, opts.DryRun)); err != nil {
 			return nil, false, err
 		}
-		if err := checkPreconditions(res, obj, req.pre); err != nil {
+		if err := s.checkPreconditions(obj, opts.Preconditions); err != nil {
 			return nil, false, err
 		}
-		plan := planDelete(ctx, res, obj, req.grace, req.gc, s.now())
+		plan := s.planDelete(ctx, obj, opts.GracePeriod, opts.GC, s.now())
 		switch {
-		case req.dryRun:
-			setTypeMeta(res, obj)
+		case opts.DryRun:
+			SetTypeMeta(s.resource, obj)
 			return obj, plan == deleteNow || plan == deleteMarkThenRemove, nil
 		case plan == deletePending:
-			setTypeMeta(res, obj)
+			SetTypeMeta(s.resource, obj)
 			return obj, false, nil
 		case plan == deleteNow:
-			gone, err := s.removeObject(ctx, res, obj, kv.ModRevision)
-			if apierrors.IsConflict(err) && req.pre == nil {
+			gone, err := s.remove(ctx, obj, kv.ModRevision)
+			if apierrors.IsConflict(err) && opts.Preconditions == nil {
 				// Written to between the read and the delete (a
 				// finalizer added): plan again on what is there now.
 				continue
 			}
 			return gone, err == nil, err
 		}
-		value, err := encodeForStorage(res, obj)
+		value, err := Encode(s.resource, obj)
 		if err != nil {
 			return nil, false, err
 		}
-		out, err := s.store.Update(ctx, key, value, kv.ModRevision)
-		if errors.Is(err, storage.ErrConflict) && req.pre == nil {
+		out, err := s.storage.Update(ctx, key, value, kv.ModRevision)
+		if errors.Is(err, storage.ErrConflict) && opts.Preconditions == nil {
 			continue
 		}
 		if err != nil {
-			return nil, false, storageError(res, name, err)
+			return nil, false, Error(s.resource, name, err)
 		}
-		accessor(obj).SetResourceVersion(strconv.FormatInt(out.ModRevision, 10))
+		Accessor(obj).SetResourceVersion(strconv.FormatInt(out.ModRevision, 10))
 		if plan == deleteMarkThenRemove {
-			gone, err := s.removeObject(ctx, res, obj, out.ModRevision)
+			gone, err := s.remove(ctx, obj, out.ModRevision)
 			switch {
-			case apierrors.IsConflict(err) && req.pre == nil:
+			case apierrors.IsConflict(err) && opts.Preconditions == nil:
 				// Written to in between: the next round reads it marked
 				// with grace 0 and removes it, as upstream's delete retries.
 				continue
 			case apierrors.IsNotFound(err):
 				// Someone else (a kubelet racing us) removed it: upstream
 				// tolerates that here (kubernetes/kubernetes#19403).
-				setTypeMeta(res, obj)
+				SetTypeMeta(s.resource, obj)
 				return obj, true, nil
 			}
 			return gone, err == nil, err
 		}
-		setTypeMeta(res, obj)
+		SetTypeMeta(s.resource, obj)
 		return obj, false, nil
 	}
 }
 
-// deleteResponse is the body kube-apiserver answers a delete with
+// Response is the body kube-apiserver answers a delete with
 // (k8s.io/apiserver/pkg/registry/generic/registry/store.go, finalizeDelete):
 // an object that is still stored (marked, waiting for finalizers or a
 // grace period) comes back as it is; a removed one too when its kind's
 // store returns deleted objects, otherwise a Status naming it, whose
 // details.kind is the resource, as upstream sets it.
-func deleteResponse(res *Resource, obj any, removed bool) any {
-	if !removed || rest.ReturnsDeletedObject(res.Strategy) {
+func (s *Store) Response(obj any, removed bool) any {
+	if !removed || rest.ReturnsDeletedObject(s.strategy) {
 		return obj
 	}
-	m := accessor(obj)
+	m := Accessor(obj)
 	return &metav1.Status{
 		TypeMeta: metav1.TypeMeta{Kind: "Status", APIVersion: "v1"},
 		Status:   metav1.StatusSuccess,
-		Details:  &metav1.StatusDetails{Name: m.GetName(), Group: res.GVK.Group, Kind: res.Plural, UID: m.GetUID()},
+		Details:  &metav1.StatusDetails{Name: m.GetName(), Group: s.resource.GVK.Group, Kind: s.resource.Plural, UID: m.GetUID()},
 	}
 }
 
 // checkPreconditions is kube-apiserver's 409 for a delete whose UID or
 // resourceVersion precondition the object does not meet.
-func checkPreconditions(res *Resource, obj any, pre *metav1.Preconditions) error {
+func (s *Store) checkPreconditions(obj any, pre *metav1.Preconditions) error {
 	if pre == nil {
 		return nil
 	}
-	m := accessor(obj)
+	m := Accessor(obj)
 	if pre.UID != nil && *pre.UID != m.GetUID() {
 		//nolint:staticcheck // kube-apiserver's exact text, capital included
-		return apierrors.NewConflict(res.GroupResource(), m.GetName(), fmt.Errorf("Precondition failed: UID in precondition: %v, UID in object meta: %v", *pre.UID, m.GetUID()))
+		return apierrors.NewConflict(s.resource.GroupResource(), m.GetName(), fmt.Errorf("Precondition failed: UID in precondition: %v, UID in object meta: %v", *pre.UID, m.GetUID()))
 	}
 	if pre.ResourceVersion != nil && *pre.ResourceVersion != m.GetResourceVersion() {
 		//nolint:staticcheck // kube-apiserver's exact text, capital included
-		return apierrors.NewConflict(res.GroupResource(), m.GetName(), fmt.Errorf("Precondition failed: ResourceVersion in precondition: %v, ResourceVersion in object meta: %v", *pre.ResourceVersion, m.GetResourceVersion()))
+		return apierrors.NewConflict(s.resource.GroupResource(), m.GetName(), fmt.Errorf("Precondition failed: ResourceVersion in precondition: %v, ResourceVersion in object meta: %v", *pre.ResourceVersion, m.GetResourceVersion()))
 	}
 	return nil
 }

@@ -1,4 +1,4 @@
-package apiserver
+package store
 
 import (
 	"context"
@@ -8,9 +8,10 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/utils/ptr"
 
+	"github.com/dnsplane/dnsplane/api"
+	"github.com/dnsplane/dnsplane/internal/registry"
 	"github.com/dnsplane/dnsplane/internal/storage"
 )
 
@@ -19,22 +20,14 @@ import (
 // remove the key, and with what grace.
 func TestPlanDelete(t *testing.T) {
 	t.Parallel()
-	reg := NewRegistry()
-	pods, ok := reg.Lookup(schema.GroupVersionResource{Version: "v1", Resource: "pods"})
-	if !ok {
-		t.Fatal("no pods")
-	}
-	cms, ok := reg.Lookup(schema.GroupVersionResource{Version: "v1", Resource: "configmaps"})
-	if !ok {
-		t.Fatal("no configmaps")
-	}
+	pods, cms := coreStore(t, "pods"), coreStore(t, "configmaps")
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	decode := func(res *Resource, v any) any {
+	decode := func(st *Store, v any) any {
 		b, err := json.Marshal(v)
 		if err != nil {
 			t.Fatal(err)
 		}
-		obj, err := decodeStored(res, storage.KV{Key: "k", Value: b, ModRevision: 5})
+		obj, err := Decode(st.resource, storage.KV{Key: "k", Value: b, ModRevision: 5})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -51,7 +44,7 @@ func TestPlanDelete(t *testing.T) {
 	}
 	for _, tc := range []struct {
 		name      string
-		res       *Resource
+		res       *Store
 		obj       any
 		requested *int64
 		want      deletion
@@ -71,10 +64,10 @@ func TestPlanDelete(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			if got := planDelete(context.Background(), tc.res, tc.obj, tc.requested, nil, now); got != tc.want {
+			if got := tc.res.planDelete(context.Background(), tc.obj, tc.requested, nil, now); got != tc.want {
 				t.Errorf("plan %d, want %d", got, tc.want)
 			}
-			m := accessor(tc.obj)
+			m := Accessor(tc.obj)
 			if g := m.GetDeletionGracePeriodSeconds(); (g == nil) != (tc.wantGrace == nil) || (g != nil && *g != *tc.wantGrace) {
 				t.Errorf("deletionGracePeriodSeconds %v, want %v", ptr.Deref(g, -1), ptr.Deref(tc.wantGrace, -1))
 			}
@@ -92,11 +85,7 @@ func TestPlanDelete(t *testing.T) {
 // written, no change is not.
 func TestPlanDeleteGarbageCollection(t *testing.T) {
 	t.Parallel()
-	reg := NewRegistry()
-	cms, ok := reg.Lookup(schema.GroupVersionResource{Version: "v1", Resource: "configmaps"})
-	if !ok {
-		t.Fatal("no configmaps")
-	}
+	cms := coreStore(t, "configmaps")
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	policy := func(p metav1.DeletionPropagation) *metav1.DeleteOptions {
 		return &metav1.DeleteOptions{PropagationPolicy: &p}
@@ -125,9 +114,46 @@ func TestPlanDeleteGarbageCollection(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			if got := planDelete(context.Background(), cms, tc.obj, nil, tc.gc, now); got != tc.want {
+			if got := cms.planDelete(context.Background(), tc.obj, nil, tc.gc, now); got != tc.want {
 				t.Errorf("plan %d, want %d", got, tc.want)
 			}
 		})
 	}
+}
+
+// coreStore is the store of the core kind plural, with offline strategies
+// and no storage: enough to plan deletes.
+func coreStore(t testing.TB, plural string) *Store {
+	t.Helper()
+	strategies := registry.Strategies(registry.Config{})
+	for _, r := range api.Resources() {
+		if r.GVK.Group == "" && r.Plural == plural {
+			return New(Config{Resource: &r, Strategy: strategies[r.GVK.GroupKind()]})
+		}
+	}
+	t.Fatalf("no %s", plural)
+	return nil
+}
+
+// FuzzPlanDelete: whatever delete options the handlers accept, the plan
+// is one of the four and never a panic, for a kind with finalizers.
+func FuzzPlanDelete(f *testing.F) {
+	f.Add(int64(0), "Orphan", false, false)
+	f.Add(int64(-1), "Foreground", true, true)
+	f.Add(int64(30), "", true, false)
+	cms := coreStore(f, "configmaps")
+	f.Fuzz(func(t *testing.T, grace int64, propagation string, setOrphan, orphan bool) {
+		opts := &metav1.DeleteOptions{GracePeriodSeconds: &grace}
+		if propagation != "" {
+			p := metav1.DeletionPropagation(propagation)
+			opts.PropagationPolicy = &p
+		}
+		if setOrphan {
+			opts.OrphanDependents = &orphan //nolint:staticcheck // SA1019: the deprecated field is still honoured
+		}
+		obj := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "c", Finalizers: []string{metav1.FinalizerOrphanDependents}}}
+		if got := cms.planDelete(context.Background(), obj, opts.GracePeriodSeconds, opts, time.Unix(0, 0)); got < deleteNow || got > deleteMarkThenRemove {
+			t.Fatalf("plan %d", got)
+		}
+	})
 }
