@@ -358,7 +358,7 @@ func Start(ctx context.Context, c Config) (*ControlPlane, error) {
 		// loopback; kube-controller-manager's set (`up`) is
 		// system:kube-controller-manager, each controller its service
 		// account (docs/controllers.md#identities).
-		comp := &controllers.Component{Config: loopbackConfig, Logger: log.With("component", "controllers"), Options: ctl}
+		comp := &controllers.Manager{Config: loopbackConfig, Logger: log.With("component", "controllers"), Options: ctl}
 		if ctl.UseServiceAccountCredentials {
 			path := filepath.Join(c.DataDir, "pki", "controller-manager.kubeconfig")
 			if err := pki.WriteRoleKubeconfig(path, cp.URL, bundle, pki.ControllerManagerUser, nil); err != nil {
@@ -376,7 +376,7 @@ func Start(ctx context.Context, c Config) (*ControlPlane, error) {
 		if err := pki.WriteRoleKubeconfig(schedulerKubeconfig, cp.URL, bundle, pki.SchedulerUser, nil); err != nil {
 			return nil, errors.Join(fmt.Errorf("scheduler credentials: %w", err), cp.Stop())
 		}
-		cp.launchReported(c.Progress, &scheduler.Component{Kubeconfig: schedulerKubeconfig, Logger: log.With("component", "scheduler")})
+		cp.launchReported(c.Progress, &scheduler.Scheduler{Kubeconfig: schedulerKubeconfig, Logger: log.With("component", "scheduler")})
 	}
 	cp.launch(&apiServerControllers{loopback: loopbackConfig, clientCA: bundle.CACertPEM, namespaces: SystemNamespaces()})
 	if advertise, err := advertiseAddress(c.AdvertiseAddress, c.BindAddress); err != nil {
