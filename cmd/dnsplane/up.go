@@ -11,7 +11,7 @@ import (
 	"github.com/dnsplane/dnsplane/internal/controlplane"
 	"github.com/dnsplane/dnsplane/internal/controlplane/agentrole"
 	"github.com/dnsplane/dnsplane/internal/controlplane/dnsroles"
-	"github.com/dnsplane/dnsplane/internal/controlplane/nodeplan"
+	"github.com/dnsplane/dnsplane/internal/nodeplan"
 	"github.com/dnsplane/dnsplane/internal/controlplane/nodepower"
 	"github.com/dnsplane/dnsplane/internal/controlplane/operatorrole"
 	"github.com/dnsplane/dnsplane/internal/upctl"

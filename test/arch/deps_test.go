@@ -65,6 +65,11 @@ func TestDependencyRule(t *testing.T) {
 		{"internal/apiserver/...", []string{"internal/controlplane", "internal/coredns", "cmd/"}, "the API server does not know the roles beside it"},
 		{"internal/watchcache/...", []string{"internal/apiserver", "internal/registry", "internal/controlplane"}, "the watch cache takes a source, a decoder and an index function"},
 		{"plugin/...", []string{"internal/"}, "our plugins are for anyone building CoreDNS"},
+		{"internal/nodeplan/...", []string{"internal/"}, "a leaf: up's assembly plans the nodes and dnsplane exec finds their files with it"},
+		{"internal/podexec/...", []string{"internal/controlplane", "cmd/"}, "dnsplane exec reads what up wrote, through nodeplan, without linking the control plane"},
+		{"internal/leaderelect/...", []string{"internal/"}, "a leaf over client-go's leaderelection"},
+		{"internal/controllers/...", []string{"internal/controlplane", "internal/apiserver", "cmd/"}, "the controllers are API clients; their role in internal/controlplane assembles them"},
+		{"internal/scheduler/...", []string{"internal/controlplane", "internal/apiserver", "cmd/"}, "the scheduler is an API client; its role in internal/controlplane assembles it"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.pattern, func(t *testing.T) {
