@@ -21,18 +21,23 @@ import (
 	"github.com/dnsplane/dnsplane/internal/apiserver"
 	"github.com/dnsplane/dnsplane/internal/authz"
 	"github.com/dnsplane/dnsplane/internal/cliexit"
+	"github.com/dnsplane/dnsplane/internal/controllers"
 	"github.com/dnsplane/dnsplane/internal/controlplane"
+	"github.com/dnsplane/dnsplane/internal/controlplane/controllersrole"
 	"github.com/dnsplane/dnsplane/internal/features"
 	"github.com/dnsplane/dnsplane/internal/startlog"
 )
 
 // apiServerFlags are the flags shared by `apiserver` and `up`.
 type apiServerFlags struct {
-	c        controlplane.Config
-	limits   apiserver.Limits
-	gates    string
-	logLevel string
-	verbose  bool
+	c controlplane.Config
+	// controllers are the in-process controllers' flags
+	// (registerControllerFlags), which their role takes.
+	controllers controllers.Options
+	limits      apiserver.Limits
+	gates       string
+	logLevel    string
+	verbose     bool
 	// started lets the logs below warnings through once the banner is
 	// out (internal/startlog); nil with -v.
 	started func()
@@ -172,7 +177,10 @@ On first start it writes a CA, a serving certificate, an admin token and an
 admin kubeconfig (<data-dir>/kubeconfig) that kubectl can use as is.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			c, err := a.config(cmd)
+			// What kube-apiserver leaves to kube-controller-manager, in
+			// this process: by default emptying a Terminating namespace and
+			// collecting an owner's dependents (docs/apiserver.md, "Deletion").
+			c, err := a.config(cmd, controllersrole.New(a.controllers))
 			if err != nil {
 				return err
 			}
@@ -180,7 +188,7 @@ admin kubeconfig (<data-dir>/kubeconfig) that kubectl can use as is.`,
 		},
 	}
 	a.register(cmd.Flags())
-	registerControllerFlags(cmd.Flags(), &a.c.Controllers, controlplane.DeletionControllers)
+	registerControllerFlags(cmd.Flags(), &a.controllers, controllersrole.DeletionControllers())
 	return cmd
 }
 

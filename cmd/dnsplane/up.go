@@ -4,16 +4,19 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/dnsplane/dnsplane/internal/controlplane"
 	"github.com/dnsplane/dnsplane/internal/controlplane/agentrole"
+	"github.com/dnsplane/dnsplane/internal/controlplane/controllersrole"
 	"github.com/dnsplane/dnsplane/internal/controlplane/dnsroles"
-	"github.com/dnsplane/dnsplane/internal/nodeplan"
 	"github.com/dnsplane/dnsplane/internal/controlplane/nodepower"
 	"github.com/dnsplane/dnsplane/internal/controlplane/operatorrole"
+	"github.com/dnsplane/dnsplane/internal/controlplane/schedulerrole"
+	"github.com/dnsplane/dnsplane/internal/nodeplan"
 	"github.com/dnsplane/dnsplane/internal/upctl"
 	"github.com/dnsplane/dnsplane/internal/upstate"
 )
@@ -111,7 +114,7 @@ component in order within a few seconds; a second one forces the exit
 	}
 	f := cmd.Flags()
 	u.api.register(f)
-	registerControllerFlags(f, &u.api.c.Controllers, []string{"*"})
+	registerControllerFlags(f, &u.api.controllers, []string{"*"})
 	f.StringVar(&u.dnsListen, "dns-listen", defaultDNSListen, "ADDR:PORT the cluster DNS serves on")
 	f.StringVar(&u.nodeCacheListen, "nodecache-listen", defaultNodeCacheListen, `ADDR:PORT the node cache serves on ("" for no node cache)`)
 	f.StringVar(&u.nodeCacheMetric, "nodecache-metrics", "", "ADDR:PORT for the node cache's Prometheus metrics (off when empty)")
@@ -150,6 +153,11 @@ func (u *upFlags) run(cmd *cobra.Command) error {
 	if err != nil {
 		return err
 	}
+	// Each controller as its own service account, as kubeadm runs
+	// kube-controller-manager (docs/controllers.md#identities).
+	ctl := u.api.controllers
+	ctl.UseServiceAccountCredentials = true
+	c.Roles = append(c.Roles, controllersrole.New(ctl), schedulerrole.New())
 	nodes, err := nodeplan.Plan(c.DataDir, nodeplan.Flags{Nodes: u.nodes, NodeName: u.nodeName, NodeNameSet: cmd.Flags().Changed("node-name"),
 		PodCIDR: u.podCIDR, PodCIDRSet: cmd.Flags().Changed("pod-cidr")})
 	if err != nil {
@@ -216,24 +224,20 @@ func (u *upFlags) run(cmd *cobra.Command) error {
 		return err
 	}
 	c.ClusterDomain = u.clusterDomain
-	c.Scheduler = true
-	// Each controller as its own service account, as kubeadm runs
-	// kube-controller-manager (docs/controllers.md#identities).
-	c.Controllers.UseServiceAccountCredentials = true
 	serviceRange := c.ServiceClusterIPRange
 	if serviceRange == "" {
 		serviceRange = defaultServiceRange
 	}
 	op := operatorrole.New(operatorrole.Config{ServiceRange: serviceRange, Render: ro, Checker: checker, Instances: dnsRoles.ClusterDNS(),
 		HealthInterval: u.operatorHealthInterval})
-	c.Roles = append([]controlplane.Role{op}, c.Roles...)
+	c.Roles = slices.Insert(c.Roles, 2, controlplane.Role(op))
 	// The agents come last: pods' resolv.conf names their node's cache
 	// and then the cluster DNS where they ended up serving (docs/agent.md).
 	for i, n := range nodes {
 		ac := agentrole.Config{
 			NodeName: n.Name, ClusterDomain: u.clusterDomain, ResolvConf: u.resolvConf, PodCIDR: n.PodCIDR, StateDir: n.StateDir,
 			Gate:               switches[n.Name].Gate,
-			LeaseRenewInterval: agentrole.RenewIntervalFor(c.Controllers.NodeMonitorGracePeriod),
+			LeaseRenewInterval: agentrole.RenewIntervalFor(ctl.NodeMonitorGracePeriod),
 			DNS: func() []string {
 				var addrs []string
 				if nc := dnsRoles.NodeCacheListenOf(i); nc != "" {

@@ -23,6 +23,7 @@ import (
 
 	"github.com/dnsplane/dnsplane/internal/controllers"
 	"github.com/dnsplane/dnsplane/internal/controlplane"
+	"github.com/dnsplane/dnsplane/internal/controlplane/controllersrole"
 	"github.com/dnsplane/dnsplane/internal/leaderelect"
 )
 
@@ -33,7 +34,7 @@ func startControlPlane(t *testing.T, selection []string) (*controlplane.ControlP
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	cp, err := controlplane.Start(ctx, controlplane.Config{DataDir: t.TempDir(), ShutdownTimeout: 10 * time.Second,
-		Controllers: controllers.Options{Controllers: selection}})
+		Roles: []controlplane.Role{controllersrole.New(controllers.Options{Controllers: selection})}})
 	if err != nil {
 		t.Fatal(err)
 	}
