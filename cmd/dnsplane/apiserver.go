@@ -59,7 +59,7 @@ func (a *apiServerFlags) register(f *pflag.FlagSet) {
 	f.StringVar(&c.EtcdPrefix, "etcd-prefix", "/registry", "key prefix of every object in etcd")
 	f.DurationVar(&c.EtcdReadyTimeout, "etcd-ready-timeout", 60*time.Second, "how long the embedded etcd may take to start before start-up fails")
 	f.DurationVar(&c.CompactionInterval, "etcd-compaction-interval", 5*time.Minute, "how often old etcd revisions are compacted, as kube-apiserver")
-	f.StringVar(&c.ServiceClusterIPRange, "service-cluster-ip-range", "10.96.0.0/12", "CIDR Service cluster IPs are allocated from")
+	f.StringVar(&c.ServiceClusterIPRange, "service-cluster-ip-range", controlplane.DefaultServiceClusterIPRange, "CIDR Service cluster IPs are allocated from")
 	f.StringVar(&c.ServiceNodePortRange, "service-node-port-range", "30000-32767", "the ports NodePort and LoadBalancer Services get their node ports from (MIN-MAX or BASE+SIZE); up runs no kube-proxy, so nothing listens on them")
 	f.StringVar(&c.TokenAuthFile, "token-auth-file", "", `extra bearer tokens, one "token,user,uid,\"group1,group2\"" per line`)
 	f.StringSliceVar(&c.AuthorizationModes, "authorization-mode", authz.DefaultModes(),

@@ -28,6 +28,10 @@ import (
 	"github.com/dnsplane/dnsplane/internal/portalloc"
 )
 
+// DefaultServiceClusterIPRange is --service-cluster-ip-range's default,
+// kubeadm's.
+const DefaultServiceClusterIPRange = "10.96.0.0/12"
+
 // Config is what `dnsplane apiserver` and `dnsplane up` run. Field comments
 // name the flag each comes from, because errors name it too.
 type Config struct {
@@ -128,7 +132,7 @@ func (c Config) withDefaults() Config {
 		c.ServiceNodePortRange = portalloc.DefaultRange
 	}
 	if c.ServiceClusterIPRange == "" {
-		c.ServiceClusterIPRange = "10.96.0.0/12"
+		c.ServiceClusterIPRange = DefaultServiceClusterIPRange
 	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)

@@ -90,7 +90,8 @@ func TestDependencyRule(t *testing.T) {
 }
 
 // TestCmdOnlyWires: cmd/ maps flags to the packages that do the work and
-// never reaches past them into what they are built on. The PKI is set up
+// never reaches past them into what they are built on, nor assembles
+// `up`'s roles itself. The PKI is set up
 // by internal/controlplane and named by the packages that use it
 // (internal/podserver.APIServerClient), so cmd/ imports neither directly.
 func TestCmdOnlyWires(t *testing.T) {
@@ -114,6 +115,15 @@ func TestCmdOnlyWires(t *testing.T) {
 			for _, forbidden := range []string{"internal/pki", "internal/storage", "internal/authn"} {
 				if imp == module+forbidden {
 					t.Errorf("%s imports %s: cmd/ only wires flags to the packages that do the work", strings.TrimPrefix(p.ImportPath, module), forbidden)
+				}
+			}
+			// Which roles `up` runs, for which nodes, in which order, is
+			// internal/controlplane/up's to decide (docs/architecture.md,
+			// "Assembly and the dependency rule").
+			for _, forbidden := range []string{"internal/controlplane/agentrole", "internal/controlplane/operatorrole",
+				"internal/controlplane/schedulerrole", "internal/controlplane/nodepower"} {
+				if imp == module+forbidden {
+					t.Errorf("%s imports %s: up's roles are assembled by internal/controlplane/up", strings.TrimPrefix(p.ImportPath, module), forbidden)
 				}
 			}
 		}
