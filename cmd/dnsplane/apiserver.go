@@ -21,18 +21,23 @@ import (
 	"github.com/dnsplane/dnsplane/internal/apiserver"
 	"github.com/dnsplane/dnsplane/internal/authz"
 	"github.com/dnsplane/dnsplane/internal/cliexit"
+	"github.com/dnsplane/dnsplane/internal/controllers"
 	"github.com/dnsplane/dnsplane/internal/controlplane"
+	"github.com/dnsplane/dnsplane/internal/controlplane/controllersrole"
 	"github.com/dnsplane/dnsplane/internal/features"
 	"github.com/dnsplane/dnsplane/internal/startlog"
 )
 
 // apiServerFlags are the flags shared by `apiserver` and `up`.
 type apiServerFlags struct {
-	c        controlplane.Config
-	limits   apiserver.Limits
-	gates    string
-	logLevel string
-	verbose  bool
+	c controlplane.Config
+	// controllers are the in-process controllers' flags
+	// (registerControllerFlags), which their role takes.
+	controllers controllers.Options
+	limits      apiserver.Limits
+	gates       string
+	logLevel    string
+	verbose     bool
 	// started lets the logs below warnings through once the banner is
 	// out (internal/startlog); nil with -v.
 	started func()
@@ -54,7 +59,7 @@ func (a *apiServerFlags) register(f *pflag.FlagSet) {
 	f.StringVar(&c.EtcdPrefix, "etcd-prefix", "/registry", "key prefix of every object in etcd")
 	f.DurationVar(&c.EtcdReadyTimeout, "etcd-ready-timeout", 60*time.Second, "how long the embedded etcd may take to start before start-up fails")
 	f.DurationVar(&c.CompactionInterval, "etcd-compaction-interval", 5*time.Minute, "how often old etcd revisions are compacted, as kube-apiserver")
-	f.StringVar(&c.ServiceClusterIPRange, "service-cluster-ip-range", "10.96.0.0/12", "CIDR Service cluster IPs are allocated from")
+	f.StringVar(&c.ServiceClusterIPRange, "service-cluster-ip-range", controlplane.DefaultServiceClusterIPRange, "CIDR Service cluster IPs are allocated from")
 	f.StringVar(&c.ServiceNodePortRange, "service-node-port-range", "30000-32767", "the ports NodePort and LoadBalancer Services get their node ports from (MIN-MAX or BASE+SIZE); up runs no kube-proxy, so nothing listens on them")
 	f.StringVar(&c.TokenAuthFile, "token-auth-file", "", `extra bearer tokens, one "token,user,uid,\"group1,group2\"" per line`)
 	f.StringSliceVar(&c.AuthorizationModes, "authorization-mode", authz.DefaultModes(),
@@ -172,7 +177,10 @@ On first start it writes a CA, a serving certificate, an admin token and an
 admin kubeconfig (<data-dir>/kubeconfig) that kubectl can use as is.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			c, err := a.config(cmd)
+			// What kube-apiserver leaves to kube-controller-manager, in
+			// this process: by default emptying a Terminating namespace and
+			// collecting an owner's dependents (docs/apiserver.md, "Deletion").
+			c, err := a.config(cmd, controllersrole.New(a.controllers))
 			if err != nil {
 				return err
 			}
@@ -180,7 +188,7 @@ admin kubeconfig (<data-dir>/kubeconfig) that kubectl can use as is.`,
 		},
 	}
 	a.register(cmd.Flags())
-	registerControllerFlags(cmd.Flags(), &a.c.Controllers, controlplane.DeletionControllers)
+	registerControllerFlags(cmd.Flags(), &a.controllers, controllersrole.DeletionControllers())
 	return cmd
 }
 

@@ -18,7 +18,7 @@ func registerControllerFlags(f *pflag.FlagSet, o *controllers.Options, def []str
 }
 
 func newControllersCommand() *cobra.Command {
-	var c controllers.Component
+	var c controllers.Manager
 	var logLevel string
 	var list bool
 	cmd := &cobra.Command{

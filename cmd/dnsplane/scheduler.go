@@ -30,7 +30,7 @@ metrics, healthz or configz. See docs/controllers.md.`,
 			if err != nil {
 				return &exitError{code: exitUsage, msg: err.Error()}
 			}
-			c := &scheduler.Component{Kubeconfig: kubeconfig, Logger: logger, LeaderElect: leaderElect}
+			c := &scheduler.Scheduler{Kubeconfig: kubeconfig, Logger: logger, LeaderElect: leaderElect}
 			if err := c.Run(cmd.Context()); err != nil {
 				// A lost lease is not a usage error; kube-scheduler exits 1.
 				return &exitError{code: exitInvalid, msg: err.Error()}

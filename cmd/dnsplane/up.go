@@ -2,25 +2,15 @@ package main
 
 import (
 	"errors"
-	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/dnsplane/dnsplane/internal/controlplane"
-	"github.com/dnsplane/dnsplane/internal/controlplane/agentrole"
 	"github.com/dnsplane/dnsplane/internal/controlplane/dnsroles"
-	"github.com/dnsplane/dnsplane/internal/controlplane/nodeplan"
-	"github.com/dnsplane/dnsplane/internal/controlplane/nodepower"
-	"github.com/dnsplane/dnsplane/internal/controlplane/operatorrole"
-	"github.com/dnsplane/dnsplane/internal/upctl"
-	"github.com/dnsplane/dnsplane/internal/upstate"
+	"github.com/dnsplane/dnsplane/internal/controlplane/up"
+	"github.com/dnsplane/dnsplane/internal/nodeplan"
 )
-
-// defaultServiceRange is the control plane's default
-// --service-cluster-ip-range (controlplane.Config).
-const defaultServiceRange = "10.96.0.0/12"
 
 // defaultNodeName is the Node `up`'s agent registers: fixed rather than
 // the host name (kubelet's default), so that manifests in docs/ and
@@ -111,7 +101,7 @@ component in order within a few seconds; a second one forces the exit
 	}
 	f := cmd.Flags()
 	u.api.register(f)
-	registerControllerFlags(f, &u.api.c.Controllers, []string{"*"})
+	registerControllerFlags(f, &u.api.controllers, []string{"*"})
 	f.StringVar(&u.dnsListen, "dns-listen", defaultDNSListen, "ADDR:PORT the cluster DNS serves on")
 	f.StringVar(&u.nodeCacheListen, "nodecache-listen", defaultNodeCacheListen, `ADDR:PORT the node cache serves on ("" for no node cache)`)
 	f.StringVar(&u.nodeCacheMetric, "nodecache-metrics", "", "ADDR:PORT for the node cache's Prometheus metrics (off when empty)")
@@ -135,165 +125,43 @@ func (u *upFlags) run(cmd *cobra.Command) error {
 	if err != nil {
 		return err
 	}
-	dns := dnsroles.Config{
-		Listen:           u.dnsListen,
-		ListenDefault:    !cmd.Flags().Changed("dns-listen"),
-		NodeCacheListen:  u.nodeCacheListen,
-		NodeCacheDefault: !cmd.Flags().Changed("nodecache-listen"),
-		NodeCacheMetrics: u.nodeCacheMetric,
-		ClusterDomain:    u.clusterDomain,
-		OptionCode:       u.optionCode,
-		Upstreams:        upstreams,
-		HostSearch:       search,
-	}
 	c, err := u.api.config(cmd)
 	if err != nil {
 		return err
 	}
-	nodes, err := nodeplan.Plan(c.DataDir, nodeplan.Flags{Nodes: u.nodes, NodeName: u.nodeName, NodeNameSet: cmd.Flags().Changed("node-name"),
-		PodCIDR: u.podCIDR, PodCIDRSet: cmd.Flags().Changed("pod-cidr")})
+	checker, err := selfChecker()
 	if err != nil {
-		return &exitError{code: exitUsage, msg: err.Error()}
+		return err
 	}
-	// Each node is a switch its node cache and agent run behind, which
-	// `dnsplane node stop|start` flips through the control socket.
-	switches := make(map[string]*nodepower.Switch, len(nodes))
-	var socketNodes []upctl.Node
-	for _, n := range nodes {
-		sw := nodepower.New(n.Name)
-		switches[n.Name] = sw
-		socketNodes = append(socketNodes, sw)
-	}
-	if len(nodes) > 1 {
-		for _, n := range nodes {
-			dns.NodeNames = append(dns.NodeNames, n.Name)
-		}
-	}
-	dns.Gate = func(node string, comp controlplane.Component) controlplane.Component {
-		if node == "" {
-			node = nodes[0].Name
-		}
-		return switches[node].Gate(comp)
-	}
-	dnsRoles := dnsroles.New(dns)
-	c.Roles = append(c.Roles, dnsRoles)
-	// Bad flags are refused before anything is probed or logged
-	// (docs/apiserver.md); only then are the DNS addresses probed, before
-	// etcd starts, so that a refused address leaves nothing behind.
-	if err := c.Validate(); err != nil {
-		return &exitError{code: exitUsage, msg: err.Error()}
-	}
-	// The data dir is claimed before any address is probed or bound, so
-	// that a second `up` on it names the first one's pid instead of
-	// blaming a port both would use (issue 29). The control plane takes
-	// the lock over; until then, every refusal here gives it back.
-	lock, err := controlplane.ClaimDataDir(c.DataDir, c.Logger)
+	flags := cmd.Flags()
+	c, err = up.Assemble(up.Config{
+		ControlPlane: c,
+		Controllers:  u.api.controllers,
+		DNS: dnsroles.Config{
+			Listen:           u.dnsListen,
+			ListenDefault:    !flags.Changed("dns-listen"),
+			NodeCacheListen:  u.nodeCacheListen,
+			NodeCacheDefault: !flags.Changed("nodecache-listen"),
+			NodeCacheMetrics: u.nodeCacheMetric,
+			ClusterDomain:    u.clusterDomain,
+			OptionCode:       u.optionCode,
+			Upstreams:        upstreams,
+			HostSearch:       search,
+		},
+		Nodes: nodeplan.Flags{Nodes: u.nodes, NodeName: u.nodeName, NodeNameSet: flags.Changed("node-name"),
+			PodCIDR: u.podCIDR, PodCIDRSet: flags.Changed("pod-cidr")},
+		ResolvConf:             u.resolvConf,
+		Checker:                checker,
+		OperatorHealthInterval: u.operatorHealthInterval,
+		StopDelay:              u.stopDelay,
+		Version:                dnsplaneVersion(),
+		Started:                started,
+	})
 	if _, ok := errors.AsType[*controlplane.ConfigError](err); ok {
 		return &exitError{code: exitUsage, msg: err.Error()}
 	}
 	if err != nil {
 		return &exitError{code: exitInvalid, msg: err.Error()}
 	}
-	handedOver := false
-	defer func() {
-		if !handedOver {
-			_ = lock.Release(false)
-		}
-	}()
-	c.DataDirLock = lock
-	if err := dnsRoles.ChooseAddresses(c.Logger); err != nil {
-		return &exitError{code: exitInvalid, msg: err.Error()}
-	}
-	// The DNS operator renders the cluster DNS's Corefile with `up`'s DNS
-	// flags and publishes it before the cluster DNS starts serving it: its
-	// role comes first (docs/dns-operator.md, "In dnsplane up").
-	ro, err := dnsRoles.RenderOptions()
-	if err != nil {
-		return &exitError{code: exitUsage, msg: err.Error()}
-	}
-	checker, err := selfChecker()
-	if err != nil {
-		return err
-	}
-	c.ClusterDomain = u.clusterDomain
-	c.Scheduler = true
-	// Each controller as its own service account, as kubeadm runs
-	// kube-controller-manager (docs/controllers.md#identities).
-	c.Controllers.UseServiceAccountCredentials = true
-	serviceRange := c.ServiceClusterIPRange
-	if serviceRange == "" {
-		serviceRange = defaultServiceRange
-	}
-	op := operatorrole.New(operatorrole.Config{ServiceRange: serviceRange, Render: ro, Checker: checker, Instances: dnsRoles.ClusterDNS(),
-		HealthInterval: u.operatorHealthInterval})
-	c.Roles = append([]controlplane.Role{op}, c.Roles...)
-	// The agents come last: pods' resolv.conf names their node's cache
-	// and then the cluster DNS where they ended up serving (docs/agent.md).
-	for i, n := range nodes {
-		ac := agentrole.Config{
-			NodeName: n.Name, ClusterDomain: u.clusterDomain, ResolvConf: u.resolvConf, PodCIDR: n.PodCIDR, StateDir: n.StateDir,
-			Gate:               switches[n.Name].Gate,
-			LeaseRenewInterval: agentrole.RenewIntervalFor(c.Controllers.NodeMonitorGracePeriod),
-			DNS: func() []string {
-				var addrs []string
-				if nc := dnsRoles.NodeCacheListenOf(i); nc != "" {
-					addrs = append(addrs, nc)
-				}
-				return append(addrs, dnsRoles.Listen())
-			},
-		}
-		if len(nodes) > 1 {
-			ac.Named, ac.CertDir = true, filepath.Join(n.StateDir, "pki")
-		}
-		c.Roles = append(c.Roles, agentrole.New(ac))
-	}
-	// up.json is read once the DNS roles have started, when every
-	// address is settled (moved defaults included).
-	state := func(cl controlplane.Cluster) upstate.State {
-		s := upstate.State{SchemaVersion: upstate.SchemaVersion, PID: os.Getpid(), StartTime: started.UTC().Truncate(time.Second),
-			Version: dnsplaneVersion(), DataDir: cl.DataDir, APIServer: cl.URL, Kubeconfig: cl.Kubeconfig,
-			ClusterDomain: u.clusterDomain, ClusterDNS: dnsRoles.Listen()}
-		for i, n := range nodes {
-			s.Nodes = append(s.Nodes, upstate.Node{Name: n.Name, NodeCache: dnsRoles.NodeCacheListenOf(i), StateDir: n.StateDir, PodCIDR: n.PodCIDR})
-		}
-		return s
-	}
-	// Nothing below refuses: from here the control plane owns the lock.
-	handedOver = true
-	c.Roles = append(c.Roles, &controlSocketRole{nodes: socketNodes, state: state})
-	if u.stopDelay > 0 {
-		c.Roles = append(c.Roles, stopDelayRole{d: u.stopDelay})
-	}
 	return runControlPlane(cmd, c, u.api.started)
-}
-
-// controlSocketRole serves <data-dir>/up.sock, through which `dnsplane
-// node stop|start` and `dnsplane status` reach this `up` (internal/upctl),
-// and then publishes <data-dir>/up.json (internal/upstate). It starts
-// last, once every node runs, and so stops first: up.json goes as soon as
-// a clean stop begins.
-type controlSocketRole struct {
-	nodes []upctl.Node
-	state func(controlplane.Cluster) upstate.State
-}
-
-func (r *controlSocketRole) Validate() error { return nil }
-
-func (r *controlSocketRole) Components(cl controlplane.Cluster) ([]controlplane.Component, error) {
-	components := func() []upctl.ComponentStatus {
-		var out []upctl.ComponentStatus
-		for _, c := range cl.Components() {
-			st := upctl.ComponentStatus{Name: c.Name, Running: c.Running}
-			if c.Err != nil {
-				st.Error = c.Err.Error()
-			}
-			out = append(out, st)
-		}
-		return out
-	}
-	log := cl.Logger.With("component", "control-socket")
-	return []controlplane.Component{
-		&upctl.Server{DataDir: cl.DataDir, Nodes: r.nodes, Components: components, Logger: log},
-		&upstate.Publisher{DataDir: cl.DataDir, State: func() upstate.State { return r.state(cl) }, Logger: log},
-	}, nil
 }

@@ -23,6 +23,8 @@ import (
 
 	"github.com/dnsplane/dnsplane/internal/controllers"
 	"github.com/dnsplane/dnsplane/internal/controlplane"
+	"github.com/dnsplane/dnsplane/internal/controlplane/controllersrole"
+	"github.com/dnsplane/dnsplane/internal/leaderelect"
 )
 
 // startControlPlane is a control plane of the test's own running the
@@ -32,7 +34,7 @@ func startControlPlane(t *testing.T, selection []string) (*controlplane.ControlP
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	cp, err := controlplane.Start(ctx, controlplane.Config{DataDir: t.TempDir(), ShutdownTimeout: 10 * time.Second,
-		Controllers: controllers.Options{Controllers: selection}})
+		Roles: []controlplane.Role{controllersrole.New(controllers.Options{Controllers: selection})}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -134,7 +136,7 @@ func newCSR(t *testing.T) *certificatesv1.CertificateSigningRequest {
 func TestLeaderElection(t *testing.T) {
 	t.Parallel()
 	cp, c := startControlPlane(t, []string{})
-	fast := &controllers.LeaseDurations{Lease: 3 * time.Second, RenewDeadline: 2 * time.Second, Retry: 200 * time.Millisecond}
+	fast := leaderelect.Durations{Lease: 3 * time.Second, RenewDeadline: 2 * time.Second, Retry: 200 * time.Millisecond}
 	type replica struct {
 		cancel context.CancelFunc
 		done   chan error
@@ -142,7 +144,7 @@ func TestLeaderElection(t *testing.T) {
 	start := func() replica {
 		ctx, cancel := context.WithCancel(context.Background())
 		r := replica{cancel: cancel, done: make(chan error, 1)}
-		comp := &controllers.Component{Kubeconfig: cp.Kubeconfig, Logger: slog.New(slog.DiscardHandler), LeaderElect: true, LeaseDurations: fast,
+		comp := &controllers.Manager{Kubeconfig: cp.Kubeconfig, Logger: slog.New(slog.DiscardHandler), LeaderElect: true, LeaseDurations: fast,
 			Options: controllers.Options{Controllers: []string{"serviceaccount-controller"}}}
 		go func() { r.done <- comp.Run(ctx) }()
 		return r

@@ -27,7 +27,6 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
-	"github.com/google/uuid"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -40,13 +39,12 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/restmapper"
 	"k8s.io/client-go/tools/clientcmd"
-	"k8s.io/client-go/tools/leaderelection"
-	"k8s.io/client-go/tools/leaderelection/resourcelock"
 	"k8s.io/controller-manager/pkg/clientbuilder"
 	"k8s.io/controller-manager/pkg/informerfactory"
 	"k8s.io/klog/v2"
 	kcmconfig "k8s.io/kubernetes/pkg/controller/apis/config"
 
+	"github.com/dnsplane/dnsplane/internal/leaderelect"
 	"github.com/dnsplane/dnsplane/internal/shutdownlog"
 )
 
@@ -158,10 +156,11 @@ type Options struct {
 	UseServiceAccountCredentials bool
 }
 
-// Component runs the selected controllers against the API server of a
-// kubeconfig: the `dnsplane controllers` command and a control plane
-// component (internal/controlplane).
-type Component struct {
+// Manager runs the selected controllers against the API server of a
+// kubeconfig, as kube-controller-manager does: the `dnsplane controllers`
+// command, and the controllers role of `up` and `apiserver`
+// (internal/controlplane/controllersrole).
+type Manager struct {
 	Kubeconfig string
 	// Config, when set, is used instead of Kubeconfig (the API server's
 	// in-memory loopback credential).
@@ -173,109 +172,65 @@ type Component struct {
 	// returns an error when the Lease is lost, as kube-controller-manager
 	// exits.
 	LeaderElect bool
-	// LeaseDurations overrides kube's 15 s lease, 10 s renew deadline and
-	// 2 s retry period (tests).
-	LeaseDurations *LeaseDurations
+	// LeaseDurations override kube's 15 s lease, 10 s renew deadline and
+	// 2 s retry period when not zero (tests).
+	LeaseDurations leaderelect.Durations
 	// Descriptors overrides Descriptors() (tests); nil runs them all.
 	Descriptors []Descriptor
 }
 
-// LeaseDurations are leader election's timings.
-type LeaseDurations struct {
-	Lease, RenewDeadline, Retry time.Duration
-}
-
 // Name is the component's name in the control plane's logs.
-func (*Component) Name() string { return "controllers" }
+func (*Manager) Name() string { return "controllers" }
 
 // Run runs the controllers until ctx ends (with LeaderElect, once the
 // Lease is held); it returns once all of them have stopped. Upstream's
 // controllers log through klog's contextual logger, which is the
-// component's slog logger here.
-func (c *Component) Run(ctx context.Context) error {
-	log := c.Logger
+// manager's slog logger here.
+func (m *Manager) Run(ctx context.Context) error {
+	if err := m.runAll(ctx); err != nil {
+		return fmt.Errorf("controllers: %w", err)
+	}
+	return nil
+}
+
+func (m *Manager) runAll(ctx context.Context) error {
+	log := m.Logger
 	if log == nil {
 		log = slog.Default()
 	}
 	// What a stop cuts short is not an error (internal/shutdownlog).
 	ctx = klog.NewContext(ctx, logr.FromSlogHandler(shutdownlog.New(log.Handler(), ctx.Done())))
 	var cfg *rest.Config
-	if c.Config != nil {
-		cfg = rest.CopyConfig(c.Config)
+	if m.Config != nil {
+		cfg = rest.CopyConfig(m.Config)
 	} else {
 		var err error
-		if cfg, err = clientcmd.BuildConfigFromFlags("", c.Kubeconfig); err != nil {
-			return fmt.Errorf("controllers: %w", err)
+		if cfg, err = clientcmd.BuildConfigFromFlags("", m.Kubeconfig); err != nil {
+			return err
 		}
 	}
 	cfg.QPS, cfg.Burst = clientQPS, clientBurst
 	rest.AddUserAgent(cfg, "dnsplane-controllers")
-	descs := c.Descriptors
+	descs := m.Descriptors
 	if descs == nil {
 		descs = Descriptors()
 	}
-	selected, err := Select(descs, c.Controllers)
+	selected, err := Select(descs, m.Controllers)
 	if err != nil {
-		return fmt.Errorf("controllers: %w", err)
+		return err
 	}
-	if !c.LeaderElect {
-		return c.run(ctx, cfg, selected, log)
+	if !m.LeaderElect {
+		return m.run(ctx, cfg, selected, log)
 	}
-	return c.runElected(ctx, cfg, selected, log)
-}
-
-// runElected runs the controllers while this process leads, as
-// kube-controller-manager does with --leader-elect.
-func (c *Component) runElected(ctx context.Context, cfg *rest.Config, descs []Descriptor, log *slog.Logger) error {
-	electCfg := rest.CopyConfig(cfg)
-	rest.AddUserAgent(electCfg, "leader-election")
-	client, err := kubernetes.NewForConfig(electCfg)
-	if err != nil {
-		return fmt.Errorf("controllers: leader election client: %w", err)
-	}
-	host, err := os.Hostname()
-	if err != nil {
-		return fmt.Errorf("controllers: leader election identity: %w", err)
-	}
-	// kube-controller-manager's identity: the host and a unique suffix.
-	id := host + "_" + uuid.NewString()
-	d := LeaseDurations{Lease: 15 * time.Second, RenewDeadline: 10 * time.Second, Retry: 2 * time.Second}
-	if c.LeaseDurations != nil {
-		d = *c.LeaseDurations
-	}
-	lock, err := resourcelock.New(resourcelock.LeasesResourceLock, "kube-system", LeaseName,
-		client.CoreV1(), client.CoordinationV1(), resourcelock.ResourceLockConfig{Identity: id})
-	if err != nil {
-		return fmt.Errorf("controllers: leader election lock: %w", err)
-	}
-	var runErr error
-	lost := false
-	leaderelection.RunOrDie(ctx, leaderelection.LeaderElectionConfig{
-		Lock: lock, LeaseDuration: d.Lease, RenewDeadline: d.RenewDeadline, RetryPeriod: d.Retry,
-		Name:            LeaseName,
-		ReleaseOnCancel: true,
-		Callbacks: leaderelection.LeaderCallbacks{
-			OnStartedLeading: func(ctx context.Context) {
-				log.Info("leading: starting controllers", "lease", "kube-system/"+LeaseName, "identity", id)
-				runErr = c.run(ctx, cfg, descs, log)
-			},
-			OnStoppedLeading: func() {
-				if ctx.Err() == nil {
-					lost = true
-				}
-			},
-		},
-	})
-	if lost {
-		return errors.Join(fmt.Errorf("controllers: leader election lost (lease kube-system/%s)", LeaseName), runErr)
-	}
-	return runErr
+	// As kube-controller-manager with --leader-elect.
+	return leaderelect.Run(ctx, leaderelect.Config{Namespace: metav1.NamespaceSystem, Name: LeaseName, Durations: m.LeaseDurations,
+		RESTConfig: cfg, Logger: log}, func(ctx context.Context) error { return m.run(ctx, cfg, selected, log) })
 }
 
 // run builds every controller, starts the informers, and runs the
 // controllers until ctx ends.
-func (c *Component) run(ctx context.Context, cfg *rest.Config, descs []Descriptor, log *slog.Logger) error {
-	cc, stop, err := newContext(cfg, c.Options)
+func (m *Manager) run(ctx context.Context, cfg *rest.Config, descs []Descriptor, log *slog.Logger) error {
+	cc, stop, err := newContext(cfg, m.Options)
 	if err != nil {
 		return err
 	}
@@ -289,7 +244,7 @@ func (c *Component) run(ctx context.Context, cfg *rest.Config, descs []Descripto
 			return nil
 		}
 		if err != nil {
-			return fmt.Errorf("controllers: %s: %w", d.Name, err)
+			return fmt.Errorf("%s: %w", d.Name, err)
 		}
 		if run == nil {
 			log.Info("controller not started: it has nothing to do with this configuration", "controller", d.Name)
@@ -331,27 +286,27 @@ type startableContext struct {
 func newContext(cfg *rest.Config, o Options) (startableContext, func(), error) {
 	componentConfig, err := componentConfig(o)
 	if err != nil {
-		return startableContext{}, nil, fmt.Errorf("controllers: %w", err)
+		return startableContext{}, nil, err
 	}
 	client, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
-		return startableContext{}, nil, fmt.Errorf("controllers: %w", err)
+		return startableContext{}, nil, err
 	}
 	md, err := metadata.NewForConfig(cfg)
 	if err != nil {
-		return startableContext{}, nil, fmt.Errorf("controllers: %w", err)
+		return startableContext{}, nil, err
 	}
 	dc, err := discovery.NewDiscoveryClientForConfig(cfg)
 	if err != nil {
-		return startableContext{}, nil, fmt.Errorf("controllers: %w", err)
+		return startableContext{}, nil, err
 	}
 	mapperDiscovery, err := discovery.NewDiscoveryClientForConfig(cfg)
 	if err != nil {
-		return startableContext{}, nil, fmt.Errorf("controllers: %w", err)
+		return startableContext{}, nil, err
 	}
 	rootCA, err := rootCA(cfg)
 	if err != nil {
-		return startableContext{}, nil, fmt.Errorf("controllers: %w", err)
+		return startableContext{}, nil, err
 	}
 	// The garbage collector resets the mapper when discovery changes; it
 	// must not share the client Sync reads (garbagecollector.Sync's note).

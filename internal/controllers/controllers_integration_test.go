@@ -18,7 +18,9 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/utils/ptr"
 
+	"github.com/dnsplane/dnsplane/internal/controllers"
 	"github.com/dnsplane/dnsplane/internal/controlplane"
+	"github.com/dnsplane/dnsplane/internal/controlplane/controllersrole"
 )
 
 // shared is a client of the control plane the tests here share (the
@@ -39,7 +41,10 @@ func runWithControlPlane(m *testing.M) int {
 	defer os.RemoveAll(dir)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	cp, err := controlplane.Start(ctx, controlplane.Config{DataDir: dir, ShutdownTimeout: 10 * time.Second})
+	// The deletion controllers run beside the tests' own, as under
+	// `dnsplane apiserver`.
+	cp, err := controlplane.Start(ctx, controlplane.Config{DataDir: dir, ShutdownTimeout: 10 * time.Second,
+		Roles: []controlplane.Role{controllersrole.New(controllers.Options{})}})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "starting the control plane:", err)
 		return 1

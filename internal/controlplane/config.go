@@ -1,9 +1,10 @@
 // Package controlplane assembles the cluster side of dnsplane: etcd
 // (embedded, as a supervised child process or in-process, or external), the
 // PKI and admin credentials, authentication, the API server and the objects
-// a new cluster has, and then the components that run beside the API
-// server (the cluster DNS and node cache of `dnsplane up`, later the
-// operator and controllers) under one errgroup with an ordered stop.
+// a new cluster has, and then the components of its roles, which run
+// beside the API server (the controllers, the scheduler, the DNS operator,
+// the DNS servers and the nodes of `dnsplane up`), under one errgroup with
+// an ordered stop.
 //
 // cmd/dnsplane turns flags into a Config and calls Run; tests call Start
 // through controlplanetest.StartTestServer.
@@ -22,12 +23,14 @@ import (
 	"github.com/dnsplane/dnsplane/internal/agentdial"
 	"github.com/dnsplane/dnsplane/internal/apiserver"
 	"github.com/dnsplane/dnsplane/internal/authz"
-	"github.com/dnsplane/dnsplane/internal/controllers"
 	"github.com/dnsplane/dnsplane/internal/datadirlock"
 	"github.com/dnsplane/dnsplane/internal/ipalloc"
-	"github.com/dnsplane/dnsplane/internal/pki"
 	"github.com/dnsplane/dnsplane/internal/portalloc"
 )
+
+// DefaultServiceClusterIPRange is --service-cluster-ip-range's default,
+// kubeadm's.
+const DefaultServiceClusterIPRange = "10.96.0.0/12"
 
 // Config is what `dnsplane apiserver` and `dnsplane up` run. Field comments
 // name the flag each comes from, because errors name it too.
@@ -92,19 +95,11 @@ type Config struct {
 	// already validates with the other value (upstream.AllowPrivileged).
 	AllowPrivileged bool
 
-	// Controllers are the kube-controller-manager controllers the control
-	// plane runs in its process (--controllers, internal/controllers); nil
-	// Controllers.Controllers is DeletionControllers, an empty non-nil
-	// list none. The CSR signer signs with the cluster CA unless other
-	// files are given.
-	Controllers controllers.Options
-	// Scheduler runs upstream's kube-scheduler in the process
-	// (internal/scheduler): `up` does, `apiserver` does not.
-	Scheduler bool
-
-	// Roles add components once the API server is up (dnsroles: the
-	// cluster DNS and node cache of `dnsplane up`); none runs the API
-	// server alone. Components start in order and stop in reverse.
+	// Roles add components once the API server is up: `apiserver` runs
+	// the controllers' (controllersrole), `up` those of package up (the
+	// controllers, the scheduler, the DNS operator, the DNS servers, the
+	// nodes); none runs the API server alone. Components start in order
+	// and stop in reverse.
 	Roles []Role
 	// ShutdownTimeout bounds the API server's graceful stop (default 30s).
 	ShutdownTimeout time.Duration
@@ -137,7 +132,7 @@ func (c Config) withDefaults() Config {
 		c.ServiceNodePortRange = portalloc.DefaultRange
 	}
 	if c.ServiceClusterIPRange == "" {
-		c.ServiceClusterIPRange = "10.96.0.0/12"
+		c.ServiceClusterIPRange = DefaultServiceClusterIPRange
 	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
@@ -185,9 +180,6 @@ func (c Config) Validate() error {
 	if !strings.HasPrefix(c.EtcdPrefix, "/") {
 		errs = append(errs, ConfigErrorf("--etcd-prefix %q: want a key prefix starting with /", c.EtcdPrefix))
 	}
-	if _, err := controllers.Select(controllers.Descriptors(), c.Controllers.Controllers); err != nil {
-		errs = append(errs, &ConfigError{Err: err})
-	}
 	if c.Limits != nil {
 		if err := c.Limits.Validate(); err != nil {
 			errs = append(errs, &ConfigError{Err: err})
@@ -205,23 +197,4 @@ func (c Config) Validate() error {
 		return errs[0]
 	}
 	return &ConfigError{Err: errors.Join(errs...)}
-}
-
-// DeletionControllers are the controllers `dnsplane apiserver` runs by
-// default: the two that finish what a delete starts (a Terminating
-// namespace, an owner's dependents), so that its deletion semantics hold
-// without a controller manager (docs/apiserver.md, "Deletion").
-var DeletionControllers = []string{"namespace-controller", "garbage-collector-controller"}
-
-// controllers is c.Controllers with its defaults: the deletion
-// controllers, and the cluster CA for the CSR signer.
-func (c Config) controllers(b *pki.Bundle) controllers.Options {
-	o := c.Controllers
-	if o.Controllers == nil {
-		o.Controllers = DeletionControllers
-	}
-	if o.ClusterSigningCertFile == "" && o.ClusterSigningKeyFile == "" && b != nil {
-		o.ClusterSigningCertFile, o.ClusterSigningKeyFile = b.CAFile, b.CAKeyFile
-	}
-	return o
 }

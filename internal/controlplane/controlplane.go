@@ -17,24 +17,24 @@ import (
 	"time"
 
 	"golang.org/x/sync/errgroup"
+	"k8s.io/client-go/rest"
 
 	"github.com/dnsplane/dnsplane/internal/agentdial"
 	"github.com/dnsplane/dnsplane/internal/apiserver"
 	"github.com/dnsplane/dnsplane/internal/authn"
-	"github.com/dnsplane/dnsplane/internal/controllers"
 	"github.com/dnsplane/dnsplane/internal/datadirlock"
 	"github.com/dnsplane/dnsplane/internal/ipalloc"
 	"github.com/dnsplane/dnsplane/internal/pki"
 	"github.com/dnsplane/dnsplane/internal/portalloc"
 	"github.com/dnsplane/dnsplane/internal/portowner"
 	"github.com/dnsplane/dnsplane/internal/registry/upstream"
-	"github.com/dnsplane/dnsplane/internal/scheduler"
 	"github.com/dnsplane/dnsplane/internal/storage"
 )
 
-// Component is a role that runs beside the API server: the cluster DNS,
-// the node cache, later the operator and controllers. Run serves until ctx
-// ends and then returns nil once stopped; an error ends the control plane.
+// Component is what runs beside the API server: the controllers, the
+// scheduler, the DNS operator, the cluster DNS, the node cache, a node
+// agent, each from a Role. Run serves until ctx ends and then returns nil
+// once stopped; an error ends the control plane.
 type Component interface {
 	Name() string
 	Run(ctx context.Context) error
@@ -51,8 +51,14 @@ type Starter interface {
 type Cluster struct {
 	URL        string // https:// address of the API server
 	Kubeconfig string // the admin kubeconfig
-	DataDir    string // --data-dir: components keep their files under it
-	Logger     *slog.Logger
+	// Loopback is the API server's client configuration of itself
+	// (system:apiserver, a token that lives only in this process), for what
+	// kube-apiserver would run inside itself: `apiserver`'s deletion
+	// controllers (controllersrole). Roles that stand for a component of
+	// their own write it a kubeconfig of its own instead.
+	Loopback *rest.Config
+	DataDir  string // --data-dir: components keep their files under it
+	Logger   *slog.Logger
 	// PKI is the cluster CA, for roles that serve what the API server
 	// dials (the node agent's exec server).
 	PKI *pki.Bundle
@@ -61,8 +67,10 @@ type Cluster struct {
 	Components func() []ComponentStatus
 }
 
-// Role is a set of components with configuration of its own: the DNS
-// roles of `up` (dnsroles), later the operator and the controllers.
+// Role is a set of components with configuration of its own, each in a
+// package of its own under internal/controlplane: controllersrole,
+// schedulerrole, operatorrole, dnsroles, agentrole, and `up`'s control
+// socket (up). docs/architecture.md, "Assembly and the dependency rule".
 type Role interface {
 	// Validate checks the role's configuration before anything starts;
 	// errors are *ConfigError naming the flag.
@@ -132,11 +140,12 @@ type ControlPlane struct {
 	// Server is the API server (for in-process callers and tests).
 	Server *apiserver.Server
 
-	log     *slog.Logger
-	pki     *pki.Bundle
-	dataDir string
-	roles   []Role
-	closers []func() error
+	log      *slog.Logger
+	pki      *pki.Bundle
+	loopback *rest.Config
+	dataDir  string
+	roles    []Role
+	closers  []func() error
 
 	group    *errgroup.Group
 	groupCtx context.Context
@@ -292,6 +301,7 @@ func Start(ctx context.Context, c Config) (*ControlPlane, error) {
 		return fail(err)
 	}
 	loopbackConfig := self.config(cp.URL, bundle.CACertPEM)
+	cp.loopback = loopbackConfig
 	authenticator, err := authenticators(bundle.CA, tokenFile, c.TokenAuthFile, log)
 	if err != nil {
 		return fail(err)
@@ -349,35 +359,6 @@ func Start(ctx context.Context, c Config) (*ControlPlane, error) {
 		return nil, errors.Join(err, cp.Stop())
 	}
 	done()
-	// What kube-apiserver leaves to kube-controller-manager, in this
-	// process (internal/controllers): by default (`apiserver`) emptying a
-	// Terminating namespace and collecting an owner's dependents; `up`
-	// runs them all.
-	if ctl := c.controllers(bundle); len(ctl.Controllers) > 0 {
-		// The API server's own deletion controllers (`apiserver`) are its
-		// loopback; kube-controller-manager's set (`up`) is
-		// system:kube-controller-manager, each controller its service
-		// account (docs/controllers.md#identities).
-		comp := &controllers.Component{Config: loopbackConfig, Logger: log.With("component", "controllers"), Options: ctl}
-		if ctl.UseServiceAccountCredentials {
-			path := filepath.Join(c.DataDir, "pki", "controller-manager.kubeconfig")
-			if err := pki.WriteRoleKubeconfig(path, cp.URL, bundle, pki.ControllerManagerUser, nil); err != nil {
-				return nil, errors.Join(fmt.Errorf("controllers' credentials: %w", err), cp.Stop())
-			}
-			comp.Config, comp.Kubeconfig = nil, path
-		}
-		cp.launchReported(c.Progress, comp)
-	}
-	if c.Scheduler {
-		// One replica: no leader election (docs/controllers.md). Its own
-		// identity, which upstream's bootstrap policy binds to the
-		// system:kube-scheduler and system:volume-scheduler roles.
-		schedulerKubeconfig := filepath.Join(c.DataDir, "pki", "scheduler.kubeconfig")
-		if err := pki.WriteRoleKubeconfig(schedulerKubeconfig, cp.URL, bundle, pki.SchedulerUser, nil); err != nil {
-			return nil, errors.Join(fmt.Errorf("scheduler credentials: %w", err), cp.Stop())
-		}
-		cp.launchReported(c.Progress, &scheduler.Component{Kubeconfig: schedulerKubeconfig, Logger: log.With("component", "scheduler")})
-	}
 	cp.launch(&apiServerControllers{loopback: loopbackConfig, clientCA: bundle.CACertPEM, namespaces: SystemNamespaces()})
 	if advertise, err := advertiseAddress(c.AdvertiseAddress, c.BindAddress); err != nil {
 		return nil, errors.Join(err, cp.Stop())
@@ -416,17 +397,9 @@ func Start(ctx context.Context, c Config) (*ControlPlane, error) {
 	return cp, nil
 }
 
-// launchReported is launch for a component the user knows by name (the
-// controllers, the scheduler): its launch is a step of the progress.
-func (cp *ControlPlane) launchReported(p Progress, comp Component) {
-	done := step(p, comp.Name())
-	cp.launch(comp)
-	done()
-}
-
 // cluster is what components need to reach the API server.
 func (cp *ControlPlane) cluster() Cluster {
-	return Cluster{URL: cp.URL, Kubeconfig: cp.Kubeconfig, Logger: cp.log, DataDir: cp.dataDir, PKI: cp.pki,
+	return Cluster{URL: cp.URL, Kubeconfig: cp.Kubeconfig, Loopback: cp.loopback, Logger: cp.log, DataDir: cp.dataDir, PKI: cp.pki,
 		Components: cp.ComponentStatuses}
 }
 

@@ -31,7 +31,7 @@ import (
 	"k8s.io/kubernetes/pkg/controller/statefulset"
 	"k8s.io/utils/ptr"
 
-	"github.com/dnsplane/dnsplane/internal/controlplane"
+	"github.com/dnsplane/dnsplane/internal/controlplane/controllersrole"
 )
 
 // startWorkloadControllers runs, against the API server of cfg, the
@@ -41,14 +41,14 @@ import (
 // names, hostname and subdomain), each built as kube-controller-manager's
 // new<Name>Controller builds it, with its default worker count and no
 // update batching. A controller the test's control plane already runs
-// (controlplane.DeletionControllers, what controlplane.Config{} runs) is not
+// (controllersrole.DeletionControllers, what controlplanetest.StartTestServer runs) is not
 // started twice: two EndpointSlice controllers would each write slices for
 // the same Service.
 // They stop, and are waited for, when the test ends.
 func startWorkloadControllers(t testing.TB, cfg *rest.Config) {
 	t.Helper()
 	running := map[string]bool{}
-	for _, name := range controlplane.DeletionControllers {
+	for _, name := range controllersrole.DeletionControllers() {
 		running[name] = true
 	}
 	// Their klog output (events, "Starting ...") is not the test's.

@@ -12,7 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
-	"github.com/dnsplane/dnsplane/internal/controlplane/nodeplan"
+	"github.com/dnsplane/dnsplane/internal/nodeplan"
 	"github.com/dnsplane/dnsplane/internal/podfiles"
 )
 

@@ -10,19 +10,15 @@ package scheduler
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
-	"os"
 	"slices"
-	"sync"
 	"time"
 
 	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/util/uuid"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/dynamic/dynamicinformer"
 	"k8s.io/client-go/informers"
@@ -31,12 +27,11 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/client-go/tools/events"
-	"k8s.io/client-go/tools/leaderelection"
-	"k8s.io/client-go/tools/leaderelection/resourcelock"
 	"k8s.io/klog/v2"
 	configv1 "k8s.io/kube-scheduler/config/v1"
 	kubescheduler "k8s.io/kubernetes/pkg/scheduler"
 
+	"github.com/dnsplane/dnsplane/internal/leaderelect"
 	"github.com/dnsplane/dnsplane/internal/shutdownlog"
 )
 
@@ -57,46 +52,34 @@ const (
 	leaseName      = "kube-scheduler"
 )
 
-// kube-scheduler's lease timing (componentbaseconfig's defaults).
-const (
-	leaseDuration = 15 * time.Second
-	renewDeadline = 10 * time.Second
-	retryPeriod   = 2 * time.Second
-)
-
-// Component runs the scheduler against the API server of a kubeconfig: a
-// control plane component (internal/controlplane), and `dnsplane scheduler`.
-type Component struct {
+// Scheduler runs upstream's scheduler against the API server of a
+// kubeconfig: `dnsplane scheduler`, and the scheduler role of `up`
+// (internal/controlplane/schedulerrole).
+type Scheduler struct {
 	Kubeconfig string
 	Logger     *slog.Logger
 	// LeaderElect schedules only while holding the Lease
-	// kube-system/kube-scheduler, as kube-scheduler --leader-elect.
+	// kube-system/kube-scheduler, as kube-scheduler --leader-elect, with
+	// kube's timings (internal/leaderelect).
 	LeaderElect bool
 	// Identity is the lease holder's name; "" is kube-scheduler's
 	// hostname_uuid.
 	Identity string
-	// RestartOnLeaseLoss makes Run stand by for the lease again when it
-	// loses it, instead of returning ErrLeaseLost: for a process whose
-	// other components must not stop with the scheduler (`dnsplane up`,
-	// where a component's error ends the process, DNS servers included,
-	// and a renewal can miss its deadline under load).
-	RestartOnLeaseLoss bool
 }
 
 // Name is the component's name in the control plane's logs.
-func (*Component) Name() string { return "scheduler" }
+func (*Scheduler) Name() string { return "scheduler" }
 
-// ErrLeaseLost is Run's error when another scheduler took the lease:
-// kube-scheduler exits then, so that it never schedules alongside the new
-// leader; the caller decides whether to start again.
-var ErrLeaseLost = errors.New("scheduler: lost the lease " + leaseNamespace + "/" + leaseName)
+// ErrLeaseLost is what Run's error is (errors.Is) when another scheduler
+// took the lease: kube-scheduler exits then, so that it never schedules
+// alongside the new leader; the caller decides whether to start again.
+var ErrLeaseLost = leaderelect.ErrLeaseLost
 
-// Run schedules until ctx ends (nil) or the lease is lost (ErrLeaseLost,
-// unless RestartOnLeaseLoss); it returns once the scheduler and its
-// informers have stopped. Upstream's
+// Run schedules until ctx ends (nil) or the lease is lost (ErrLeaseLost);
+// it returns once the scheduler and its informers have stopped. Upstream's
 // scheduler logs through klog's contextual logger, which is the
-// component's slog logger here.
-func (c *Component) Run(ctx context.Context) error {
+// scheduler's slog logger here.
+func (c *Scheduler) Run(ctx context.Context) error {
 	log := c.Logger
 	if log == nil {
 		log = slog.Default()
@@ -112,24 +95,16 @@ func (c *Component) Run(ctx context.Context) error {
 	// both ends for the lists of pods and nodes it reads.
 	cfg.DisableCompression = true
 	rest.AddUserAgent(cfg, "scheduler")
-	for {
-		err := c.run(ctx, cfg, log)
-		if !errors.Is(err, ErrLeaseLost) || !c.RestartOnLeaseLoss || ctx.Err() != nil {
-			return err
-		}
-		// A scheduler whose queue has closed cannot run again: a new one
-		// is built, with fresh caches, and stands by for the lease.
-		log.Warn("lost the lease; starting again as a standby", "lease", leaseNamespace+"/"+leaseName)
-	}
+	return c.run(ctx, cfg, log)
 }
 
-// run is one life of the scheduler: built, synced, elected, stopped.
-func (c *Component) run(ctx context.Context, cfg *rest.Config, log *slog.Logger) error {
+// run builds the scheduler, syncs it, and schedules (once elected).
+func (c *Scheduler) run(ctx context.Context, cfg *rest.Config, log *slog.Logger) error {
 	// The informers run until this ends, not ctx: Run also returns when
 	// the lease is lost, and stop waits for them.
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	s, err := c.newScheduler(ctx, cfg)
+	s, err := c.newInstance(ctx, cfg)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil
@@ -151,77 +126,19 @@ func (c *Component) run(ctx context.Context, cfg *rest.Config, log *slog.Logger)
 		s.sched.Run(ctx)
 		return nil
 	}
-	return c.runElected(ctx, cfg, s, log)
-}
-
-// runElected runs the scheduler while this process holds the lease,
-// as kube-scheduler's Run does with leader election on.
-func (c *Component) runElected(ctx context.Context, cfg *rest.Config, s *scheduler, log *slog.Logger) error {
-	id := c.Identity
-	if id == "" {
-		host, err := os.Hostname()
-		if err != nil {
-			return fmt.Errorf("scheduler: leader election identity: %w", err)
-		}
-		// kube-scheduler's uniquifier: two on one host never share a name.
-		id = host + "_" + string(uuid.NewUUID())
-	}
-	lock, err := resourcelock.NewFromKubeconfig(resourcelock.LeasesResourceLock, leaseNamespace, leaseName,
-		resourcelock.ResourceLockConfig{Identity: id, EventRecorder: leaseEvents{s.broadcaster.NewRecorder(clientscheme.Scheme, corev1.DefaultSchedulerName)}},
-		cfg, renewDeadline)
+	// As kube-scheduler's Run with leader election on; the lease's events
+	// go through the scheduler's broadcaster.
+	err = leaderelect.Run(ctx, leaderelect.Config{Namespace: leaseNamespace, Name: leaseName, Identity: c.Identity, RESTConfig: cfg,
+		EventRecorder: leaseEvents{s.broadcaster.NewRecorder(clientscheme.Scheme, corev1.DefaultSchedulerName)}, Logger: log},
+		func(ctx context.Context) error {
+			log.Info("scheduling", "leaderElect", true, "lease", leaseNamespace+"/"+leaseName)
+			s.sched.Run(ctx)
+			return nil
+		})
 	if err != nil {
-		return fmt.Errorf("scheduler: lease lock: %w", err)
+		return fmt.Errorf("scheduler: %w", err)
 	}
-	// The elector runs OnStartedLeading in a goroutine it does not wait
-	// for; Run does, so that it returns only once the scheduler has
-	// stopped.
-	var mu sync.Mutex
-	var ended bool
-	var scheduling chan struct{}
-	elector, err := leaderelection.NewLeaderElector(leaderelection.LeaderElectionConfig{
-		Lock:          lock,
-		LeaseDuration: leaseDuration,
-		RenewDeadline: renewDeadline,
-		RetryPeriod:   retryPeriod,
-		// Hand the lease over at once on a clean stop, as kube-scheduler.
-		ReleaseOnCancel: true,
-		Name:            leaseName,
-		Callbacks: leaderelection.LeaderCallbacks{
-			OnStartedLeading: func(ctx context.Context) {
-				mu.Lock()
-				if ended {
-					mu.Unlock()
-					return
-				}
-				done := make(chan struct{})
-				scheduling = done
-				mu.Unlock()
-				defer close(done)
-				log.Info("scheduling", "leaderElect", true, "lease", leaseNamespace+"/"+leaseName, "identity", id)
-				s.sched.Run(ctx)
-			},
-			OnStoppedLeading: func() {
-				if ctx.Err() == nil {
-					log.Error("lost the lease, stopping", "lease", leaseNamespace+"/"+leaseName, "identity", id)
-				}
-			},
-		},
-	})
-	if err != nil {
-		return fmt.Errorf("scheduler: leader election: %w", err)
-	}
-	elector.Run(ctx)
-	mu.Lock()
-	ended = true
-	done := scheduling
-	mu.Unlock()
-	if done != nil {
-		<-done
-	}
-	if ctx.Err() != nil {
-		return nil
-	}
-	return ErrLeaseLost
+	return nil
 }
 
 // leaseEvents records the lease's LeaderElection events ("became leader",
@@ -233,20 +150,20 @@ func (l leaseEvents) Eventf(obj runtime.Object, eventType, reason, message strin
 	l.r.Eventf(obj, nil, eventType, reason, "LeaderElection", message, args...)
 }
 
-// scheduler is upstream's scheduler with what feeds it.
-type scheduler struct {
+// instance is upstream's scheduler with what feeds it.
+type instance struct {
 	sched       *kubescheduler.Scheduler
 	informers   informers.SharedInformerFactory
 	dynamic     dynamicinformer.DynamicSharedInformerFactory
 	broadcaster events.EventBroadcaster
 }
 
-// newScheduler builds the scheduler as kube-scheduler's Setup does with no
+// newInstance builds the scheduler as kube-scheduler's Setup does with no
 // --config: the versioned KubeSchedulerConfiguration's defaults (New's
 // default profile), an informer factory without resync, a dynamic one for
 // the kinds plugins name by resource, and events through events.k8s.io.
 // Events start flowing here; informers start in sync.
-func (c *Component) newScheduler(ctx context.Context, cfg *rest.Config) (*scheduler, error) {
+func (c *Scheduler) newInstance(ctx context.Context, cfg *rest.Config) (*instance, error) {
 	client, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("scheduler: %w", err)
@@ -277,7 +194,7 @@ func (c *Component) newScheduler(ctx context.Context, cfg *rest.Config) (*schedu
 		broadcaster.Shutdown()
 		return nil, fmt.Errorf("scheduler: events: %w", err)
 	}
-	return &scheduler{sched: sched, informers: factory, dynamic: dynFactory, broadcaster: broadcaster}, nil
+	return &instance{sched: sched, informers: factory, dynamic: dynFactory, broadcaster: broadcaster}, nil
 }
 
 // sync starts the informers and waits for their caches and the
@@ -285,7 +202,7 @@ func (c *Component) newScheduler(ctx context.Context, cfg *rest.Config) (*schedu
 // (DelayCacheUntilActive false): a standby takes over with warm caches.
 // A kind the API server does not serve never syncs and upstream waits
 // silently; the kinds still unsynced are logged every syncReport.
-func (s *scheduler) sync(ctx context.Context, log *slog.Logger) error {
+func (s *instance) sync(ctx context.Context, log *slog.Logger) error {
 	s.informers.Start(ctx.Done())
 	s.dynamic.Start(ctx.Done())
 	for {
@@ -310,7 +227,7 @@ const syncReport = 30 * time.Second
 
 // waitForCaches waits up to syncReport for the informers' caches and
 // names the informers and those not synced by then.
-func (s *scheduler) waitForCaches(ctx context.Context) (kinds, missing []string, err error) {
+func (s *instance) waitForCaches(ctx context.Context) (kinds, missing []string, err error) {
 	wait, cancel := context.WithTimeout(ctx, syncReport)
 	defer cancel()
 	synced := s.informers.WaitForCacheSync(wait.Done())
@@ -336,7 +253,7 @@ func (s *scheduler) waitForCaches(ctx context.Context) (kinds, missing []string,
 }
 
 // stop waits for the informers' goroutines and drops unsent events.
-func (s *scheduler) stop() {
+func (s *instance) stop() {
 	s.informers.Shutdown()
 	s.dynamic.Shutdown()
 	s.broadcaster.Shutdown()

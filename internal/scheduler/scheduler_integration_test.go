@@ -23,7 +23,7 @@ import (
 	"github.com/dnsplane/dnsplane/internal/scheduler"
 )
 
-// running is a Component's Run in a goroutine.
+// running is a Scheduler's Run in a goroutine.
 type running struct {
 	t      *testing.T
 	name   string
@@ -34,7 +34,7 @@ type running struct {
 }
 
 // started runs c until the test ends; Run must return once stopped.
-func started(t *testing.T, name string, c *scheduler.Component) *running {
+func started(t *testing.T, name string, c *scheduler.Scheduler) *running {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	r := &running{t: t, name: name, cancel: cancel, done: make(chan error, 1)}
@@ -162,7 +162,7 @@ func TestSchedules(t *testing.T) {
 	ctx := context.Background()
 	readyNode(t, c, "node-a")
 	ns := namespace(t, c, "sched")
-	r := started(t, "default", &scheduler.Component{Kubeconfig: srv.Kubeconfig, Logger: testLogger(t)})
+	r := started(t, "default", &scheduler.Scheduler{Kubeconfig: srv.Kubeconfig, Logger: testLogger(t)})
 
 	if _, err := c.CoreV1().Pods(ns).Create(ctx, pod("fits", "100m"), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
@@ -260,7 +260,7 @@ func TestLeaderElection(t *testing.T) {
 	ns := namespace(t, c, "elect")
 	runs := map[string]*running{}
 	for _, id := range []string{"a", "b"} {
-		runs[id] = started(t, id, &scheduler.Component{Kubeconfig: srv.Kubeconfig, Logger: testLogger(t).With("identity", id),
+		runs[id] = started(t, id, &scheduler.Scheduler{Kubeconfig: srv.Kubeconfig, Logger: testLogger(t).With("identity", id),
 			LeaderElect: true, Identity: id})
 	}
 	holder := func(ctx context.Context) (string, error) {
@@ -322,54 +322,5 @@ func TestLeaderElection(t *testing.T) {
 	}
 	if err := runs[other].wait(); !errors.Is(err, scheduler.ErrLeaseLost) {
 		t.Errorf("Run of a leader that lost its lease returned %v; want %v", err, scheduler.ErrLeaseLost)
-	}
-}
-
-// TestRestartOnLeaseLoss: with RestartOnLeaseLoss (`up`), a scheduler
-// whose lease another holder took stops scheduling, stands by, and takes
-// the lease again once that holder's expires; Run does not return.
-func TestRestartOnLeaseLoss(t *testing.T) {
-	t.Parallel()
-	srv := controlplanetest.StartTestServer(t, controlplane.Config{})
-	c := srv.Client
-	ctx := context.Background()
-	readyNode(t, c, "node-a")
-	ns := namespace(t, c, "restart")
-	r := started(t, "restarting", &scheduler.Component{Kubeconfig: srv.Kubeconfig, Logger: testLogger(t),
-		LeaderElect: true, Identity: "restarting", RestartOnLeaseLoss: true})
-	leases := c.CoordinationV1().Leases("kube-system")
-	poll(t, "leader", func(ctx context.Context) (bool, error) {
-		l, err := leases.Get(ctx, "kube-scheduler", metav1.GetOptions{})
-		if apierrors.IsNotFound(err) {
-			return false, nil
-		}
-		return err == nil && ptr.Deref(l.Spec.HolderIdentity, "") == "restarting", err
-	})
-	// Held past the renew deadline (10 s), so that the leader gives up.
-	l, err := leases.Get(ctx, "kube-scheduler", metav1.GetOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	l.Spec.HolderIdentity = ptr.To("thief")
-	l.Spec.LeaseDurationSeconds = ptr.To[int32](13)
-	l.Spec.RenewTime = &metav1.MicroTime{Time: time.Now()}
-	if _, err := leases.Update(ctx, l, metav1.UpdateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	poll(t, "the lease back after the thief's expired", func(ctx context.Context) (bool, error) {
-		l, err := leases.Get(ctx, "kube-scheduler", metav1.GetOptions{})
-		return err == nil && ptr.Deref(l.Spec.HolderIdentity, "") == "restarting", err
-	})
-	select {
-	case err := <-r.done:
-		t.Fatalf("Run returned %v after losing the lease; want it to stand by", err)
-	default:
-	}
-	if _, err := c.CoreV1().Pods(ns).Create(ctx, pod("after", ""), metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	poll(t, "pod bound after the restart", bound(c, ns, "after"))
-	if err := r.stop(); err != nil {
-		t.Errorf("Run: %v", err)
 	}
 }

@@ -38,7 +38,7 @@ func TestRunWithoutAPIServer(t *testing.T) {
 			defer cancel()
 			done := make(chan error, 1)
 			go func() {
-				done <- (&scheduler.Component{Kubeconfig: tt.kubeconfig, LeaderElect: tt.leaderElect, Logger: testLogger(t)}).Run(ctx)
+				done <- (&scheduler.Scheduler{Kubeconfig: tt.kubeconfig, LeaderElect: tt.leaderElect, Logger: testLogger(t)}).Run(ctx)
 			}()
 			select {
 			case err := <-done:
@@ -57,7 +57,7 @@ func TestRunWithoutAPIServer(t *testing.T) {
 
 func TestName(t *testing.T) {
 	t.Parallel()
-	if got := (&scheduler.Component{}).Name(); got != "scheduler" {
+	if got := (&scheduler.Scheduler{}).Name(); got != "scheduler" {
 		t.Errorf("Name() = %q", got)
 	}
 }

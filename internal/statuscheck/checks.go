@@ -61,9 +61,10 @@ func (r Ready) Check(ctx context.Context) (string, error) {
 	return "", fmt.Errorf("GET %s: %s: %s", r.URL, resp.Status, oneLine(why))
 }
 
-// Component is an in-process component of `up` (controllers, scheduler)
-// as the control socket's /components lists it.
-type Component struct {
+// Running checks that an in-process component of `up` (controllers,
+// scheduler, DNS operator) runs, as the control socket's /components
+// lists it.
+type Running struct {
 	Label string
 	// Components is the list read from the control socket; nil when the
 	// socket did not answer (ListErr).
@@ -72,10 +73,10 @@ type Component struct {
 }
 
 // Name implements Check.
-func (c Component) Name() string { return c.Label }
+func (c Running) Name() string { return c.Label }
 
 // Check implements Check.
-func (c Component) Check(context.Context) (string, error) {
+func (c Running) Check(context.Context) (string, error) {
 	if c.ListErr != nil {
 		return "", fmt.Errorf("unknown: %w", c.ListErr)
 	}
@@ -98,14 +99,14 @@ func (c Component) Check(context.Context) (string, error) {
 // conditions, which say when the cluster DNS runs without part of its
 // configuration (Degraded) or does not answer (Available).
 type Operator struct {
-	Component
+	Running
 	// DNS reads the DNS resource "default".
 	DNS func(ctx context.Context) (*operatorv1.DNS, error)
 }
 
 // Check implements Check.
 func (o Operator) Check(ctx context.Context) (string, error) {
-	msg, err := o.Component.Check(ctx)
+	msg, err := o.Running.Check(ctx)
 	if err != nil {
 		return "", err
 	}

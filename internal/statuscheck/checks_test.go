@@ -80,7 +80,7 @@ func TestReady(t *testing.T) {
 	}
 }
 
-func TestComponent(t *testing.T) {
+func TestRunning(t *testing.T) {
 	t.Parallel()
 	list := []upctl.ComponentStatus{{Name: "controllers", Running: true}, {Name: "scheduler", Error: "scheduler: lease lost"}, {Name: "dns-operator"}}
 	tests := []struct {
@@ -96,7 +96,7 @@ func TestComponent(t *testing.T) {
 		{name: "controllers", listErr: errors.New("timeout"), wantErr: "unknown: timeout"},
 	}
 	for _, tt := range tests {
-		check(t, Component{Label: tt.name, Components: list, ListErr: tt.listErr}, tt.want, tt.wantErr, false)
+		check(t, Running{Label: tt.name, Components: list, ListErr: tt.listErr}, tt.want, tt.wantErr, false)
 	}
 }
 
@@ -107,10 +107,10 @@ func TestOperator(t *testing.T) {
 			return &operatorv1.DNS{Status: operatorv1.DNSStatus{Conditions: conds}}, nil
 		}
 	}
-	running := Component{Label: "dns-operator", Components: []upctl.ComponentStatus{{Name: "dns-operator", Running: true}}}
+	running := Running{Label: "dns-operator", Components: []upctl.ComponentStatus{{Name: "dns-operator", Running: true}}}
 	tests := []struct {
 		name          string
-		comp          Component
+		comp          Running
 		dns           func(context.Context) (*operatorv1.DNS, error)
 		want, wantErr string
 	}{
@@ -123,12 +123,12 @@ func TestOperator(t *testing.T) {
 			Reason: "NoPods", Message: "none ready"}), wantErr: "not Available (NoPods): none ready"},
 		{name: "no DNS resource", comp: running, dns: func(context.Context) (*operatorv1.DNS, error) { return nil, errors.New("not found") },
 			wantErr: "running, but reading the DNS resource: not found"},
-		{name: "not running", comp: Component{Label: "dns-operator"}, wantErr: "dnsplane up runs no dns-operator"},
+		{name: "not running", comp: Running{Label: "dns-operator"}, wantErr: "dnsplane up runs no dns-operator"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			check(t, Operator{Component: tt.comp, DNS: tt.dns}, tt.want, tt.wantErr, false)
+			check(t, Operator{Running: tt.comp, DNS: tt.dns}, tt.want, tt.wantErr, false)
 		})
 	}
 }

@@ -148,14 +148,14 @@ func Plan(st upstate.State, comps []upctl.ComponentStatus, nodes upctl.NodeList,
 		return nil, fmt.Errorf("admin client: %w", err)
 	}
 	base := strings.TrimSuffix(cfg.Host, "/")
-	component := func(name string) Component { return Component{Label: name, Components: comps, ListErr: listErr} }
+	component := func(name string) Running { return Running{Label: name, Components: comps, ListErr: listErr} }
 	domain := dns.Fqdn(st.ClusterDomain)
 	checks := []Check{
 		Ready{Label: "apiserver", URL: base + "/readyz", Client: hc},
 		Ready{Label: "etcd", URL: base + "/readyz/etcd", Client: hc},
 		component("controllers"),
 		component("scheduler"),
-		Operator{Component: component("dns-operator"), DNS: func(ctx context.Context) (*operatorv1.DNS, error) {
+		Operator{Running: component("dns-operator"), DNS: func(ctx context.Context) (*operatorv1.DNS, error) {
 			return dc.OperatorV1().DNSes().Get(ctx, "default", metav1.GetOptions{})
 		}},
 		DNSQuery{Label: "cluster-dns", Addr: st.ClusterDNS, QName: domain, QType: dns.TypeSOA},

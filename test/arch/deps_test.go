@@ -65,6 +65,11 @@ func TestDependencyRule(t *testing.T) {
 		{"internal/apiserver/...", []string{"internal/controlplane", "internal/coredns", "cmd/"}, "the API server does not know the roles beside it"},
 		{"internal/watchcache/...", []string{"internal/apiserver", "internal/registry", "internal/controlplane"}, "the watch cache takes a source, a decoder and an index function"},
 		{"plugin/...", []string{"internal/"}, "our plugins are for anyone building CoreDNS"},
+		{"internal/nodeplan/...", []string{"internal/"}, "a leaf: up's assembly plans the nodes and dnsplane exec finds their files with it"},
+		{"internal/podexec/...", []string{"internal/controlplane", "cmd/"}, "dnsplane exec reads what up wrote, through nodeplan, without linking the control plane"},
+		{"internal/leaderelect/...", []string{"internal/"}, "a leaf over client-go's leaderelection"},
+		{"internal/controllers/...", []string{"internal/controlplane", "internal/apiserver", "cmd/"}, "the controllers are API clients; their role in internal/controlplane assembles them"},
+		{"internal/scheduler/...", []string{"internal/controlplane", "internal/apiserver", "cmd/"}, "the scheduler is an API client; its role in internal/controlplane assembles it"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.pattern, func(t *testing.T) {
@@ -85,7 +90,8 @@ func TestDependencyRule(t *testing.T) {
 }
 
 // TestCmdOnlyWires: cmd/ maps flags to the packages that do the work and
-// never reaches past them into what they are built on. The PKI is set up
+// never reaches past them into what they are built on, nor assembles
+// `up`'s roles itself. The PKI is set up
 // by internal/controlplane and named by the packages that use it
 // (internal/podserver.APIServerClient), so cmd/ imports neither directly.
 func TestCmdOnlyWires(t *testing.T) {
@@ -109,6 +115,15 @@ func TestCmdOnlyWires(t *testing.T) {
 			for _, forbidden := range []string{"internal/pki", "internal/storage", "internal/authn"} {
 				if imp == module+forbidden {
 					t.Errorf("%s imports %s: cmd/ only wires flags to the packages that do the work", strings.TrimPrefix(p.ImportPath, module), forbidden)
+				}
+			}
+			// Which roles `up` runs, for which nodes, in which order, is
+			// internal/controlplane/up's to decide (docs/architecture.md,
+			// "Assembly and the dependency rule").
+			for _, forbidden := range []string{"internal/controlplane/agentrole", "internal/controlplane/operatorrole",
+				"internal/controlplane/schedulerrole", "internal/controlplane/nodepower"} {
+				if imp == module+forbidden {
+					t.Errorf("%s imports %s: up's roles are assembled by internal/controlplane/up", strings.TrimPrefix(p.ImportPath, module), forbidden)
 				}
 			}
 		}

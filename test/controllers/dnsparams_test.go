@@ -24,6 +24,7 @@ import (
 	dpcorev1 "github.com/dnsplane/dnsplane/api/core/v1"
 	"github.com/dnsplane/dnsplane/internal/controllers"
 	"github.com/dnsplane/dnsplane/internal/controlplane"
+	"github.com/dnsplane/dnsplane/internal/controlplane/controllersrole"
 	"github.com/dnsplane/dnsplane/internal/controlplane/controlplanetest"
 	"github.com/dnsplane/dnsplane/internal/dnsparams"
 )
@@ -40,10 +41,10 @@ type cluster struct {
 
 func startCluster(t *testing.T) *cluster {
 	t.Helper()
-	ts := controlplanetest.StartTestServer(t, controlplane.Config{Controllers: controllers.Options{Controllers: []string{
+	ts := controlplanetest.StartTestServer(t, controlplane.Config{Roles: []controlplane.Role{controllersrole.New(controllers.Options{Controllers: []string{
 		names.DeploymentController, names.ReplicaSetController, names.StatefulSetController,
 		names.DaemonSetController, names.ReplicationControllerController,
-	}}})
+	}})}})
 	dns, err := versioned.NewForConfig(ts.ClientConfig)
 	if err != nil {
 		t.Fatal(err)

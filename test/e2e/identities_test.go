@@ -16,7 +16,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
-	"github.com/dnsplane/dnsplane/internal/controlplane/nodeplan"
+	"github.com/dnsplane/dnsplane/internal/nodeplan"
 )
 
 // TestNodeIdentities: each agent of `up --nodes 2` runs as its node
