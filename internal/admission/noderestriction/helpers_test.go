@@ -73,7 +73,7 @@ type config struct {
 
 // hosted is the plugin initialised as internal/apiserver initialises it,
 // with informers of a fake clientset holding cfg.Objects, synced.
-func hosted(t *testing.T, cfg config) *Plugin {
+func hosted(t testing.TB, cfg config) *Plugin {
 	t.Helper()
 	p, f := initialised(t, cfg)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -91,7 +91,7 @@ func hosted(t *testing.T, cfg config) *Plugin {
 }
 
 // initialised is the plugin with its informers registered, not started.
-func initialised(t *testing.T, cfg config) (*Plugin, informers.SharedInformerFactory) {
+func initialised(t testing.TB, cfg config) (*Plugin, informers.SharedInformerFactory) {
 	t.Helper()
 	var objs []runtime.Object
 	for _, obj := range cfg.Objects {

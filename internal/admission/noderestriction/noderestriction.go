@@ -171,18 +171,25 @@ func (p *Plugin) ready(ctx context.Context) error {
 	if err := p.upstream.ValidateInitialization(); err != nil {
 		return fmt.Errorf("%w: %w", errNotReady, err)
 	}
-	synced := func(context.Context) (bool, error) {
-		for _, s := range p.synced {
-			if !s() {
-				return false, nil
-			}
-		}
-		return true, nil
+	if p.hasSynced() {
+		return nil
 	}
-	if err := wait.PollUntilContextTimeout(ctx, 20*time.Millisecond, readyTimeout, true, synced); err != nil {
+	err := wait.PollUntilContextTimeout(ctx, 20*time.Millisecond, readyTimeout, true, func(context.Context) (bool, error) {
+		return p.hasSynced(), nil
+	})
+	if err != nil {
 		return errNotReady
 	}
 	return nil
+}
+
+func (p *Plugin) hasSynced() bool {
+	for _, s := range p.synced {
+		if !s() {
+			return false
+		}
+	}
+	return true
 }
 
 // internal is a with its objects converted to kube's internal types, which
