@@ -164,9 +164,10 @@ func (p *Plugin) Admit(ctx context.Context, a admission.Attributes, o admission.
 }
 
 // ready waits until every informer upstream reads has listed once: before,
-// its listers answer "not found" for objects that exist (upstream's
-// kube-apiserver is not ready before its informers sync, so upstream never
-// sees that; here the request waits instead).
+// its listers answer "not found" for objects that exist. kube-apiserver
+// keeps /readyz failing until its informers sync (the informer-sync check),
+// so load-balanced clients do not meet that; `up`'s agents dial the server
+// directly, so here the request waits instead.
 func (p *Plugin) ready(ctx context.Context) error {
 	if err := p.upstream.ValidateInitialization(); err != nil {
 		return fmt.Errorf("%w: %w", errNotReady, err)
