@@ -3,7 +3,7 @@ package admission
 import (
 	kadmission "k8s.io/apiserver/pkg/admission"
 
-	"github.com/dnsplane/dnsplane/internal/noderestriction"
+	"github.com/dnsplane/dnsplane/internal/admission/noderestriction"
 	"github.com/dnsplane/dnsplane/internal/podsecurity"
 	"github.com/dnsplane/dnsplane/internal/registry/certificates/certadmission"
 	"github.com/dnsplane/dnsplane/internal/registry/rbac/escalation"
@@ -14,7 +14,7 @@ type Config struct {
 	// Namespaces reads namespaces for NamespaceLifecycle; nil runs none.
 	Namespaces NamespaceGetter
 	// NodeRestriction judges node agents' writes; nil runs none.
-	NodeRestriction *noderestriction.Admission
+	NodeRestriction *noderestriction.Plugin
 	// PodSecurity is Pod Security admission; nil runs none.
 	PodSecurity *podsecurity.Admission
 	// View gives the k8s.io/api view of a served object (PodSecurity).

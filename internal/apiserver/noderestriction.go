@@ -3,19 +3,38 @@ package apiserver
 import (
 	"context"
 
+	"k8s.io/apiserver/pkg/admission/initializer"
+	"k8s.io/apiserver/pkg/authorization/authorizer"
+	"k8s.io/apiserver/pkg/authorization/authorizerfactory"
 	utilfeature "k8s.io/apiserver/pkg/util/feature"
+	"k8s.io/client-go/informers"
 
-	"github.com/dnsplane/dnsplane/internal/noderestriction"
+	"github.com/dnsplane/dnsplane/internal/admission/noderestriction"
+	"github.com/dnsplane/dnsplane/internal/authz"
 )
 
-// newNodeRestriction is kube's NodeRestriction admission, always on
-// (kubeadm enables it; docs/apiserver.md#noderestriction): writes by node
-// agents are confined to their own Node, Lease, pods and what hangs off
-// them. It reads the pods, nodes, service accounts and volumes its rules
-// name from s's storage, and asks s's authorizer about the grants a node
-// may hold beyond its pods' volumes.
-func newNodeRestriction(s *Server, cfg Config) *noderestriction.Admission {
-	return noderestriction.New(noderestriction.Config{Objects: objects{s}, Authorizer: cfg.Authorizer, Gates: utilfeature.DefaultFeatureGate})
+// newNodeRestriction is kube's NodeRestriction admission, upstream's
+// plugin, always on (kubeadm enables it; docs/apiserver.md#noderestriction):
+// writes by node agents are confined to their own Node, Lease, pods and
+// what hangs off them. It is initialised as kube-apiserver initialises its
+// plugins: kube's feature gates, the informers the authorizers read
+// (kube-apiserver's VersionedInformers, which the caller starts once the
+// server serves) and the authorizer, asked about the grants a node may
+// hold beyond its pods' volumes. Without those informers (an authorizer
+// that is not authz's) node writes are refused: docs/apiserver.md says so.
+func newNodeRestriction(cfg Config) *noderestriction.Plugin {
+	var f informers.SharedInformerFactory
+	if a, ok := cfg.Authorizer.(*authz.Authorizer); ok {
+		f = a.Informers
+	}
+	var az authorizer.Authorizer = authorizerfactory.NewAlwaysAllowAuthorizer()
+	if cfg.Authorizer != nil {
+		// Without one, every user may do everything, these grants too.
+		az = cfg.Authorizer
+	}
+	p := noderestriction.New()
+	initializer.New(nil, nil, f, az, utilfeature.DefaultFeatureGate, nil, nil, nil).Initialize(p)
+	return p
 }
 
 // admitSubresourceWrite runs the store's admission of a POST to a

@@ -21,13 +21,13 @@ import (
 	rbacregistryvalidation "k8s.io/kubernetes/pkg/registry/rbac/validation"
 
 	"github.com/dnsplane/dnsplane/internal/admission"
+	"github.com/dnsplane/dnsplane/internal/admission/noderestriction"
 	"github.com/dnsplane/dnsplane/internal/agentdial"
 	"github.com/dnsplane/dnsplane/internal/apiserver/store"
 	"github.com/dnsplane/dnsplane/internal/authn"
 	"github.com/dnsplane/dnsplane/internal/authz"
 	"github.com/dnsplane/dnsplane/internal/discovery"
 	"github.com/dnsplane/dnsplane/internal/features"
-	"github.com/dnsplane/dnsplane/internal/noderestriction"
 	"github.com/dnsplane/dnsplane/internal/openapi/document"
 	"github.com/dnsplane/dnsplane/internal/registry"
 	"github.com/dnsplane/dnsplane/internal/registry/core/service"
@@ -163,7 +163,7 @@ type Server struct {
 	watchCaches *watchCaches
 
 	// nodeRestriction admits node agents' writes (noderestriction.go).
-	nodeRestriction *noderestriction.Admission
+	nodeRestriction *noderestriction.Plugin
 	// admission is the one admission chain every write passes
 	// (admission.go, internal/admission).
 	admission *admission.Chain
@@ -273,7 +273,7 @@ func New(cfg Config) (*Server, error) {
 		saTokens: saTokens, apiAudiences: apiAudiences,
 		watchCaches: newWatchCaches(cfg.Store, cfg.Logger, wcm, cfg.WatchCacheCapacity),
 	}
-	s.nodeRestriction = newNodeRestriction(s, cfg)
+	s.nodeRestriction = newNodeRestriction(cfg)
 	if s.admission, err = newAdmission(s, cfg); err != nil {
 		return nil, err
 	}

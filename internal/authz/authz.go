@@ -96,7 +96,12 @@ type Authorizer struct {
 	// DefaultRuleResolver over the same informers RBAC reads); nil when
 	// the modes have no RBAC.
 	EscalationRules rbacregistryvalidation.AuthorizationRuleResolver
-	synced          []cache.InformerSynced
+	// Informers are the shared informers New was given, which the
+	// authorizers read: kube-apiserver hands the same factory
+	// (VersionedInformers) to the admission plugins that read the API,
+	// NodeRestriction's listers among them (internal/admission/noderestriction).
+	Informers informers.SharedInformerFactory
+	synced    []cache.InformerSynced
 }
 
 // HasSynced reports whether every informer the authorizers read has
@@ -120,7 +125,7 @@ func New(list []string, f informers.SharedInformerFactory) (*Authorizer, error) 
 	if err := ValidateModes(list); err != nil {
 		return nil, err
 	}
-	a := &Authorizer{}
+	a := &Authorizer{Informers: f}
 	// system:masters first, whatever the modes: kube-apiserver's
 	// privileged group, never subject to RBAC (reload.go, newForConfig).
 	named := []union.NamedAuthorizer{{

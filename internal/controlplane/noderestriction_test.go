@@ -26,6 +26,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
 
 	"github.com/dnsplane/dnsplane/internal/controlplane"
 	"github.com/dnsplane/dnsplane/internal/controlplane/controlplanetest"
@@ -100,6 +101,23 @@ func TestNodeRestriction(t *testing.T) {
 	}{
 		{"create its Node", func(ctx context.Context) error {
 			_, err := node.CoreV1().Nodes().Create(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "node-a"}}, metav1.CreateOptions{})
+			return err
+		}, ""},
+		{"create a mirror pod owned by its Node", func(ctx context.Context) error {
+			n, err := node.CoreV1().Nodes().Get(ctx, "node-a", metav1.GetOptions{})
+			if err != nil {
+				return err
+			}
+			pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "static-node-a", Namespace: "default",
+				Annotations:     map[string]string{corev1.MirrorPodAnnotationKey: "hash"},
+				OwnerReferences: []metav1.OwnerReference{{APIVersion: "v1", Kind: "Node", Name: "node-a", UID: n.UID, Controller: ptr.To(true)}}},
+				Spec: corev1.PodSpec{NodeName: "node-a", Containers: []corev1.Container{{Name: "c", Image: "i"}}}}
+			// Upstream checks the owner's UID on its informer's Node, which
+			// may not have seen the Node created just before (a 404).
+			_ = wait.PollUntilContextTimeout(ctx, 20*time.Millisecond, 10*time.Second, true, func(ctx context.Context) (bool, error) {
+				_, err = node.CoreV1().Pods("default").Create(ctx, pod, metav1.CreateOptions{})
+				return !apierrors.IsNotFound(err), nil
+			})
 			return err
 		}, ""},
 		{"patch its Node's status", func(ctx context.Context) error {

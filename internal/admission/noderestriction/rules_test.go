@@ -54,7 +54,7 @@ func TestAdmitPVCStatus(t *testing.T) {
 	unconditional.ResourceVersion = ""
 	withFinalizer := pvc(nil, corev1.ClaimBound, "1Gi")
 	withFinalizer.Finalizers = []string{"example.com/keep"}
-	run(t, New(Config{Objects: store{}}), []admitCase{
+	run(t, hosted(t, config{Objects: store{}}), []admitCase{
 		{"capacity", pvcStatus(pvc(nil, corev1.ClaimBound, "2Gi"), bound), "", 0},
 		{"conditions", pvcStatus(pvc(nil, corev1.ClaimBound, "1Gi", resizing), bound), "", 0},
 		{"allocated resources and their statuses", pvcStatus(allocated, bound), "", 0},
@@ -88,7 +88,7 @@ func TestAdmitCSINode(t *testing.T) {
 	status := func(obj, old *storagev1.CSINode) Attributes {
 		return Attributes{User: nodeA, Operation: admission.Update, Resource: csiNodes, Subresource: "status", Name: obj.Name, Object: obj, OldObject: old}
 	}
-	run(t, New(Config{Objects: store{}}), []admitCase{
+	run(t, hosted(t, config{Objects: store{}}), []admitCase{
 		{"create its own", Attributes{User: nodeA, Operation: admission.Create, Resource: csiNodes, Object: own}, "", 0},
 		{"update its own", Attributes{User: nodeA, Operation: admission.Update, Resource: csiNodes, Name: "node-a", Object: csiNode("node-a", "d"), OldObject: own}, "", 0},
 		{"delete its own", Attributes{User: nodeA, Operation: admission.Delete, Resource: csiNodes, Name: "node-a", OldObject: own}, "", 0},
@@ -101,7 +101,7 @@ func TestAdmitCSINode(t *testing.T) {
 		{"its status, CSIVolumeHealth off", status(own, own), "CSIVolumeHealth feature gate is disabled", 0},
 		{"admin, another's", Attributes{User: admin, Operation: admission.Delete, Resource: csiNodes, Name: "node-b", OldObject: other}, "", 0},
 	})
-	run(t, New(Config{Objects: store{}, Gates: gates(t, map[string]bool{"CSIVolumeHealth": true})}), []admitCase{
+	run(t, hosted(t, config{Objects: store{}, Gates: gates(t, map[string]bool{"CSIVolumeHealth": true})}), []admitCase{
 		{"its status", status(own, own), "", 0},
 		{"its spec through status", status(csiNode("node-a", "d"), own), `node "node-a" is not allowed to modify CSINode spec via status`, 0},
 		{"another's status", status(other, other), "can only access CSINode with the same name", 0},
@@ -117,7 +117,7 @@ func slice(node *string) *resourcev1.ResourceSlice {
 func TestAdmitResourceSlice(t *testing.T) {
 	t.Parallel()
 	own, other, none := slice(ptr.To("node-a")), slice(ptr.To("node-b")), slice(nil)
-	run(t, New(Config{Objects: store{}}), []admitCase{
+	run(t, hosted(t, config{Objects: store{}}), []admitCase{
 		{"create its own", Attributes{User: nodeA, Operation: admission.Create, Resource: resourceSlices, Name: "s", Object: own}, "", 0},
 		{"delete its own", Attributes{User: nodeA, Operation: admission.Delete, Resource: resourceSlices, Name: "s", OldObject: own}, "", 0},
 		{"create another's", Attributes{User: nodeA, Operation: admission.Create, Resource: resourceSlices, Name: "s", Object: other},
@@ -152,7 +152,7 @@ func TestAdmitCSR(t *testing.T) {
 		return Attributes{User: nodeA, Operation: admission.Create, Resource: csrs, Name: "c",
 			Object: &certificatesv1.CertificateSigningRequest{ObjectMeta: metav1.ObjectMeta{Name: "c"}, Spec: certificatesv1.CertificateSigningRequestSpec{SignerName: signer, Request: req}}}
 	}
-	run(t, New(Config{Objects: store{}}), []admitCase{
+	run(t, hosted(t, config{Objects: store{}}), []admitCase{
 		{"serving, its own CN", create(certificatesv1.KubeletServingSignerName, own), "", 0},
 		{"client, its own CN", create(certificatesv1.KubeAPIServerClientKubeletSignerName, own), "", 0},
 		{"serving, another's CN", create(certificatesv1.KubeletServingSignerName, other),
@@ -163,7 +163,7 @@ func TestAdmitCSR(t *testing.T) {
 		{"update (approval is not the node's)", Attributes{User: nodeA, Operation: admission.Update, Resource: csrs, Subresource: "approval", Name: "c",
 			Object: create(certificatesv1.KubeletServingSignerName, other).Object, OldObject: create(certificatesv1.KubeletServingSignerName, other).Object}, "", 0},
 	})
-	run(t, New(Config{Objects: store{}, Gates: gates(t, map[string]bool{"AllowInsecureKubeletCertificateSigningRequests": true})}), []admitCase{
+	run(t, hosted(t, config{Objects: store{}, Gates: gates(t, map[string]bool{"AllowInsecureKubeletCertificateSigningRequests": true})}), []admitCase{
 		{"insecure CSRs allowed", create(certificatesv1.KubeletServingSignerName, other), "", 0},
 	})
 }
@@ -193,7 +193,7 @@ func TestAdmitPodCertificateRequest(t *testing.T) {
 		key(pods, "default", "mirror"):             mirror,
 		key(serviceAccounts, "default", "default"): &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "default", UID: "uid-sa"}},
 	}
-	p := New(Config{Objects: objs, Authorizer: granting("request-serviceaccounts-podcertificate-signer", "example.com:granted")})
+	p := hosted(t, config{Objects: objs, Authorizer: granting("request-serviceaccounts-podcertificate-signer", "example.com:granted")})
 	ok := func(pod string, podUID types.UID, signer string) Attributes {
 		return pcr(pod, "node-a", podUID, "uid-node-a", "uid-sa", "default", signer)
 	}
@@ -235,7 +235,7 @@ func TestAdmitPodStatusClaims(t *testing.T) {
 		mod(&obj.Status)
 		return Attributes{User: nodeA, Operation: admission.Update, Resource: pods, Subresource: "status", Namespace: "default", Name: "p", Object: obj, OldObject: old}
 	}
-	run(t, New(Config{Objects: store{}}), []admitCase{
+	run(t, hosted(t, config{Objects: store{}}), []admitCase{
 		{"phase", with(func(s *corev1.PodStatus) { s.Phase = corev1.PodRunning }), "", 0},
 		{"resource claim statuses", with(func(s *corev1.PodStatus) {
 			s.ResourceClaimStatuses = []corev1.PodResourceClaimStatus{{Name: "gpu", ResourceClaimName: ptr.To("other")}}
@@ -261,14 +261,16 @@ func TestAdmitPodEviction(t *testing.T) {
 		return Attributes{User: nodeA, Operation: admission.Create, Resource: pods, Subresource: "eviction", Namespace: "default", Name: url,
 			Object: &policyv1.Eviction{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: body}}}
 	}
-	run(t, New(Config{Objects: objs}), []admitCase{
+	run(t, hosted(t, config{Objects: objs}), []admitCase{
 		{"its pod", evict("mine", "mine"), "", 0},
 		{"another node's pod", evict("theirs", "theirs"), `pods "theirs" is forbidden: node node-a can only evict pods with spec.nodeName set to itself`, 0},
 		{"the URL's name wins", evict("theirs", "mine"), "can only evict pods with spec.nodeName set to itself", 0},
 		{"the body's name without the URL's", evict("", "theirs"), "can only evict pods with spec.nodeName set to itself", 0},
 		{"no name at all", evict("", ""), "could not determine pod from request data", 0},
-		{"no such pod", evict("gone", "gone"), `pods "gone" not found`, 404},
+		// The lister's NotFound names the resource in the singular.
+		{"no such pod", evict("gone", "gone"), `pod "gone" not found`, 404},
+		// Upstream sees kube's internal types.
 		{"not an eviction", Attributes{User: nodeA, Operation: admission.Create, Resource: pods, Subresource: "eviction", Namespace: "default", Name: "mine", Object: &corev1.Pod{}},
-			"unexpected type *v1.Pod", 0},
+			"unexpected type *core.Pod", 0},
 	})
 }

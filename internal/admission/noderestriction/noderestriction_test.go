@@ -1,14 +1,22 @@
 package noderestriction
 
 import (
+	"context"
+	"strings"
 	"testing"
+	"time"
 
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apiserver/pkg/admission"
 	"k8s.io/apiserver/pkg/authentication/user"
+	"k8s.io/apiserver/pkg/authorization/authorizerfactory"
+	utilfeature "k8s.io/apiserver/pkg/util/feature"
+	"k8s.io/utils/ptr"
 
 	dpcorev1 "github.com/dnsplane/dnsplane/api/core/v1"
 )
@@ -36,7 +44,25 @@ func TestAdmit(t *testing.T) {
 	nameless := &user.DefaultInfo{Name: "system:node:", Groups: []string{"system:nodes"}}
 	owned := node("node-a", nil)
 	owned.OwnerReferences = []metav1.OwnerReference{{APIVersion: "v1", Kind: "Node", Name: "x", UID: "u"}}
-	run(t, New(Config{Objects: store{}}), []admitCase{
+	na := node("node-a", nil)
+	na.UID = "uid-node-a"
+	// Upstream decides a pod's delete on the pod its informer has, not on
+	// the stored object the API server hands over (OldObject): the pods
+	// are seeded under names of their own.
+	objs := store{
+		key(nodes, "", "node-a"):       na,
+		key(pods, "default", "p-a"):    pod("p-a", "node-a", nil, nil),
+		key(pods, "default", "p-b"):    pod("p-b", "node-b", nil, nil),
+		key(pods, "default", "p-none"): pod("p-none", "", nil, nil),
+	}
+	mirror := func(owner types.UID, volumes ...corev1.Volume) *dpcorev1.Pod {
+		p := pod("p", "node-a", nil, map[string]string{"kubernetes.io/config.mirror": "x"})
+		p.OwnerReferences = []metav1.OwnerReference{{APIVersion: "v1", Kind: "Node", Name: "node-a", UID: owner, Controller: ptr.To(true)}}
+		p.Spec.Volumes = volumes
+		return p
+	}
+	secret := corev1.Volume{Name: "s", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: "s"}}}
+	run(t, hosted(t, config{Objects: objs}), []admitCase{
 		{"admin deletes any pod", Attributes{User: admin, Operation: admission.Delete, Resource: pods, Namespace: "default", Name: "p", OldObject: pod("p", "node-b", nil, nil)}, "", 0},
 		{"nameless node", Attributes{User: nameless, Operation: admission.Update, Resource: nodes, Name: "node-a", Object: node("node-a", nil), OldObject: node("node-a", nil)},
 			`could not determine node from user "system:node:"`, 0},
@@ -77,22 +103,91 @@ func TestAdmit(t *testing.T) {
 			`node "node-a" can only update pod status for pods with spec.nodeName set to itself`, 0},
 		{"labels through status", Attributes{User: nodeA, Operation: admission.Update, Resource: pods, Subresource: "status", Namespace: "default", Name: "p", Object: pod("p", "node-a", map[string]string{"a": "b"}, nil), OldObject: pod("p", "node-a", nil, nil)},
 			"cannot update labels through pod status", 0},
-		{"delete its pod", Attributes{User: nodeA, Operation: admission.Delete, Resource: pods, Namespace: "default", Name: "p", OldObject: pod("p", "node-a", nil, nil)}, "", 0},
-		{"delete another node's pod", Attributes{User: nodeA, Operation: admission.Delete, Resource: pods, Namespace: "default", Name: "p", OldObject: pod("p", "node-b", nil, nil)},
-			`pods "p" is forbidden: node "node-a" can only delete pods with spec.nodeName set to itself`, 0},
-		{"delete an unbound pod", Attributes{User: nodeA, Operation: admission.Delete, Resource: pods, Namespace: "default", Name: "p", OldObject: pod("p", "", nil, nil)},
+		{"delete its pod", Attributes{User: nodeA, Operation: admission.Delete, Resource: pods, Namespace: "default", Name: "p-a", OldObject: pod("p-a", "node-a", nil, nil)}, "", 0},
+		{"delete another node's pod", Attributes{User: nodeA, Operation: admission.Delete, Resource: pods, Namespace: "default", Name: "p-b", OldObject: pod("p-b", "node-b", nil, nil)},
+			`pods "p-b" is forbidden: node "node-a" can only delete pods with spec.nodeName set to itself`, 0},
+		{"delete an unbound pod", Attributes{User: nodeA, Operation: admission.Delete, Resource: pods, Namespace: "default", Name: "p-none", OldObject: pod("p-none", "", nil, nil)},
 			"can only delete pods with spec.nodeName set to itself", 0},
+		{"delete a pod its informer has not seen", Attributes{User: nodeA, Operation: admission.Delete, Resource: pods, Namespace: "default", Name: "p", OldObject: pod("p", "node-a", nil, nil)},
+			`pod "p" not found`, 404},
 		{"update a pod", Attributes{User: nodeA, Operation: admission.Update, Resource: pods, Namespace: "default", Name: "p", Object: pod("p", "node-a", nil, nil), OldObject: pod("p", "node-a", nil, nil)},
 			`unexpected operation "UPDATE", node "node-a" can only create and delete mirror pods`, 0},
 		{"create a pod", Attributes{User: nodeA, Operation: admission.Create, Resource: pods, Namespace: "kube-system", Name: "p", Object: pod("p", "node-a", nil, nil)},
 			`pod does not have "kubernetes.io/config.mirror" annotation, node "node-a" can only create mirror pods`, 0},
 		{"create a mirror pod for another node", Attributes{User: nodeA, Operation: admission.Create, Resource: pods, Namespace: "default", Name: "p", Object: pod("p", "node-b", nil, map[string]string{"kubernetes.io/config.mirror": "x"})},
 			"can only create pods with spec.nodeName set to itself", 0},
-		{"create a mirror pod", Attributes{User: nodeA, Operation: admission.Create, Resource: pods, Namespace: "default", Name: "p", Object: pod("p", "node-a", nil, map[string]string{"kubernetes.io/config.mirror": "x"})},
-			"runs no static pods", 0},
+		// Upstream admits a node's mirror pods (our port refused them all).
+		{"create a mirror pod without an owner", Attributes{User: nodeA, Operation: admission.Create, Resource: pods, Namespace: "default", Name: "p", Object: pod("p", "node-a", nil, map[string]string{"kubernetes.io/config.mirror": "x"})},
+			`node "node-a" can only create pods with an owner reference set to itself`, 0},
+		{"create a mirror pod owned by its Node", Attributes{User: nodeA, Operation: admission.Create, Resource: pods, Namespace: "default", Name: "p", Object: mirror("uid-node-a")}, "", 0},
+		{"create a mirror pod owned by a stale Node", Attributes{User: nodeA, Operation: admission.Create, Resource: pods, Namespace: "default", Name: "p", Object: mirror("uid-old")},
+			"node node-a UID mismatch: expected uid-old got uid-node-a", 0},
+		{"create a mirror pod that mounts a secret", Attributes{User: nodeA, Operation: admission.Create, Resource: pods, Namespace: "default", Name: "p", Object: mirror("uid-node-a", secret)},
+			`node "node-a" can not create pods that reference secrets`, 0},
 		{"another pod subresource", Attributes{User: nodeA, Operation: admission.Create, Resource: pods, Subresource: "binding", Namespace: "default", Name: "p"},
 			`unexpected pod subresource "binding"`, 0},
 
 		{"a kind the rules leave alone", Attributes{User: nodeA, Operation: admission.Create, Resource: schema.GroupVersionResource{Version: "v1", Resource: "events"}, Namespace: "default", Object: &corev1.Event{}}, "", 0},
+	})
+}
+
+// TestAdmitBeforeSync: until the informers upstream reads have listed, a
+// node's write to a kind the plugin restricts waits and is then refused
+// with kube's 403, instead of being decided on empty listers (a 404 for a
+// pod that exists); users that are not nodes and kinds the plugin leaves
+// alone pass at once. Without informers at all (a server whose authorizer
+// has none), such writes are refused and say why.
+func TestAdmitBeforeSync(t *testing.T) {
+	t.Parallel()
+	objs := store{key(pods, "default", "mine"): podWith("mine", "node-a", "uid-mine", projectedToken(""))}
+	token := tokenFor(podRef("mine", "uid-mine")).record()
+	status := Attributes{User: nodeA, Operation: admission.Update, Resource: nodes, Subresource: "status", Name: "node-a", Object: node("node-a", nil), OldObject: node("node-a", nil)}.record()
+	event := Attributes{User: nodeA, Operation: admission.Create, Resource: schema.GroupVersionResource{Version: "v1", Resource: "events"}, Namespace: "default", Object: &corev1.Event{}}.record()
+	byAdmin := tokenFor(podRef("mine", "uid-mine"))
+	byAdmin.User = admin
+
+	t.Run("no informers", func(t *testing.T) {
+		t.Parallel()
+		p := New()
+		p.InspectFeatureGates(utilfeature.DefaultFeatureGate)
+		p.SetExternalKubeInformerFactory(nil)
+		p.SetUnconditionalAuthorizer(authorizerfactory.NewAlwaysAllowAuthorizer())
+		err := p.Admit(t.Context(), status, nil)
+		if !apierrors.IsForbidden(err) || !strings.Contains(err.Error(), "not yet ready to handle request: NodeRestriction requires a pod getter") {
+			t.Errorf("node status: got %v, want a 403 naming the missing getter", err)
+		}
+		for name, a := range map[string]admission.Attributes{"admin": byAdmin.record(), "event": event} {
+			if err := p.Admit(t.Context(), a, nil); err != nil {
+				t.Errorf("%s: %v", name, err)
+			}
+		}
+	})
+
+	t.Run("not synced, then synced", func(t *testing.T) {
+		t.Parallel()
+		p, f := initialised(t, config{Objects: objs})
+		ctx, cancel := context.WithTimeout(t.Context(), 200*time.Millisecond)
+		defer cancel()
+		err := p.Admit(ctx, token, nil)
+		if !apierrors.IsForbidden(err) || !strings.Contains(err.Error(), "not yet ready to handle request") {
+			t.Errorf("token before sync: got %v, want kube's 403 not yet ready", err)
+		}
+		for name, a := range map[string]admission.Attributes{"admin": byAdmin.record(), "event": event} {
+			if err := p.Admit(ctx, a, nil); err != nil {
+				t.Errorf("%s before sync: %v", name, err)
+			}
+		}
+		stop := make(chan struct{})
+		t.Cleanup(func() {
+			close(stop)
+			f.Shutdown()
+		})
+		// A write in flight as the informers start passes once they have listed.
+		done := make(chan error, 1)
+		go func() { done <- p.Admit(t.Context(), token, nil) }()
+		f.Start(stop)
+		if err := <-done; err != nil {
+			t.Errorf("token once synced: %v", err)
+		}
 	})
 }

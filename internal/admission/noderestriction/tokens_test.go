@@ -80,7 +80,7 @@ func podRef(name string, uid types.UID) *authenticationv1.BoundObjectReference {
 // ServiceAccountNodeAudienceRestriction (on by default in 1.37).
 func TestAdmitServiceAccountToken(t *testing.T) {
 	t.Parallel()
-	p := New(Config{Objects: tokenStore(), Authorizer: granting("request-serviceaccounts-token-audience", "granted-aud")})
+	p := hosted(t, config{Objects: tokenStore(), Authorizer: granting("request-serviceaccounts-token-audience", "granted-aud")})
 	adminToken := tokenFor(nil)
 	adminToken.User = admin
 	run(t, p, []admitCase{
@@ -90,7 +90,7 @@ func TestAdmitServiceAccountToken(t *testing.T) {
 		{"bound to a node", tokenFor(&authenticationv1.BoundObjectReference{APIVersion: "v1", Kind: "Node", Name: "node-a", UID: "u"}), "node requested token not bound to a pod", 0},
 		{"pod without a name", tokenFor(podRef("", "uid-mine")), "node requested token not bound to a pod", 0},
 		{"pod without a uid", tokenFor(podRef("mine", "")), "node requested token with a pod binding without a uid", 0},
-		{"no such pod", tokenFor(podRef("gone", "uid-gone")), `pods "gone" not found`, 404},
+		{"no such pod", tokenFor(podRef("gone", "uid-gone")), `pod "gone" not found`, 404},
 		{"stale uid", tokenFor(podRef("mine", "uid-old")), "the UID in the bound object reference (uid-old) does not match the UID in record. The object might have been deleted and then recreated", 0},
 		{"another node's pod", tokenFor(podRef("theirs", "uid-theirs")), "node requested token bound to a pod scheduled on a different node", 0},
 		{"its pod, default audience", tokenFor(podRef("mine", "uid-mine")), "", 0},
@@ -109,7 +109,7 @@ func TestAdmitServiceAccountToken(t *testing.T) {
 	})
 
 	// Without the audience restriction, any audience for its own pod.
-	run(t, New(Config{Objects: tokenStore(), Gates: gates(t, map[string]bool{"ServiceAccountNodeAudienceRestriction": false})}), []admitCase{
+	run(t, hosted(t, config{Objects: tokenStore(), Gates: gates(t, map[string]bool{"ServiceAccountNodeAudienceRestriction": false})}), []admitCase{
 		{"gate off, any audience", tokenFor(podRef("bare", "uid-bare"), "other"), "", 0},
 		{"gate off, still another node's pod", tokenFor(podRef("theirs", "uid-theirs")), "scheduled on a different node", 0},
 	})
