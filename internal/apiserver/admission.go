@@ -17,23 +17,26 @@ import (
 // kube-apiserver's create, update and /status handlers do.
 func validate(ctx context.Context, res *Resource, info requestInfo, obj, old any) error {
 	var errs field.ErrorList
+	sub, whole := res.objectSubresource(info.Subresource)
 	switch {
 	case old == nil:
 		errs = rest.ValidateCreate(ctx, res.Strategy, res.Namespaced, obj)
-	case info.Subresource == "status":
-		errs = rest.ValidateStatusUpdate(ctx, res.Strategy, res.Namespaced, obj, old)
-	case rest.IsObjectSubresource(res.Strategy, info.Subresource):
-		errs = rest.ValidateSubresourceUpdate(ctx, res.Strategy, res.Namespaced, info.Subresource, obj, old)
+	case whole:
+		errs = rest.ValidateSubresourceUpdate(ctx, res.Strategy, sub, res.Namespaced, obj, old)
 	default:
 		errs = rest.ValidateUpdate(ctx, res.Strategy, res.Namespaced, obj, old)
 	}
 	if len(errs) > 0 {
 		return invalid(res, accessor(obj).GetName(), errs)
 	}
-	if info.Subresource == "" {
+	switch {
+	case info.Subresource == "":
 		return rest.ValidateAdmission(ctx, res.Strategy, obj, old)
+	case whole:
+		return rest.ValidateSubresourceAdmission(ctx, sub, obj, old)
 	}
-	return rest.ValidateSubresourceAdmission(ctx, res.Strategy, info.Subresource, obj, old)
+	// /scale: the defaults of kube-apiserver check no scale write.
+	return nil
 }
 
 // prepareUpdate carries over what no update may change (server metadata)
@@ -58,15 +61,6 @@ func admitUpdate(ctx context.Context, res *Resource, subresource string, obj, ol
 	return nil
 }
 
-// prepareStatusUpdate builds the object a /status update stores: the old
-// object with the new status.
-func prepareStatusUpdate(obj, old any) any {
-	out := cloneObject(old)
-	rest.CopyStatus(out, obj)
-	accessor(out).SetResourceVersion(accessor(obj).GetResourceVersion())
-	return out
-}
-
 // statusValue is obj's Status field; invalid when the kind has none.
 func statusValue(obj any) reflect.Value {
 	return reflect.ValueOf(obj).Elem().FieldByName("Status")
@@ -76,7 +70,7 @@ func statusValue(obj any) reflect.Value {
 // is a runtime.Object (upstream's, or dnsplane's with the generated
 // DeepCopyObject; api's TestEveryKindIsARuntimeObject), so a failed
 // assertion is a programming error. It replaces a JSON round trip: a
-// /status write no longer encodes and decodes the whole stored object.
+// /scale write no longer encodes and decodes the whole stored object.
 func cloneObject(obj any) any {
 	o, ok := obj.(runtime.Object)
 	if !ok {

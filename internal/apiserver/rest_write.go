@@ -187,32 +187,6 @@ func (s *Server) update(w http.ResponseWriter, r *http.Request, res *Resource, i
 	return s.writeObjects(w, r, res, http.StatusOK, updated, nil, metav1.ListMeta{})
 }
 
-// subresourceUpdate is res with the strategy of PUTs to its named
-// subresource when its kind has one (rest.SubresourceUpdater:
-// namespaces/finalize).
-func subresourceUpdate(res *Resource, subresource string) (*Resource, bool) {
-	su, ok := res.Strategy.(rest.SubresourceUpdater)
-	if !ok {
-		return nil, false
-	}
-	st, ok := su.UpdateStrategy(subresource)
-	if !ok {
-		return nil, false
-	}
-	sub := *res
-	sub.Strategy = st
-	return &sub, true
-}
-
-// updateSubresource serves a subresource written as the main resource is,
-// with PUT only, as upstream's FinalizeREST is an Updater and nothing else.
-func (s *Server) updateSubresource(w http.ResponseWriter, r *http.Request, sub *Resource, info requestInfo) error {
-	if info.Verb != "update" {
-		return errMethodNotAllowed(info.Verb, sub.GroupResource())
-	}
-	return s.update(w, r, sub, info)
-}
-
 // updateObject stores obj over the current object. A resourceVersion in obj
 // is a precondition (409 when stale); without one the update applies to
 // whatever is current, as upstream allows for built-in kinds.
@@ -242,23 +216,17 @@ func (s *Server) updateFrom(ctx context.Context, res *Resource, info requestInfo
 	if err := s.admitNodeWrite(ctx, res, admission.Update, info.Subresource, info.Namespace, info.Name, obj, old); err != nil {
 		return nil, err
 	}
-	if info.Subresource == "status" {
+	sub, whole := res.objectSubresource(info.Subresource)
+	if whole {
+		// A subresource written whole under a strategy of its own
+		// (status, finalize, approval) keeps what it may not change.
+		// /scale writes the parent through the main resource's rules.
 		managed := accessor(obj).GetManagedFields()
-		annotations := accessor(obj).GetAnnotations()
-		obj = prepareStatusUpdate(obj, old)
-		if rest.StatusKeepsAnnotations(res.Strategy) {
-			accessor(obj).SetAnnotations(annotations)
-		}
-		rest.PrepareForStatusUpdate(ctx, res.Strategy, obj, old)
+		keepServerMetadata(obj, old)
+		obj = sub.Update.PrepareForUpdate(ctx, obj, old)
 		if info.applied {
 			accessor(obj).SetManagedFields(managed)
 		}
-	} else if os, ok := res.Strategy.(rest.ObjectSubresourceStrategy); ok && rest.IsObjectSubresource(res.Strategy, info.Subresource) {
-		// An object subresource (CSR approval): the strategy keeps what
-		// it may not change. /scale writes the parent through the main
-		// resource's rules.
-		keepServerMetadata(obj, old)
-		os.PrepareForSubresourceUpdate(ctx, info.Subresource, obj, old)
 	} else {
 		prepareUpdate(ctx, res, obj, old)
 	}
@@ -268,7 +236,7 @@ func (s *Server) updateFrom(ctx context.Context, res *Resource, info requestInfo
 		}
 		s.trackUpdate(res, info, obj, old)
 	}
-	if info.Subresource != "status" {
+	if !whole {
 		if err := admitUpdate(ctx, res, info.Subresource, obj, old); err != nil {
 			return nil, err
 		}

@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"net/http"
 	"net/netip"
-	"slices"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -395,37 +394,6 @@ func (s *Server) serveGroupVersion(w http.ResponseWriter, r *http.Request, gv sc
 		}
 	}
 	writeError(w, s.log, errNotFoundPath())
-}
-
-// discoveryResources is what discovery announces of reg: each resource, its
-// verbs, and the kind and verbs of its kind's own subresources.
-func discoveryResources(reg *Registry) []discovery.Resource {
-	var out []discovery.Resource
-	for _, r := range reg.Resources() {
-		d := discovery.Resource{Resource: r.Resource, Verbs: r.Verbs}
-		for _, sub := range r.subresources {
-			d.KindSubresources = append(d.KindSubresources, discovery.Subresource{Name: sub.Name, Kind: sub.Kind, Verbs: sub.Verbs})
-		}
-		out = append(out, d)
-	}
-	return out
-}
-
-// documentResources is what the OpenAPI documents describe of reg: each
-// resource, its verbs, whether it takes strategic merge patches, and its
-// kind's subresources that take a POST of their kind.
-func documentResources(reg *Registry) []document.Resource {
-	var out []document.Resource
-	for _, r := range reg.Resources() {
-		d := document.Resource{Resource: r.Resource, Verbs: r.Verbs, StrategicMergePatch: builtin(r)}
-		for _, sub := range r.subresources {
-			if sub.New != nil && slices.Contains(sub.Verbs, "create") {
-				d.Creatable = append(d.Creatable, document.Subresource{Name: sub.Name, Kind: sub.Kind, New: sub.New})
-			}
-		}
-		out = append(out, d)
-	}
-	return out
 }
 
 // versionInfo is what /version reports; kubectl prints it and client-go

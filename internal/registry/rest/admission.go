@@ -43,23 +43,15 @@ func ValidateAdmission(ctx context.Context, s Strategy, obj, old any) error {
 	return nil
 }
 
-// SubresourceValidatingAdmitter is a Strategy whose kind kube-apiserver's
-// default validating admission plugins check on writes to its status or
-// object subresources (CertificateSigning on certificatesigningrequests/
-// status, CertificateApproval on .../approval). The generic code runs it
-// where it runs ValidatingAdmitter on the main resource: after the
-// subresource's validation passed, dry runs included.
-type SubresourceValidatingAdmitter interface {
-	// ValidateSubresourceAdmission refuses the update of obj replacing old
-	// through subresource with an API status error, or admits it.
-	ValidateSubresourceAdmission(ctx context.Context, subresource string, obj, old any) error
-}
-
-// ValidateSubresourceAdmission runs s's validating admission of a write
-// through subresource when it has one.
-func ValidateSubresourceAdmission(ctx context.Context, s Strategy, subresource string, obj, old any) error {
-	if a, ok := s.(SubresourceValidatingAdmitter); ok {
-		return a.ValidateSubresourceAdmission(ctx, subresource, obj, old)
+// ValidateSubresourceAdmission runs the validating admission of a write
+// through sub, a subresource that writes its parent whole, when its
+// strategy has one (a ValidatingAdmitter: CertificateSigning on
+// certificatesigningrequests/status, CertificateApproval on …/approval).
+// The generic code runs it where it runs ValidatingAdmitter on the main
+// resource: after the write's validation passed, dry runs included.
+func ValidateSubresourceAdmission(ctx context.Context, sub Subresource, obj, old any) error {
+	if a, ok := sub.Update.(ValidatingAdmitter); ok {
+		return a.ValidateAdmission(ctx, obj, old)
 	}
 	return nil
 }

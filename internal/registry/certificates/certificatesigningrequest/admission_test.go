@@ -19,6 +19,7 @@ import (
 
 	"github.com/dnsplane/dnsplane/internal/authn"
 	"github.com/dnsplane/dnsplane/internal/registry/certificates/certadmission"
+	"github.com/dnsplane/dnsplane/internal/registry/rest"
 )
 
 // grants allows user verb on the signers named, as an RBAC rule on
@@ -117,7 +118,11 @@ func TestCertificateAdmission(t *testing.T) {
 				}
 				err = s.ValidateAdmission(ctx, tc.obj, old)
 			} else {
-				err = s.ValidateSubresourceAdmission(ctx, tc.subresource, tc.obj, tc.old)
+				sub, ok := rest.Generic(tc.subresource, s)
+				if !ok {
+					sub, _ = rest.Find(s.Subresources(), tc.subresource)
+				}
+				err = rest.ValidateSubresourceAdmission(ctx, sub, tc.obj, tc.old)
 			}
 			switch {
 			case tc.want == "" && err != nil:
