@@ -43,15 +43,15 @@ type Resource struct {
 	Namespaced bool
 	ShortNames []string
 	Categories []string
-	// Subresources served besides the main resource, the generic ones:
-	// "status" (the main resource then ignores status changes and /status
-	// ignores the rest) and "scale" (autoscaling/v1 Scale of
-	// spec.replicas), "finalize" (an update of the object under the
-	// strategy its kind gives for it: namespaces) and CSRs' "approval"
-	// (the request's conditions only). A kind's own subresources
-	// (pods/binding, pods/eviction, pods/exec, …) come from its package
-	// under internal/registry, which the API server adds here.
-	// Discovery announces each with its kind and verbs.
+	// Subresources served besides the main resource, the generic ones
+	// every kind that names them has alike: "status" (the main resource
+	// then ignores status changes and /status ignores the rest) and
+	// "scale" (autoscaling/v1 Scale of spec.replicas), declared once in
+	// internal/registry/rest (generic.go). A kind's own subresources
+	// (namespaces/finalize, certificatesigningrequests/approval,
+	// pods/binding, pods/eviction, pods/exec, …) are declared by its
+	// package under internal/registry, and the API server adds their
+	// names here. Discovery announces each with its kind and verbs.
 	Subresources []string
 	// Custom is true for dnsplane's own kinds, served as kube-apiserver
 	// serves a CustomResourceDefinition's (the DNS operator also runs
@@ -151,7 +151,7 @@ var resources = sorted([]Resource{
 	group("batch", "CronJob", "cronjobs", true, []string{"cj"}, []string{status}, all, func() any { return &dpbatchv1.CronJob{} }),
 
 	// Everything else the API server serves: upstream types unchanged.
-	core("Namespace", "namespaces", false, []string{"ns"}, []string{status, "finalize"}, nil, func() any { return &corev1.Namespace{} }),
+	core("Namespace", "namespaces", false, []string{"ns"}, []string{status}, nil, func() any { return &corev1.Namespace{} }),
 	core("Service", "services", true, []string{"svc"}, []string{status}, all, func() any { return &corev1.Service{} }),
 	//nolint:staticcheck // SA1019: deprecated for EndpointSlice, but kube-apiserver still serves Endpoints, so dnsplane does too
 	core("Endpoints", "endpoints", true, []string{"ep"}, nil, nil, func() any { return &corev1.Endpoints{} }),
@@ -181,7 +181,7 @@ var resources = sorted([]Resource{
 	group("networking.k8s.io", "NetworkPolicy", "networkpolicies", true, []string{"netpol"}, nil, nil, func() any { return &networkingv1.NetworkPolicy{} }),
 	group("networking.k8s.io", "ServiceCIDR", "servicecidrs", false, nil, []string{status}, nil, func() any { return &networkingv1.ServiceCIDR{} }),
 	group("networking.k8s.io", "IPAddress", "ipaddresses", false, []string{"ip"}, nil, nil, func() any { return &networkingv1.IPAddress{} }),
-	group("certificates.k8s.io", "CertificateSigningRequest", "certificatesigningrequests", false, []string{"csr"}, []string{status, "approval"}, nil, func() any { return &certificatesv1.CertificateSigningRequest{} }),
+	group("certificates.k8s.io", "CertificateSigningRequest", "certificatesigningrequests", false, []string{"csr"}, []string{status}, nil, func() any { return &certificatesv1.CertificateSigningRequest{} }),
 	group("certificates.k8s.io", "PodCertificateRequest", "podcertificaterequests", true, nil, []string{status}, nil, func() any { return &certificatesv1.PodCertificateRequest{} }),
 	group("certificates.k8s.io", "ClusterTrustBundle", "clustertrustbundles", false, nil, nil, nil, func() any { return &certificatesv1.ClusterTrustBundle{} }),
 	group("discovery.k8s.io", "EndpointSlice", "endpointslices", true, nil, nil, nil, func() any { return &discoveryv1.EndpointSlice{} }),

@@ -73,22 +73,14 @@ func newFieldManagers(reg *Registry) (*fieldManagers, error) {
 			return nil, fmt.Errorf("finding the server-side apply schema of %s: %w", res.GVK.Kind, err)
 		}
 		fms.roots[res.GVK] = typeRoot{schema: tv.Schema(), ref: tv.TypeRef()}
+		// The main resource, and every subresource that writes the
+		// object: the ones written whole under their own strategy, and
+		// scale, which upstream records under its own name.
 		subs := []string{""}
-		if res.HasStatus() {
-			subs = append(subs, "status")
-		}
-		if res.HasSubresource("scale") {
-			// A scale write is an update of the parent's spec.replicas,
-			// recorded as upstream does under subresource "scale".
-			subs = append(subs, "scale")
-		}
-		if res.HasSubresource("finalize") {
-			// namespaces/finalize writes the whole object, its status
-			// reset, as upstream's namespaceFinalizeStrategy.
-			subs = append(subs, "finalize")
-		}
-		if os, ok := res.Strategy.(rest.ObjectSubresourceStrategy); ok {
-			subs = append(subs, os.ObjectSubresources()...)
+		for _, sub := range res.subresources {
+			if sub.Update != nil || sub.Scale {
+				subs = append(subs, sub.Name)
+			}
 		}
 		for _, sub := range subs {
 			fm, err := managedfields.NewDefaultFieldManager(tc, unversioned{}, unversioned{}, unversioned{},
@@ -111,27 +103,17 @@ func (f *fieldManagers) rootType(res *Resource) (typeRoot, bool) {
 	return r, ok
 }
 
-// resetFields are the fields a write cannot set, so no manager owns them
-// through it: the status through the main resource, and what /status
-// ignores (prepareStatusUpdate keeps everything but the status, and the
-// annotations of the kinds whose strategy says so), and what
-// an object subresource's strategy keeps (CSR approval: spec, certificate).
+// resetFields are the fields a write through subresource ("" for the main
+// resource) cannot set, so no manager owns them through it: what a
+// subresource written whole keeps (its strategy's ResetFields: /status the
+// spec and labels), else what the main resource's rules keep, which /scale
+// writes through (the status).
 func resetFields(res *Resource, subresource string) map[fieldpath.APIVersion]fieldpath.Filter {
-	var set *fieldpath.Set
-	switch {
-	case subresource == "status":
-		set = fieldpath.NewSet(
-			fieldpath.MakePathOrDie("spec"),
-			fieldpath.MakePathOrDie("metadata", "labels"),
-		)
-		if !rest.StatusKeepsAnnotations(res.Strategy) {
-			set.Insert(fieldpath.MakePathOrDie("metadata", "annotations"))
-		}
-	case rest.IsObjectSubresource(res.Strategy, subresource):
-		set = res.Strategy.(rest.ObjectSubresourceStrategy).SubresourceResetFields(subresource)
-	case res.HasStatus():
-		set = fieldpath.NewSet(fieldpath.MakePathOrDie("status"))
-	default:
+	set := rest.MainResetFields(res.subresources)
+	if sub, ok := res.objectSubresource(subresource); ok {
+		set = sub.Update.ResetFields()
+	}
+	if set == nil {
 		return nil
 	}
 	return map[fieldpath.APIVersion]fieldpath.Filter{

@@ -2,7 +2,6 @@ package apiserver
 
 import (
 	"fmt"
-	"slices"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
@@ -22,14 +21,28 @@ type Resource struct {
 	// store writes the kind's objects; nil in a registry no Server serves
 	// (NewRegistry).
 	store *store.Store
-	// subresources are the ones the kind serves with behaviour of its own
+	// subresources declare every subresource the kind serves: the generic
+	// ones its row names (rest.Generic) and its package's own
 	// (subresource.go); their names are also in Subresources.
 	subresources []rest.Subresource
 }
 
 // HasStatus reports a status subresource: the main resource then ignores
 // status changes and /status ignores the rest.
-func (r *Resource) HasStatus() bool { return r.HasSubresource("status") }
+func (r *Resource) HasStatus() bool { return rest.HasStatus(r.subresources) }
+
+// subresource returns the declaration of the subresource name.
+func (r *Resource) subresource(name string) (rest.Subresource, bool) {
+	return rest.Find(r.subresources, name)
+}
+
+// objectSubresource returns the declaration of the subresource name when
+// it reads and writes the object whole under a strategy of its own
+// (rest.Subresource.Update: status, finalize, approval).
+func (r *Resource) objectSubresource(name string) (rest.Subresource, bool) {
+	sub, ok := r.subresource(name)
+	return sub, ok && sub.Update != nil
+}
 
 // GroupVersion of the resource.
 func (r *Resource) GroupVersion() schema.GroupVersion { return r.GVK.GroupVersion() }
@@ -40,6 +53,15 @@ var allVerbs = []string{"create", "delete", "deletecollection", "get", "list", "
 type Registry struct {
 	byPath map[schema.GroupVersionResource]*Resource
 	list   []*Resource
+	// aliases are the older resources that are a subresource in all but
+	// the URL (rest.Subresource.Alias), by their group/version/plural.
+	aliases map[schema.GroupVersionResource]alias
+}
+
+// alias is a subresource served under an older resource's URL.
+type alias struct {
+	parent *Resource
+	sub    rest.Subresource
 }
 
 // NewRegistry returns the resources dnsplane serves with the strategies of
@@ -56,24 +78,33 @@ func NewRegistry() *Registry {
 // newRegistry returns the resources dnsplane serves, api.Resources in its
 // order (group, then plural), each with its strategy.
 func newRegistry(strategies map[schema.GroupKind]rest.Strategy) (*Registry, error) {
-	reg := &Registry{byPath: map[schema.GroupVersionResource]*Resource{}}
+	reg := &Registry{byPath: map[schema.GroupVersionResource]*Resource{}, aliases: map[schema.GroupVersionResource]alias{}}
 	for _, r := range api.Resources() {
 		st, ok := strategies[r.GVK.GroupKind()]
 		if !ok {
 			return nil, fmt.Errorf("apiserver: no strategy for %s", r.GVK.GroupKind())
 		}
-		res := &Resource{Resource: r, Verbs: allVerbs, Strategy: st, subresources: kindSubresources(st)}
+		subs, err := declaredSubresources(r, st)
+		if err != nil {
+			return nil, err
+		}
+		res := &Resource{Resource: r, Verbs: allVerbs, Strategy: st, subresources: subs}
 		// Routing, discovery and OpenAPI see the kind's own subresources
 		// beside the row's generic ones.
-		res.Subresources = slices.Clone(r.Subresources)
-		for _, sub := range res.subresources {
-			if res.HasSubresource(sub.Name) {
-				return nil, fmt.Errorf("apiserver: %s lists subresource %q twice", r.GVK.Kind, sub.Name)
-			}
+		res.Subresources = nil
+		for _, sub := range subs {
 			res.Subresources = append(res.Subresources, sub.Name)
+			if sub.Alias != "" {
+				reg.aliases[r.GVK.GroupVersion().WithResource(sub.Alias)] = alias{parent: res, sub: sub}
+			}
 		}
 		reg.byPath[r.GroupVersionResource()] = res
 		reg.list = append(reg.list, res)
+	}
+	for gvr := range reg.aliases {
+		if _, ok := reg.byPath[gvr]; ok {
+			return nil, fmt.Errorf("apiserver: the alias %s is also a resource", gvr)
+		}
 	}
 	return reg, nil
 }

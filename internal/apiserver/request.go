@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	apirequest "k8s.io/apiserver/pkg/endpoints/request"
 )
 
 // requestInfo is what the URL says about a resource request.
@@ -22,9 +23,17 @@ type requestInfo struct {
 	applied      bool
 }
 
-// namespaceSubresources are the subresources of a namespace itself, which the
-// URL layout makes look like resources inside it.
-var namespaceSubresources = map[string]bool{"status": true, "finalize": true}
+// namespaceSubresources are the subresources of a namespace itself, which
+// the URL layout makes look like resources inside it: the names
+// k8s.io/apiserver's RequestInfoFactory takes for them, so that a request
+// is routed as the authorizer (internal/authz, with that parser) judged it.
+// Upstream exports its set for its own test that keeps the namespace
+// storage in step ("so we never drift"); newRegistry refuses a namespace
+// subresource declared outside it.
+var namespaceSubresources = apirequest.NamespaceSubResourcesForTest
+
+// namespacesResource is the resource whose objects are the namespaces.
+var namespacesResource = schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}
 
 // parseResourcePath parses /api/v1/… and /apis/<g>/<v>/… resource paths.
 // ok=false means the path is not a resource path (discovery, unknown).
@@ -49,7 +58,7 @@ func parseResourcePath(r *http.Request) (requestInfo, bool) {
 	}
 	if parts[0] == "namespaces" && len(parts) > 1 {
 		info.Namespace = parts[1]
-		if len(parts) > 2 && !namespaceSubresources[parts[2]] {
+		if len(parts) > 2 && !namespaceSubresources.Has(parts[2]) {
 			parts = parts[2:]
 		}
 	}

@@ -12,8 +12,8 @@ import (
 
 // serveResource dispatches a resource request to its verb.
 func (s *Server) serveResource(w http.ResponseWriter, r *http.Request, info requestInfo) {
-	if _, ok := legacySubresources[info.Resource]; ok && info.GV.Group == "" {
-		if err := s.serveLegacySubresource(w, r, info); err != nil {
+	if a, ok := s.reg.aliases[info.GV.WithResource(info.Resource)]; ok {
+		if err := s.serveAlias(w, r, a, info); err != nil {
 			writeErrorNegotiated(w, r, s.log, err)
 		}
 		return
@@ -23,24 +23,33 @@ func (s *Server) serveResource(w http.ResponseWriter, r *http.Request, info requ
 		writeErrorNegotiated(w, r, s.log, errNotFoundPath())
 		return
 	}
-	if info.Subresource != "" && !res.HasSubresource(info.Subresource) {
-		writeErrorNegotiated(w, r, s.log, errNotFoundPath())
-		return
+	var sub rest.Subresource
+	if info.Subresource != "" {
+		if sub, ok = res.subresource(info.Subresource); !ok {
+			writeErrorNegotiated(w, r, s.log, errNotFoundPath())
+			return
+		}
 	}
 	if !res.Namespaced && info.Namespace != "" {
 		writeErrorNegotiated(w, r, s.log, errNotFoundPath())
 		return
 	}
-	if info.Subresource == "" || info.Subresource == "status" {
+	if info.Subresource == "" || sub.Update != nil {
 		// Other subresources serve kinds of their own (Scale, Binding).
 		addDeprecationWarning(w, res)
 	}
 	r = r.WithContext(warning.WithWarningRecorder(r.Context(), &headerWarnings{h: w.Header()}))
 	var err error
-	if info.Subresource != "" && info.Subresource != "status" && !rest.IsObjectSubresource(res.Strategy, info.Subresource) {
-		if err = s.serveSubresource(w, r, res, info); err != nil {
+	if info.Subresource != "" && sub.Update == nil {
+		if err = s.serveSubresource(w, r, res, sub, info); err != nil {
 			writeErrorNegotiated(w, r, s.log, err)
 		}
+		return
+	}
+	if info.Subresource != "" && info.Verb != "" && !objectSubresourceAllows(sub, info.Verb) {
+		// The parent read and written whole (status, finalize, approval):
+		// the main resource's handlers serve the verbs it declares.
+		writeErrorNegotiated(w, r, s.log, errMethodNotAllowed(info.Verb, res.GroupResource()))
 		return
 	}
 	switch info.Verb {

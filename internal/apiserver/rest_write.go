@@ -13,7 +13,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/dnsplane/dnsplane/internal/apiserver/store"
-	"github.com/dnsplane/dnsplane/internal/registry/rest"
 )
 
 // readObject reads the body of a create or update (optionsKind names its
@@ -118,33 +117,6 @@ func (s *Server) update(w http.ResponseWriter, r *http.Request, res *Resource, i
 		return err
 	}
 	return s.writeObjects(w, r, res, http.StatusOK, updated, nil, metav1.ListMeta{})
-}
-
-// subresourceUpdate is res with the strategy of PUTs to its named
-// subresource when its kind has one (rest.SubresourceUpdater:
-// namespaces/finalize).
-func subresourceUpdate(res *Resource, subresource string) (*Resource, bool) {
-	su, ok := res.Strategy.(rest.SubresourceUpdater)
-	if !ok {
-		return nil, false
-	}
-	st, ok := su.UpdateStrategy(subresource)
-	if !ok {
-		return nil, false
-	}
-	sub := *res
-	sub.Strategy = st
-	sub.store = res.store.WithStrategy(st)
-	return &sub, true
-}
-
-// updateSubresource serves a subresource written as the main resource is,
-// with PUT only, as upstream's FinalizeREST is an Updater and nothing else.
-func (s *Server) updateSubresource(w http.ResponseWriter, r *http.Request, sub *Resource, info requestInfo) error {
-	if info.Verb != "update" {
-		return errMethodNotAllowed(info.Verb, sub.GroupResource())
-	}
-	return s.update(w, r, sub, info)
 }
 
 // updateOptions are the store's options of an update described by info.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"reflect"
+	"slices"
 
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -15,21 +16,25 @@ import (
 
 	"github.com/dnsplane/dnsplane/api"
 	"github.com/dnsplane/dnsplane/internal/apiserver/store"
+	"github.com/dnsplane/dnsplane/internal/registry/rest"
 	"github.com/dnsplane/dnsplane/internal/strictdecode"
 )
 
-// scaleResource is the shape a Scale body decodes with: autoscaling/v1
-// Scale, whatever the parent's group (upstream serves every scale
-// subresource with it; pkg/registry/apps/deployment/storage ScaleREST).
-var scaleResource = &Resource{Resource: api.Resource{
-	GVK:    autoscalingv1.SchemeGroupVersion.WithKind("Scale"),
-	Plural: "scale", Namespaced: true,
-	New: func() any { return &autoscalingv1.Scale{} },
-}}
+// scaleShape is the shape a Scale body decodes with, from sub, the scale
+// subresource's declaration (rest.Scale): autoscaling/v1 Scale, whatever
+// the parent's group (upstream serves every scale subresource with it;
+// pkg/registry/apps/deployment/storage ScaleREST).
+func scaleShape(sub rest.Subresource) *Resource {
+	return &Resource{Resource: api.Resource{GVK: sub.Kind, Plural: sub.Name, Namespaced: true, New: sub.New}}
+}
+
+// scalePatchTypes are the patch types a scale subresource takes, as the
+// OpenAPI documents list them (documentResources).
+var scalePatchTypes = []string{mediaJSONPatch, mediaMergePatch, mediaStrategicPatch}
 
 // scale serves …/NAME/scale: get, update and patch of the parent's
 // spec.replicas through an autoscaling/v1 Scale.
-func (s *Server) scale(w http.ResponseWriter, r *http.Request, res *Resource, info requestInfo) error {
+func (s *Server) scale(w http.ResponseWriter, r *http.Request, res *Resource, sub rest.Subresource, info requestInfo) error {
 	switch info.Verb {
 	case "get":
 		kv, err := s.storage.Get(r.Context(), store.Key(&res.Resource, info.Namespace, info.Name))
@@ -47,9 +52,9 @@ func (s *Server) scale(w http.ResponseWriter, r *http.Request, res *Resource, in
 		writeJSON(w, http.StatusOK, sc)
 		return nil
 	case "update", "patch":
-		return s.updateScale(w, r, res, info)
+		return s.updateScale(w, r, res, sub, info)
 	}
-	return errMethodNotAllowed(r.Method, schema.GroupResource{Group: res.GVK.Group, Resource: res.Plural + "/scale"})
+	return errMethodNotAllowed(r.Method, schema.GroupResource{Group: res.GVK.Group, Resource: res.Plural + "/" + sub.Name})
 }
 
 // updateScale reads the parent, builds its Scale, applies the request (a
@@ -58,7 +63,8 @@ func (s *Server) scale(w http.ResponseWriter, r *http.Request, res *Resource, in
 // spec.replicas through the parent's own update path (its strategy and
 // validation run), retrying when another write won and the request named
 // no resourceVersion.
-func (s *Server) updateScale(w http.ResponseWriter, r *http.Request, res *Resource, info requestInfo) error {
+func (s *Server) updateScale(w http.ResponseWriter, r *http.Request, res *Resource, sub rest.Subresource, info requestInfo) error {
+	scaleResource := scaleShape(sub)
 	dryRun, err := isDryRun(r)
 	if err != nil {
 		return err
@@ -80,10 +86,8 @@ func (s *Server) updateScale(w http.ResponseWriter, r *http.Request, res *Resour
 		sent = obj.(*autoscalingv1.Scale)
 	} else {
 		kind = mediaType(r)
-		switch kind {
-		case mediaJSONPatch, mediaMergePatch, mediaStrategicPatch:
-		default:
-			return errUnsupportedMediaType(mediaJSONPatch, mediaMergePatch, mediaStrategicPatch)
+		if !slices.Contains(scalePatchTypes, kind) {
+			return errUnsupportedMediaType(scalePatchTypes...)
 		}
 		if patch, err = readBody(r); err != nil {
 			return err
@@ -109,7 +113,7 @@ func (s *Server) updateScale(w http.ResponseWriter, r *http.Request, res *Resour
 		}
 		next := sent
 		if next == nil {
-			if next, err = patchScale(kind, oldScale, patch); err != nil {
+			if next, err = patchScale(scaleResource, kind, oldScale, patch); err != nil {
 				return err
 			}
 		}
@@ -122,7 +126,7 @@ func (s *Server) updateScale(w http.ResponseWriter, r *http.Request, res *Resour
 		}
 		if next.UID != "" && next.UID != store.Accessor(old).GetUID() {
 			//nolint:staticcheck // upstream's exact text, capital included
-			return apierrors.NewConflict(schema.GroupResource{Group: res.GVK.Group, Resource: res.Plural + "/scale"}, info.Name,
+			return apierrors.NewConflict(schema.GroupResource{Group: res.GVK.Group, Resource: res.Plural + "/" + sub.Name}, info.Name,
 				fmt.Errorf("Precondition failed: UID in precondition: %v, UID in object meta: %v", next.UID, store.Accessor(old).GetUID()))
 		}
 		if rv := next.ResourceVersion; rv != "" && rv != store.Accessor(old).GetResourceVersion() {
@@ -147,7 +151,7 @@ func (s *Server) updateScale(w http.ResponseWriter, r *http.Request, res *Resour
 }
 
 // patchScale applies a JSON, merge or strategic merge patch to a Scale.
-func patchScale(kind string, current *autoscalingv1.Scale, patch []byte) (*autoscalingv1.Scale, error) {
+func patchScale(scaleResource *Resource, kind string, current *autoscalingv1.Scale, patch []byte) (*autoscalingv1.Scale, error) {
 	data, err := json.Marshal(current)
 	if err != nil {
 		return nil, fmt.Errorf("encoding the Scale to patch: %w", err)

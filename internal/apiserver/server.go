@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"net/http"
 	"net/netip"
-	"slices"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -277,10 +276,17 @@ func New(cfg Config) (*Server, error) {
 	if s.admission, err = newAdmission(s, cfg); err != nil {
 		return nil, err
 	}
-	for _, res := range reg.Resources() {
-		res.store = store.New(store.Config{Resource: &res.Resource, Strategy: res.Strategy, Storage: cfg.Store, Admission: s.admission, Now: cfg.Now})
-	}
+	s.attachStores()
 	return s, nil
+}
+
+// attachStores gives every resource of s's registry the store that writes
+// its kind through s's storage and admission.
+func (s *Server) attachStores() {
+	for _, res := range s.reg.Resources() {
+		res.store = store.New(store.Config{Resource: &res.Resource, Strategy: res.Strategy, Subresources: res.subresources,
+			Storage: s.cfg.Store, Admission: s.admission, Now: s.now})
+	}
 }
 
 // publicPaths are served without credentials, exactly what kube's
@@ -404,37 +410,6 @@ func (s *Server) serveGroupVersion(w http.ResponseWriter, r *http.Request, gv sc
 		}
 	}
 	writeError(w, s.log, errNotFoundPath())
-}
-
-// discoveryResources is what discovery announces of reg: each resource, its
-// verbs, and the kind and verbs of its kind's own subresources.
-func discoveryResources(reg *Registry) []discovery.Resource {
-	var out []discovery.Resource
-	for _, r := range reg.Resources() {
-		d := discovery.Resource{Resource: r.Resource, Verbs: r.Verbs}
-		for _, sub := range r.subresources {
-			d.KindSubresources = append(d.KindSubresources, discovery.Subresource{Name: sub.Name, Kind: sub.Kind, Verbs: sub.Verbs})
-		}
-		out = append(out, d)
-	}
-	return out
-}
-
-// documentResources is what the OpenAPI documents describe of reg: each
-// resource, its verbs, whether it takes strategic merge patches, and its
-// kind's subresources that take a POST of their kind.
-func documentResources(reg *Registry) []document.Resource {
-	var out []document.Resource
-	for _, r := range reg.Resources() {
-		d := document.Resource{Resource: r.Resource, Verbs: r.Verbs, StrategicMergePatch: builtin(r)}
-		for _, sub := range r.subresources {
-			if sub.New != nil && slices.Contains(sub.Verbs, "create") {
-				d.Creatable = append(d.Creatable, document.Subresource{Name: sub.Name, Kind: sub.Kind, New: sub.New})
-			}
-		}
-		out = append(out, d)
-	}
-	return out
 }
 
 // versionInfo is what /version reports; kubectl prints it and client-go

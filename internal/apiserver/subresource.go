@@ -13,39 +13,99 @@ import (
 
 	"github.com/dnsplane/dnsplane/api"
 	"github.com/dnsplane/dnsplane/internal/apiserver/store"
+	"github.com/dnsplane/dnsplane/internal/discovery"
+	"github.com/dnsplane/dnsplane/internal/openapi/document"
 	"github.com/dnsplane/dnsplane/internal/registry/rest"
 	"github.com/dnsplane/dnsplane/internal/storage"
 )
 
-// subresourcer is a strategy whose kind serves subresources with behaviour
-// of its own (internal/registry/<group>/<kind>); status and scale are
-// generic and served here for every kind whose row names them.
+// subresourcer is a strategy whose kind declares subresources of its own
+// (internal/registry/<group>/<kind>).
 type subresourcer interface {
 	Subresources() []rest.Subresource
 }
 
-// kindSubresources are the subresources res's strategy serves.
-func kindSubresources(st rest.Strategy) []rest.Subresource {
-	if s, ok := st.(subresourcer); ok {
-		return s.Subresources()
+// declaredSubresources are the subresources of the kind of row r with
+// strategy st: the generic ones the row names (rest.Generic), then the
+// kind's own, each declared once and servable.
+func declaredSubresources(r api.Resource, st rest.Strategy) ([]rest.Subresource, error) {
+	var out []rest.Subresource
+	for _, name := range r.Subresources {
+		sub, ok := rest.Generic(name, st)
+		if !ok {
+			return nil, fmt.Errorf("apiserver: %s's row names %q, which is no generic subresource: its package declares it", r.GVK.Kind, name)
+		}
+		out = append(out, sub)
 	}
-	return nil
+	if s, ok := st.(subresourcer); ok {
+		out = append(out, s.Subresources()...)
+	}
+	for i, sub := range out {
+		if err := sub.Check(); err != nil {
+			return nil, fmt.Errorf("apiserver: %s: %w", r.GVK.Kind, err)
+		}
+		if slices.ContainsFunc(out[:i], func(o rest.Subresource) bool { return o.Name == sub.Name }) {
+			return nil, fmt.Errorf("apiserver: %s lists subresource %q twice", r.GVK.Kind, sub.Name)
+		}
+		if r.GroupVersionResource() == namespacesResource && !namespaceSubresources.Has(sub.Name) {
+			// The URL of any other would parse, here and in the
+			// authorizer, as a resource inside the namespace.
+			return nil, fmt.Errorf("apiserver: namespaces/%s is not a namespace subresource kube's request parser knows", sub.Name)
+		}
+	}
+	return out, nil
 }
 
-// serveSubresource serves the subresources other than status: scale here,
-// the others by their kind's handler.
-func (s *Server) serveSubresource(w http.ResponseWriter, r *http.Request, res *Resource, info requestInfo) error {
-	if info.Subresource == "scale" {
-		return s.scale(w, r, res, info)
+// discoveryResources is what discovery announces of reg: each resource, its
+// verbs, and the kind and verbs of each of its subresources, from their
+// declarations.
+func discoveryResources(reg *Registry) []discovery.Resource {
+	var out []discovery.Resource
+	for _, r := range reg.Resources() {
+		d := discovery.Resource{Resource: r.Resource, Verbs: r.Verbs}
+		for _, sub := range r.subresources {
+			d.KindSubresources = append(d.KindSubresources, discovery.Subresource{Name: sub.Name, Kind: sub.KindOf(r.GVK), Verbs: sub.Verbs})
+		}
+		out = append(out, d)
 	}
-	if sub, ok := subresourceUpdate(res, info.Subresource); ok {
-		return s.updateSubresource(w, r, sub, info)
+	return out
+}
+
+// documentResources is what the OpenAPI documents describe of reg: each
+// resource, its verbs, whether it takes strategic merge patches, and the
+// subresources its declarations document.
+func documentResources(reg *Registry) []document.Resource {
+	var out []document.Resource
+	for _, r := range reg.Resources() {
+		d := document.Resource{Resource: r.Resource, Verbs: r.Verbs, StrategicMergePatch: builtin(r)}
+		for _, sub := range r.subresources {
+			ds := document.Subresource{Name: sub.Name, Kind: sub.Kind, New: sub.New, Verbs: sub.Verbs}
+			switch sub.Document {
+			case rest.DocumentCreate:
+				ds.Doc = document.Create
+			case rest.DocumentObject:
+				ds.Doc = document.Object
+			case rest.DocumentKind:
+				ds.Doc = document.Kind
+				if sub.Scale {
+					ds.PatchTypes = scalePatchTypes
+				}
+			default:
+				continue
+			}
+			d.Subresources = append(d.Subresources, ds)
+		}
+		out = append(out, d)
 	}
-	i := slices.IndexFunc(res.subresources, func(sub rest.Subresource) bool { return sub.Name == info.Subresource })
-	if i < 0 {
-		return errNotFoundPath()
+	return out
+}
+
+// serveSubresource serves the subresources with handlers of their own:
+// scale here (scale.go), the others by their kind's Serve.
+func (s *Server) serveSubresource(w http.ResponseWriter, r *http.Request, res *Resource, sub rest.Subresource, info requestInfo) error {
+	if sub.Scale {
+		return s.scale(w, r, res, sub, info)
 	}
-	sub := res.subresources[i]
 	if !slices.Contains(sub.Verbs, info.Verb) {
 		return errMethodNotAllowed(r.Method, schema.GroupResource{Group: res.GVK.Group, Resource: res.Plural + "/" + sub.Name})
 	}
@@ -63,6 +123,13 @@ func (s *Server) serveSubresource(w http.ResponseWriter, r *http.Request, res *R
 		return err
 	}
 	return s.answer(w, r, sub, req)
+}
+
+// objectSubresourceAllows reports whether sub, a subresource that reads
+// and writes its parent whole, serves verb. The main resource's handlers
+// serve it, and they watch one named object as they get it.
+func objectSubresourceAllows(sub rest.Subresource, verb string) bool {
+	return slices.Contains(sub.Verbs, verb) || verb == "watch" && slices.Contains(sub.Verbs, "get")
 }
 
 // readSubresourceBody decodes a subresource's body (JSON, YAML or
@@ -98,36 +165,21 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request, sub rest.Subreso
 	return nil
 }
 
-// legacySubresources are core resources kube-apiserver still serves that
-// are another resource's subresource in all but the URL: POST
-// /api/v1/namespaces/NS/bindings is pods/binding naming the pod in the body
-// only (upstream's LegacyBindingREST).
-var legacySubresources = map[string]struct{ parent, sub string }{"bindings": {"pods", "binding"}}
-
-// serveLegacySubresource answers a legacySubresources request: the
-// parent's subresource with no name in the URL.
-func (s *Server) serveLegacySubresource(w http.ResponseWriter, r *http.Request, info requestInfo) error {
-	alias := legacySubresources[info.Resource]
-	if info.GV.Version != "v1" || info.Name != "" || info.Namespace == "" {
+// serveAlias answers a request to an older resource that is a
+// subresource in all but the URL (rest.Subresource.Alias): the parent's
+// subresource, created with no name in the URL.
+func (s *Server) serveAlias(w http.ResponseWriter, r *http.Request, a alias, info requestInfo) error {
+	if info.Name != "" || info.Namespace == "" {
 		return errNotFoundPath()
 	}
 	if info.Verb != "create" {
-		return errMethodNotAllowed(r.Method, schema.GroupResource{Resource: info.Resource})
+		return errMethodNotAllowed(r.Method, schema.GroupResource{Group: info.GV.Group, Resource: info.Resource})
 	}
-	parent, ok := s.reg.Lookup(info.GV.WithResource(alias.parent))
-	if !ok {
-		return errNotFoundPath()
-	}
-	i := slices.IndexFunc(parent.subresources, func(sub rest.Subresource) bool { return sub.Name == alias.sub })
-	if i < 0 {
-		return errNotFoundPath()
-	}
-	sub := parent.subresources[i]
-	body, dryRun, err := s.readSubresourceBody(w, r, parent, sub, info)
+	body, dryRun, err := s.readSubresourceBody(w, r, a.parent, a.sub, info)
 	if err != nil {
 		return err
 	}
-	return s.answer(w, r, sub, rest.Request{Verb: info.Verb, Namespace: info.Namespace, Body: body, DryRun: dryRun, HTTP: r})
+	return s.answer(w, r, a.sub, rest.Request{Verb: info.Verb, Namespace: info.Namespace, Body: body, DryRun: dryRun, HTTP: r})
 }
 
 // objects is the Server's storage as subresources see it (rest.Objects).
@@ -235,7 +287,7 @@ func (o objects) UpdateStatus(ctx context.Context, gvr schema.GroupVersionResour
 	}
 	m := store.Accessor(obj)
 	info := requestInfo{Verb: "update", GV: res.GroupVersion(), Namespace: m.GetNamespace(), Resource: res.Plural,
-		Name: m.GetName(), Subresource: "status", fieldManager: statusWriter}
+		Name: m.GetName(), Subresource: rest.StatusName, fieldManager: statusWriter}
 	return o.s.updateObject(ctx, res, info, obj, dryRun)
 }
 

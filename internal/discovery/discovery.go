@@ -26,18 +26,18 @@ import (
 // Resource is one served resource as discovery announces it.
 type Resource struct {
 	api.Resource
-	// Verbs served on the resource; its status subresource, when it has
-	// one, serves get, patch and update.
+	// Verbs served on the resource; its subresources' are in
+	// KindSubresources.
 	Verbs []string
-	// KindSubresources describe the names in Subresources that are the
-	// kind's own (pods/binding, pods/eviction, …), which the API server
-	// takes from the kind's package; status and scale, the generic ones,
-	// are known here.
+	// KindSubresources describe the names in Subresources: the kind and
+	// verbs of each, as the API server takes them from the subresources'
+	// declarations (internal/registry/rest.Subresource), the generic
+	// status and scale included, so discovery names none.
 	KindSubresources []Subresource
 }
 
-// Subresource is one subresource with behaviour of its own: the kind and
-// verbs discovery announces for it.
+// Subresource is one subresource: the kind and verbs discovery announces
+// for it.
 type Subresource struct {
 	Name  string
 	Kind  schema.GroupVersionKind
@@ -76,26 +76,10 @@ const (
 	ContentTypeAggregatedV2Beta1 = "application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList"
 )
 
-// statusVerbs are the verbs of every status subresource.
-var statusVerbs = []string{"get", "patch", "update"}
-
 // subresource is what discovery announces of one subresource of r: its
-// response kind and verbs, as kube-apiserver lists them. The generic ones
-// are known here (status and finalize: the parent's kind; scale:
-// autoscaling/v1 Scale);
-// the others come with r (Resource.KindSubresources). ok is false for a name
-// neither has.
+// response kind and verbs, as kube-apiserver lists them
+// (Resource.KindSubresources). ok is false for a name it does not describe.
 func subresource(r Resource, name string) (kind schema.GroupVersionKind, verbs []string, ok bool) {
-	switch name {
-	case "status", "approval":
-		// approval: certificatesigningrequests/approval, the parent's kind
-		// read and written whole, as status.
-		return r.GVK, statusVerbs, true
-	case "scale":
-		return schema.GroupVersionKind{Group: "autoscaling", Version: "v1", Kind: "Scale"}, statusVerbs, true
-	case "finalize":
-		return r.GVK, []string{"update"}, true
-	}
 	for _, sub := range r.KindSubresources {
 		if sub.Name == name {
 			return sub.Kind, sub.Verbs, true

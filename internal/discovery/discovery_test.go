@@ -19,6 +19,7 @@ import (
 	"k8s.io/client-go/restmapper"
 
 	"github.com/dnsplane/dnsplane/api"
+	registryrest "github.com/dnsplane/dnsplane/internal/registry/rest"
 )
 
 // kubectlDiscoveryAccept is the Accept header kubectl 1.32 sends to /api
@@ -33,7 +34,15 @@ var allVerbs = []string{"create", "delete", "deletecollection", "get", "list", "
 func served() []Resource {
 	var out []Resource
 	for _, r := range api.Resources() {
-		out = append(out, Resource{Resource: r, Verbs: allVerbs})
+		d := Resource{Resource: r, Verbs: allVerbs}
+		// The generic subresources the row names, as the API server
+		// declares them (internal/registry/rest.Generic).
+		for _, name := range r.Subresources {
+			if sub, ok := registryrest.Generic(name, registryrest.Default{}); ok {
+				d.KindSubresources = append(d.KindSubresources, Subresource{Name: sub.Name, Kind: sub.KindOf(r.GVK), Verbs: sub.Verbs})
+			}
+		}
+		out = append(out, d)
 	}
 	return out
 }
@@ -487,10 +496,10 @@ func TestScaleAndBindingDiscovery(t *testing.T) {
 	for i := range rs {
 		if rs[i].GVK.Kind == "Pod" {
 			rs[i].Subresources = append(slices.Clone(rs[i].Subresources), "binding", "eviction")
-			rs[i].KindSubresources = []Subresource{
-				{Name: "binding", Kind: schema.GroupVersionKind{Version: "v1", Kind: "Binding"}, Verbs: []string{"create"}},
-				{Name: "eviction", Kind: schema.GroupVersionKind{Group: "policy", Version: "v1", Kind: "Eviction"}, Verbs: []string{"create"}},
-			}
+			rs[i].KindSubresources = append(slices.Clone(rs[i].KindSubresources),
+				Subresource{Name: "binding", Kind: schema.GroupVersionKind{Version: "v1", Kind: "Binding"}, Verbs: []string{"create"}},
+				Subresource{Name: "eviction", Kind: schema.GroupVersionKind{Group: "policy", Version: "v1", Kind: "Eviction"}, Verbs: []string{"create"}},
+			)
 		}
 	}
 	d := New(rs)

@@ -28,7 +28,10 @@ type Config struct {
 	Resource *api.Resource
 	// Strategy holds the kind's rules (internal/registry).
 	Strategy rest.Strategy
-	Storage  Storage
+	// Subresources declare the kind's subresources; those served by
+	// Update are written through Store.Update with their own rules.
+	Subresources []rest.Subresource
+	Storage      Storage
 	// Admission is the server's admission chain; nil admits everything.
 	Admission *admission.Chain
 	// Now is the clock of timestamps; nil is time.Now.
@@ -37,11 +40,12 @@ type Config struct {
 
 // Store writes the objects of one kind.
 type Store struct {
-	resource  *api.Resource
-	strategy  rest.Strategy
-	storage   Storage
-	admission *admission.Chain
-	now       func() time.Time
+	resource     *api.Resource
+	strategy     rest.Strategy
+	subresources []rest.Subresource
+	storage      Storage
+	admission    *admission.Chain
+	now          func() time.Time
 }
 
 // New returns the store of cfg's kind.
@@ -49,15 +53,7 @@ func New(cfg Config) *Store {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	return &Store{resource: cfg.Resource, strategy: cfg.Strategy, storage: cfg.Storage, admission: cfg.Admission, now: cfg.Now}
-}
-
-// WithStrategy returns s writing under st: a subresource written as the
-// whole object under rules of its own (namespaces/finalize).
-func (s *Store) WithStrategy(st rest.Strategy) *Store {
-	c := *s
-	c.strategy = st
-	return &c
+	return &Store{resource: cfg.Resource, strategy: cfg.Strategy, subresources: cfg.Subresources, storage: cfg.Storage, admission: cfg.Admission, now: cfg.Now}
 }
 
 // Get reads one object.
@@ -87,6 +83,17 @@ func RetryConflict(ctx context.Context, attempt int) bool {
 	}
 }
 
+// wholeObjectSubresource returns the declaration of the subresource name
+// when it reads and writes the object whole under rules of its own
+// (rest.Subresource.Update: status, finalize, approval).
+func (s *Store) wholeObjectSubresource(name string) (rest.Subresource, bool) {
+	if name == "" {
+		return rest.Subresource{}, false
+	}
+	sub, ok := rest.Find(s.subresources, name)
+	return sub, ok && sub.Update != nil
+}
+
 // admissionRequest is a write of the store's kind as the admission chain
 // sees it; name is the request's (empty on a create with generateName).
 func (s *Store) admissionRequest(op kadmission.Operation, subresource, namespace, name string, obj, old any, dryRun bool) admission.Request {
@@ -108,13 +115,12 @@ func (s *Store) admit(ctx context.Context, req admission.Request) error {
 // object gets the 422, not a plugin's answer.
 func (s *Store) validate(ctx context.Context, req admission.Request, obj, old any) error {
 	var errs field.ErrorList
+	sub, whole := s.wholeObjectSubresource(req.Subresource)
 	switch {
 	case old == nil:
 		errs = rest.ValidateCreate(ctx, s.strategy, s.resource.Namespaced, obj)
-	case req.Subresource == "status":
-		errs = rest.ValidateStatusUpdate(ctx, s.strategy, s.resource.Namespaced, obj, old)
-	case rest.IsObjectSubresource(s.strategy, req.Subresource):
-		errs = rest.ValidateSubresourceUpdate(ctx, s.strategy, s.resource.Namespaced, req.Subresource, obj, old)
+	case whole:
+		errs = rest.ValidateSubresourceUpdate(ctx, s.strategy, sub, s.resource.Namespaced, obj, old)
 	default:
 		errs = rest.ValidateUpdate(ctx, s.strategy, s.resource.Namespaced, obj, old)
 	}

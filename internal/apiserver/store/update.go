@@ -7,14 +7,14 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	kadmission "k8s.io/apiserver/pkg/admission"
-
-	"github.com/dnsplane/dnsplane/internal/registry/rest"
 )
 
 // UpdateOptions are an update's choices.
 type UpdateOptions struct {
 	// Subresource is the subresource written ("" for the main resource):
-	// "status", or an object subresource of the kind's (CSR approval).
+	// one that writes the object whole under rules of its own (status,
+	// finalize, approval), or scale, which writes it by the main
+	// resource's.
 	Subresource string
 	DryRun      bool
 	// Fields records obj's managed fields over old's, or refuses obj, at
@@ -49,26 +49,17 @@ func (s *Store) UpdateCurrent(ctx context.Context, namespace, name string, obj a
 // Update stores obj over old, the current object as read, in the order the
 // package documents.
 func (s *Store) Update(ctx context.Context, obj, old any, opts UpdateOptions) (any, error) {
-	switch {
-	case opts.Subresource == "status":
-		managed := Accessor(obj).GetManagedFields()
-		annotations := Accessor(obj).GetAnnotations()
-		obj = prepareStatusUpdate(obj, old)
-		if rest.StatusKeepsAnnotations(s.strategy) {
-			Accessor(obj).SetAnnotations(annotations)
-		}
-		rest.PrepareForStatusUpdate(ctx, s.strategy, obj, old)
+	sub, whole := s.wholeObjectSubresource(opts.Subresource)
+	managed := Accessor(obj).GetManagedFields()
+	keepServerMetadata(obj, old)
+	if whole {
+		// The subresource keeps what it may not change; /scale writes
+		// the parent through the main resource's rules.
+		obj = sub.Update.PrepareForUpdate(ctx, obj, old)
 		if opts.Fields == nil {
 			Accessor(obj).SetManagedFields(managed)
 		}
-	case rest.IsObjectSubresource(s.strategy, opts.Subresource):
-		// An object subresource (CSR approval): the strategy keeps what
-		// it may not change. /scale writes the parent through the main
-		// resource's rules.
-		keepServerMetadata(obj, old)
-		s.strategy.(rest.ObjectSubresourceStrategy).PrepareForSubresourceUpdate(ctx, opts.Subresource, obj, old)
-	default:
-		keepServerMetadata(obj, old)
+	} else {
 		s.strategy.PrepareForUpdate(ctx, obj, old)
 	}
 	if opts.Fields != nil {
@@ -84,7 +75,7 @@ func (s *Store) Update(ctx context.Context, obj, old any, opts UpdateOptions) (a
 	if err := s.admit(ctx, req); err != nil {
 		return nil, err
 	}
-	if opts.Subresource != "status" {
+	if !whole {
 		// The kind's rule, what admission changed included.
 		s.nextGeneration(obj, old)
 	}
@@ -99,15 +90,6 @@ func (s *Store) Update(ctx context.Context, obj, old any, opts UpdateOptions) (a
 		return s.remove(ctx, obj, rev)
 	}
 	return s.persist(ctx, obj, old, opts.DryRun)
-}
-
-// prepareStatusUpdate builds the object a /status update stores: the old
-// object with the new status.
-func prepareStatusUpdate(obj, old any) any {
-	out := Clone(old)
-	rest.CopyStatus(out, obj)
-	Accessor(out).SetResourceVersion(Accessor(obj).GetResourceVersion())
-	return out
 }
 
 // keepServerMetadata copies what a client may not change on update.

@@ -31,7 +31,6 @@ import (
 	"time"
 	"unicode"
 
-	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
@@ -55,24 +54,53 @@ type Resource struct {
 	// patches (the built-in kinds, whose Go types carry the patch
 	// strategies), so PATCH lists that body type.
 	StrategicMergePatch bool
-	// Creatable are the kind's own subresources that take a POST of their
-	// kind and answer with it (pods/binding, pods/eviction,
-	// serviceaccounts/token), as the API server declares them
-	// (internal/registry/rest.Subresource).
-	Creatable []Subresource
+	// Subresources are the subresources the documents describe, as the API
+	// server declares them (internal/registry/rest.Subresource): status,
+	// scale, pods/binding, serviceaccounts/token, … The documents name
+	// none of them.
+	Subresources []Subresource
 }
 
-// Subresource is a subresource whose POST takes and returns Kind.
+// Subresource is a subresource the documents describe.
 type Subresource struct {
 	Name string
+	// Doc is what its operations are.
+	Doc Doc
+	// Kind is the kind its operations take and answer, for Create and
+	// Kind; Object subresources take and answer the resource's kind.
 	Kind schema.GroupVersionKind
 	// New returns an empty object of Kind's Go type.
 	New func() any
+	// Verbs are the verbs of an Object or Kind subresource among get,
+	// update and patch.
+	Verbs []string
+	// PatchTypes are the media types the PATCH of a Kind subresource
+	// takes.
+	PatchTypes []string
 }
 
-func (r *Resource) has(verb string) bool { return slices.Contains(r.Verbs, verb) }
+// Doc is what a subresource's operations are.
+type Doc int
 
-func (r *Resource) hasStatus() bool { return r.HasSubresource("status") }
+const (
+	// Create is a POST that takes and answers Kind (pods/eviction).
+	Create Doc = iota + 1
+	// Object is a get, put and patch of the resource's kind, as the
+	// resource's own (status).
+	Object
+	// Kind is a get, put and patch of Kind (scale).
+	Kind
+)
+
+// gvkExtension is x-kubernetes-group-version-kind's value for gvk.
+func gvkExtension(gvk schema.GroupVersionKind) map[string]any {
+	return map[string]any{"group": gvk.Group, "kind": gvk.Kind, "version": gvk.Version}
+}
+
+// hasOwnKind reports whether sub's operations are on a kind of its own.
+func (sub Subresource) hasOwnKind() bool { return sub.Doc == Create || sub.Doc == Kind }
+
+func (r *Resource) has(verb string) bool { return slices.Contains(r.Verbs, verb) }
 
 // Set is the OpenAPI documents of a set of resources: the v3 index and
 // documents and the v2 document. They are rendered once, by New; a Set is
@@ -462,25 +490,7 @@ func buildV3(rs *resources, gv schema.GroupVersion, cfg config, schemas *oaSchem
 		}
 		paths[collection+"/{name}"] = item
 
-		if res.hasStatus() {
-			paths[collection+"/{name}/status"] = &spec3.Path{PathProps: spec3.PathProps{
-				Parameters: itemParams,
-				Get:        op(id("read", "Status"), "get", "read status of the specified "+kind, nil, nil, obj, ok),
-				Put:        op(id("replace", "Status"), "put", "replace status of the specified "+kind, write, objBody, obj, ok, created),
-				Patch:      op(id("patch", "Status"), "patch", "partially update status of the specified "+kind, patch, patchBodies, obj, ok, created),
-			}}
-		}
-		if res.HasSubresource("approval") {
-			// certificatesigningrequests/approval: the object read and
-			// written whole, as /status.
-			paths[collection+"/{name}/approval"] = &spec3.Path{PathProps: spec3.PathProps{
-				Parameters: itemParams,
-				Get:        op(id("read", "Approval"), "get", "read approval of the specified "+kind, nil, nil, obj, ok),
-				Put:        op(id("replace", "Approval"), "put", "replace approval of the specified "+kind, write, objBody, obj, ok, created),
-				Patch:      op(id("patch", "Approval"), "patch", "partially update approval of the specified "+kind, patch, patchBodies, obj, ok, created),
-			}}
-		}
-		// Subresources of another kind, as kube-apiserver lists them: the
+		// Subresources of another kind as kube-apiserver lists them: the
 		// operation's group-version-kind is the subresource's, so kubectl's
 		// field-validation check, which looks for the PATCH of the object's
 		// own kind, never picks /scale (k8s.io/cli-runtime
@@ -488,29 +498,47 @@ func buildV3(rs *resources, gv schema.GroupVersion, cfg config, schemas *oaSchem
 		subParams := func(subKind string) []*spec3.Parameter {
 			return append([]*spec3.Parameter{oaParam("name", "path", "name of the "+subKind, true, "string")}, scopeParams...)
 		}
-		if res.HasSubresource("scale") {
-			scale, scaleGVK := schemas.ref(schemas.scale), map[string]any{"group": "autoscaling", "kind": "Scale", "version": "v1"}
-			paths[collection+"/{name}/scale"] = &spec3.Path{PathProps: spec3.PathProps{
-				Parameters: subParams("Scale"),
-				Get:        opOf(scaleGVK, id("read", "Scale"), "get", "read scale of the specified "+kind, nil, nil, scale, ok),
-				Put: opOf(scaleGVK, id("replace", "Scale"), "put", "replace scale of the specified "+kind, write,
-					oaBody(scale, "*/*"), scale, ok, created),
-				// The patch types /scale takes (internal/apiserver/scale.go).
-				Patch: opOf(scaleGVK, id("patch", "Scale"), "patch", "partially update scale of the specified "+kind, patch,
-					oaBody(patchBody, "application/json-patch+json", "application/merge-patch+json", "application/strategic-merge-patch+json"),
-					scale, ok, created),
-			}}
-		}
-		for _, sub := range res.Creatable {
-			// As kube-apiserver names them: createCoreV1NamespacedPodEviction,
-			// "create eviction of a Pod".
-			body := schemas.ref(schemas.subresources[sub.Kind])
-			gvk := map[string]any{"group": sub.Kind.Group, "kind": sub.Kind.Kind, "version": sub.Kind.Version}
-			paths[collection+"/{name}/"+sub.Name] = &spec3.Path{PathProps: spec3.PathProps{
-				Parameters: subParams(sub.Kind.Kind),
-				Post: opOf(gvk, id("create", strings.ToUpper(sub.Name[:1])+sub.Name[1:]), "post",
-					"create "+sub.Name+" of a "+kind, write, oaBody(body, "*/*"), body, ok, created, accepted),
-			}}
+		for _, sub := range res.Subresources {
+			// As kube-apiserver names them: readCoreV1NamespacedPodStatus,
+			// "read status of the specified Pod";
+			// createCoreV1NamespacedPodEviction, "create eviction of a Pod".
+			title := strings.ToUpper(sub.Name[:1]) + sub.Name[1:]
+			path := &spec3.Path{PathProps: spec3.PathProps{Parameters: itemParams}}
+			subHas := func(verb string) bool { return slices.Contains(sub.Verbs, verb) }
+			switch sub.Doc {
+			case Object:
+				if subHas("get") {
+					path.Get = op(id("read", title), "get", "read "+sub.Name+" of the specified "+kind, nil, nil, obj, ok)
+				}
+				if subHas("update") {
+					path.Put = op(id("replace", title), "put", "replace "+sub.Name+" of the specified "+kind, write, objBody, obj, ok, created)
+				}
+				if subHas("patch") {
+					path.Patch = op(id("patch", title), "patch", "partially update "+sub.Name+" of the specified "+kind, patch, patchBodies, obj, ok, created)
+				}
+			case Kind:
+				body, subGVK := schemas.ref(schemas.subresources[sub.Kind]), gvkExtension(sub.Kind)
+				path.Parameters = subParams(sub.Kind.Kind)
+				if subHas("get") {
+					path.Get = opOf(subGVK, id("read", title), "get", "read "+sub.Name+" of the specified "+kind, nil, nil, body, ok)
+				}
+				if subHas("update") {
+					path.Put = opOf(subGVK, id("replace", title), "put", "replace "+sub.Name+" of the specified "+kind, write,
+						oaBody(body, "*/*"), body, ok, created)
+				}
+				if subHas("patch") {
+					path.Patch = opOf(subGVK, id("patch", title), "patch", "partially update "+sub.Name+" of the specified "+kind, patch,
+						oaBody(patchBody, sub.PatchTypes...), body, ok, created)
+				}
+			case Create:
+				body := schemas.ref(schemas.subresources[sub.Kind])
+				path.Parameters = subParams(sub.Kind.Kind)
+				path.Post = opOf(gvkExtension(sub.Kind), id("create", title), "post",
+					"create "+sub.Name+" of a "+kind, write, oaBody(body, "*/*"), body, ok, created, accepted)
+			default:
+				continue
+			}
+			paths[collection+"/{name}/"+sub.Name] = path
 		}
 		if res.Namespaced && has("list") {
 			paths[prefix+"/"+res.Plural] = &spec3.Path{PathProps: spec3.PathProps{
@@ -530,11 +558,8 @@ type oaSchemas struct {
 	specs                        map[string]*spec.Schema            // gen's definitions as kube-openapi types
 	kinds, lists                 map[schema.GroupVersionKind]string // definition names by item GVK
 	status, deleteOptions, patch string
-	// scale is the kind of every scale subresource (autoscaling/v1
-	// Scale).
-	scale string
-	// subresources are the kinds of the resources' Creatable
-	// subresources.
+	// subresources are the kinds of the resources' subresources that have
+	// one of their own (Subresource.hasOwnKind).
 	subresources map[schema.GroupVersionKind]string
 }
 
@@ -564,12 +589,9 @@ func newSchemas(rs *resources, v openapi.Version) (*oaSchemas, error) {
 	if s.patch, err = g.AddType(reflect.TypeFor[metav1.Patch]()); err != nil {
 		return nil, fmt.Errorf("schema of Patch: %w", err)
 	}
-	if s.scale, err = g.AddKind(autoscalingv1.SchemeGroupVersion.WithKind("Scale"), &autoscalingv1.Scale{}); err != nil {
-		return nil, fmt.Errorf("schema of Scale: %w", err)
-	}
 	for _, res := range rs.list {
-		for _, sub := range res.Creatable {
-			if _, done := s.subresources[sub.Kind]; done {
+		for _, sub := range res.Subresources {
+			if _, done := s.subresources[sub.Kind]; done || !sub.hasOwnKind() {
 				continue
 			}
 			if s.subresources[sub.Kind], err = g.AddKind(sub.Kind, sub.New()); err != nil {
@@ -593,11 +615,10 @@ func (s *oaSchemas) reachable(rs *resources, gv schema.GroupVersion) map[string]
 	for _, res := range rs.list {
 		if res.GVK.GroupVersion() == gv {
 			roots = append(roots, s.kinds[res.GVK], s.lists[res.GVK])
-			if res.HasSubresource("scale") {
-				roots = append(roots, s.scale)
-			}
-			for _, sub := range res.Creatable {
-				roots = append(roots, s.subresources[sub.Kind])
+			for _, sub := range res.Subresources {
+				if sub.hasOwnKind() {
+					roots = append(roots, s.subresources[sub.Kind])
+				}
 			}
 		}
 	}

@@ -22,31 +22,50 @@ import (
 	"k8s.io/kube-openapi/pkg/spec3"
 
 	"github.com/dnsplane/dnsplane/api"
+	registryrest "github.com/dnsplane/dnsplane/internal/registry/rest"
 )
 
 // allVerbs are the verbs the API server serves on every resource.
 var allVerbs = []string{"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
 
 // served is every row of api.Resources as the API server serves it: every
-// verb, and strategic merge patch on the built-in kinds.
+// verb, strategic merge patch on the built-in kinds, and the subresources
+// the API server declares (internal/registry/rest.Subresource).
 func served() []Resource {
 	var out []Resource
 	for _, r := range api.Resources() {
-		var creatable []Subresource
+		var subs []Subresource
+		for _, name := range r.Subresources {
+			// The generic ones the row names, as the API server maps
+			// their declarations (internal/apiserver documentResources).
+			sub, ok := registryrest.Generic(name, registryrest.Default{})
+			if !ok {
+				continue
+			}
+			d := Subresource{Name: sub.Name, Kind: sub.Kind, New: sub.New, Verbs: sub.Verbs, Doc: Object}
+			if sub.Document == registryrest.DocumentKind {
+				d.Doc, d.PatchTypes = Kind, []string{"application/json-patch+json", "application/merge-patch+json", "application/strategic-merge-patch+json"}
+			}
+			subs = append(subs, d)
+		}
 		switch r.GVK.Kind {
 		case "Pod":
 			// The API server adds the kind's own subresources
 			// (internal/registry/core/pod) to the row.
 			r.Subresources = append(slices.Clone(r.Subresources), "binding", "eviction", "exec", "attach", "log")
-			creatable = []Subresource{
-				{Name: "binding", Kind: corev1.SchemeGroupVersion.WithKind("Binding"), New: func() any { return &corev1.Binding{} }},
-				{Name: "eviction", Kind: policyv1.SchemeGroupVersion.WithKind("Eviction"), New: func() any { return &policyv1.Eviction{} }},
-			}
+			subs = append(subs,
+				Subresource{Name: "binding", Doc: Create, Kind: corev1.SchemeGroupVersion.WithKind("Binding"), New: func() any { return &corev1.Binding{} }},
+				Subresource{Name: "eviction", Doc: Create, Kind: policyv1.SchemeGroupVersion.WithKind("Eviction"), New: func() any { return &policyv1.Eviction{} }},
+			)
 		case "ServiceAccount":
 			r.Subresources = append(slices.Clone(r.Subresources), "token")
-			creatable = []Subresource{{Name: "token", Kind: authenticationv1.SchemeGroupVersion.WithKind("TokenRequest"), New: func() any { return &authenticationv1.TokenRequest{} }}}
+			subs = append(subs, Subresource{Name: "token", Doc: Create, Kind: authenticationv1.SchemeGroupVersion.WithKind("TokenRequest"), New: func() any { return &authenticationv1.TokenRequest{} }})
+		case "CertificateSigningRequest":
+			// internal/registry/certificates/certificatesigningrequest's.
+			r.Subresources = append(slices.Clone(r.Subresources), "approval")
+			subs = append(subs, Subresource{Name: "approval", Doc: Object, Verbs: []string{"get", "patch", "update"}})
 		}
-		out = append(out, Resource{Resource: r, Verbs: allVerbs, StrategicMergePatch: r.GVK.Group != "operator.dnsplane.io", Creatable: creatable})
+		out = append(out, Resource{Resource: r, Verbs: allVerbs, StrategicMergePatch: r.GVK.Group != "operator.dnsplane.io", Subresources: subs})
 	}
 	return out
 }
@@ -341,7 +360,7 @@ func TestOpenAPIDocuments(t *testing.T) {
 		}
 		paths := docs[key]["paths"].(map[string]any)
 		want := map[string][]string{collection: {"get", "post", "delete"}, collection + "/{name}": {"get", "put", "patch", "delete"}}
-		if res.hasStatus() {
+		if res.HasSubresource("status") {
 			want[collection+"/{name}/status"] = []string{"get", "put", "patch"}
 		}
 		if res.Namespaced {
@@ -526,7 +545,7 @@ func TestOpenAPIClientGo(t *testing.T) {
 				// One PATCH of the kind per path that reads and writes
 				// the object whole: the object, /status, /approval.
 				wantMatches := 1
-				if res.hasStatus() {
+				if res.HasSubresource("status") {
 					wantMatches++
 				}
 				if res.HasSubresource("approval") {

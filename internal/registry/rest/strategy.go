@@ -11,7 +11,6 @@ package rest
 import (
 	"context"
 	"reflect"
-	"slices"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -20,7 +19,6 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	genericrest "k8s.io/apiserver/pkg/registry/rest"
-	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 )
 
 // Strategy holds one kind's rules for create and update. Objects are
@@ -43,9 +41,9 @@ type Strategy interface {
 }
 
 // StatusStrategy is a Strategy whose kind's /status writes have rules of
-// their own (upstream's <kind>StatusStrategy). A kind with a status
-// subresource and no StatusStrategy validates /status writes with
-// ValidateUpdate.
+// their own (upstream's <kind>StatusStrategy), which the generic status
+// subresource (generic.go) applies. A kind with a status subresource and no
+// StatusStrategy validates /status writes with ValidateUpdate.
 type StatusStrategy interface {
 	// PrepareForStatusUpdate applies the kind's defaults to obj, the object
 	// a /status write stores (the stored object with the new status).
@@ -70,39 +68,14 @@ func StatusKeepsAnnotations(s Strategy) bool {
 	return ok && sa.StatusKeepsAnnotations()
 }
 
-// ObjectSubresourceStrategy is a Strategy whose kind has subresources
-// besides status that read and write the whole object as /status does and
-// keep what they may not change: certificatesigningrequests/approval, which
-// changes the request's conditions only (upstream's csrApprovalStrategy).
-type ObjectSubresourceStrategy interface {
-	// ObjectSubresources names them.
-	ObjectSubresources() []string
-	// PrepareForSubresourceUpdate carries over from old what a write
-	// through subresource may not change.
-	PrepareForSubresourceUpdate(ctx context.Context, subresource string, obj, old any)
-	// ValidateSubresourceUpdate checks obj replacing old through
-	// subresource, as upstream's subresource strategy's ValidateUpdate.
-	ValidateSubresourceUpdate(ctx context.Context, subresource string, obj, old any) field.ErrorList
-	// SubresourceResetFields are the fields a write through subresource
-	// cannot set (upstream's GetResetFields), so no manager owns them
-	// through it.
-	SubresourceResetFields(subresource string) *fieldpath.Set
-}
-
-// IsObjectSubresource reports whether name is one of s's
-// ObjectSubresources.
-func IsObjectSubresource(s Strategy, name string) bool {
-	os, ok := s.(ObjectSubresourceStrategy)
-	return ok && slices.Contains(os.ObjectSubresources(), name)
-}
-
 // Declarative is a Strategy whose kind has upstream declarative validation
 // (tags in the API types, generated code), which kube-apiserver runs after
 // the handwritten checks and merges into their errors.
 type Declarative interface {
 	// ValidateDeclaratively merges the declarative validation of obj (old
 	// is nil on create) into errs and returns the result; subresource is
-	// "status" on a /status update, "" otherwise.
+	// the one written on a write through a subresource's own strategy
+	// (status, finalize, approval: ValidateSubresourceUpdate), "" otherwise.
 	ValidateDeclaratively(ctx context.Context, obj, old any, errs field.ErrorList, subresource string) field.ErrorList
 }
 
@@ -177,16 +150,6 @@ type StagedDeleter interface {
 	// KeepsObject reports whether obj, being deleted, stays even when an
 	// update left it without metadata.finalizers.
 	KeepsObject(obj any) bool
-}
-
-// SubresourceUpdater is a Strategy with subresources written as the main
-// resource is (a PUT of the whole object) under rules of their own:
-// upstream's namespaces/finalize, whose FinalizeREST is the namespace
-// store with another update strategy.
-type SubresourceUpdater interface {
-	// UpdateStrategy returns the strategy of PUTs to the named
-	// subresource, false when the kind has no such subresource.
-	UpdateStrategy(subresource string) (Strategy, bool)
 }
 
 // Default is the strategy of a kind with no rules of its own (dnsplane's

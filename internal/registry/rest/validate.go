@@ -55,44 +55,17 @@ func ValidateUpdate(ctx context.Context, s Strategy, namespaced bool, obj, old a
 	return errs
 }
 
-// ValidateStatusUpdate is every check a /status write of obj over old runs:
-// as ValidateUpdate, with the kind's status rules when its strategy has
-// them (StatusStrategy).
-func ValidateStatusUpdate(ctx context.Context, s Strategy, namespaced bool, obj, old any) field.ErrorList {
-	errs := validateCommon(namespaced, obj, old)
-	if ss, ok := s.(StatusStrategy); ok {
-		errs = append(errs, ss.ValidateStatusUpdate(ctx, obj, old)...)
-	} else {
-		errs = append(errs, s.ValidateUpdate(ctx, obj, old)...)
-	}
-	if d, ok := s.(Declarative); ok {
-		errs = d.ValidateDeclaratively(ctx, obj, old, errs, "status")
-	}
-	return errs
-}
-
 // ValidateSubresourceUpdate is every check a write of obj over old through
-// an ObjectSubresourceStrategy's subresource runs: as ValidateUpdate, with
-// the subresource's rules.
-func ValidateSubresourceUpdate(ctx context.Context, s Strategy, namespaced bool, subresource string, obj, old any) field.ErrorList {
+// sub, a subresource that writes its parent whole (status, finalize,
+// approval), runs: as ValidateUpdate, with the subresource's rules in place
+// of the kind's, and declarative validation of the subresource's path.
+func ValidateSubresourceUpdate(ctx context.Context, s Strategy, sub Subresource, namespaced bool, obj, old any) field.ErrorList {
 	errs := validateCommon(namespaced, obj, old)
-	if os, ok := s.(ObjectSubresourceStrategy); ok {
-		errs = append(errs, os.ValidateSubresourceUpdate(ctx, subresource, obj, old)...)
-	} else {
-		errs = append(errs, s.ValidateUpdate(ctx, obj, old)...)
-	}
+	errs = append(errs, sub.Update.ValidateUpdate(ctx, obj, old)...)
 	if d, ok := s.(Declarative); ok {
-		errs = d.ValidateDeclaratively(ctx, obj, old, errs, subresource)
+		errs = d.ValidateDeclaratively(ctx, obj, old, errs, sub.Name)
 	}
 	return errs
-}
-
-// PrepareForStatusUpdate lets a StatusStrategy default the object a /status
-// write stores; other strategies need nothing.
-func PrepareForStatusUpdate(ctx context.Context, s Strategy, obj, old any) {
-	if ss, ok := s.(StatusStrategy); ok {
-		ss.PrepareForStatusUpdate(ctx, obj, old)
-	}
 }
 
 // validateCommon is what kube-apiserver checks on every update of every

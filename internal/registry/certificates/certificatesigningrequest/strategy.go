@@ -41,7 +41,7 @@ var (
 	_ rest.Declarative     = Strategy{}
 	_ rest.FieldSelectable = Strategy{}
 
-	_ rest.ObjectSubresourceStrategy = Strategy{}
+	_ rest.SubresourceStrategy = approvalStrategy{}
 )
 
 // approval is the subresource through which approvers add the Approved or
@@ -101,34 +101,45 @@ func (s Strategy) PrepareForStatusUpdate(ctx context.Context, obj, old any) {
 	s.fillTimestamps(csr, o)
 }
 
-// ObjectSubresources is /approval.
-func (Strategy) ObjectSubresources() []string { return []string{approval} }
+// Subresources are the request's own: approval, through which approvers
+// add the Approved or Denied condition (upstream's ApprovalREST,
+// pkg/registry/certificates/certificates/storage: the store with
+// csrApprovalStrategy).
+func (s Strategy) Subresources() []rest.Subresource {
+	return []rest.Subresource{{Name: approval, Verbs: []string{"get", "patch", "update"}, Document: rest.DocumentObject,
+		Update: approvalStrategy{s}}}
+}
 
-// PrepareForSubresourceUpdate keeps everything but the conditions, whose
-// missing timestamps it fills in (upstream's csrApprovalStrategy).
-func (s Strategy) PrepareForSubresourceUpdate(ctx context.Context, _ string, obj, old any) {
-	s.ApplyDefaults(obj)
+// approvalStrategy is upstream's csrApprovalStrategy. Who may approve is
+// CertificateApproval's, in the admission chain (internal/admission).
+type approvalStrategy struct{ csr Strategy }
+
+// PrepareForUpdate keeps everything but the conditions, whose missing
+// timestamps it fills in.
+func (a approvalStrategy) PrepareForUpdate(_ context.Context, obj, old any) any {
+	a.csr.ApplyDefaults(obj)
 	csr, o := obj.(*certificatesv1.CertificateSigningRequest), old.(*certificatesv1.CertificateSigningRequest)
-	s.fillTimestamps(csr, o)
+	a.csr.fillTimestamps(csr, o)
 	conditions := csr.Status.Conditions
 	csr.Spec = o.Spec
 	csr.Status = *o.Status.DeepCopy()
 	csr.Status.Conditions = conditions
+	return obj
 }
 
-// ValidateSubresourceUpdate is upstream's approval rule: Approved and
-// Denied may be added, no Approved, Denied or Failed condition removed.
-func (s Strategy) ValidateSubresourceUpdate(_ context.Context, _ string, obj, old any) field.ErrorList {
-	in, o, err := s.internalPair(obj, old)
+// ValidateUpdate is upstream's approval rule: Approved and Denied may be
+// added, no Approved, Denied or Failed condition removed.
+func (a approvalStrategy) ValidateUpdate(_ context.Context, obj, old any) field.ErrorList {
+	in, o, err := a.csr.internalPair(obj, old)
 	if err != nil {
 		return field.ErrorList{field.InternalError(nil, err)}
 	}
 	return certificatesvalidation.ValidateCertificateSigningRequestApprovalUpdate(in, o)
 }
 
-// SubresourceResetFields are the spec and the certificate, which an
-// approval cannot set.
-func (Strategy) SubresourceResetFields(string) *fieldpath.Set {
+// ResetFields are the spec and the certificate, which an approval cannot
+// set.
+func (approvalStrategy) ResetFields() *fieldpath.Set {
 	return fieldpath.NewSet(fieldpath.MakePathOrDie("spec"), fieldpath.MakePathOrDie("status", "certificate"))
 }
 

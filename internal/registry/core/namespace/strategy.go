@@ -20,6 +20,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/kubernetes/pkg/apis/core"
 	corevalidation "k8s.io/kubernetes/pkg/apis/core/validation"
+	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
 	"github.com/dnsplane/dnsplane/internal/registry/rest"
 	"github.com/dnsplane/dnsplane/internal/registry/upstream"
@@ -36,7 +37,6 @@ var (
 	_ rest.FieldSelectable    = Strategy{}
 	_ rest.DeleteHook         = Strategy{}
 	_ rest.StagedDeleter      = Strategy{}
-	_ rest.SubresourceUpdater = Strategy{}
 )
 
 // New returns the Namespace strategy.
@@ -158,28 +158,34 @@ func gcFinalizers(have []string, opts *metav1.DeleteOptions) []string {
 	return out
 }
 
-// UpdateStrategy returns the strategy of PUT namespaces/{name}/finalize.
-func (s Strategy) UpdateStrategy(subresource string) (rest.Strategy, bool) {
-	if subresource != "finalize" {
-		return nil, false
-	}
-	return Finalize{s}, true
+// Subresources are the namespace's own: finalize, which ends the
+// Terminating stage once the namespace controller has emptied the
+// namespace (upstream's FinalizeREST, pkg/registry/core/namespace/storage:
+// the namespace store with namespaceFinalizeStrategy, PUT only).
+func (s Strategy) Subresources() []rest.Subresource {
+	// Not in the OpenAPI documents, where kube-apiserver has
+	// replaceCoreV1NamespaceFinalize: dnsplane's documents never listed it.
+	return []rest.Subresource{{Name: "finalize", Verbs: []string{"update"}, Update: finalize{}}}
 }
 
-// Finalize is upstream's namespaceFinalizeStrategy: a PUT to /finalize
+// finalize is upstream's namespaceFinalizeStrategy: a PUT to /finalize
 // changes spec.finalizers (and metadata) and never the status, and is
 // checked with ValidateNamespaceFinalizeUpdate. When it leaves a
 // terminating namespace without finalizers of either kind, the update
-// deletes it (KeepsObject, inherited).
-type Finalize struct{ Strategy }
+// deletes it (the namespace's KeepsObject). No admission plugin of
+// kube-apiserver's defaults checks it.
+type finalize struct{}
+
+var _ rest.SubresourceStrategy = finalize{}
 
 // PrepareForUpdate keeps the stored status.
-func (Finalize) PrepareForUpdate(_ context.Context, obj, old any) {
+func (finalize) PrepareForUpdate(_ context.Context, obj, old any) any {
 	obj.(*corev1.Namespace).Status = old.(*corev1.Namespace).Status
+	return obj
 }
 
 // ValidateUpdate is upstream's ValidateNamespaceFinalizeUpdate.
-func (Finalize) ValidateUpdate(_ context.Context, obj, old any) field.ErrorList {
+func (finalize) ValidateUpdate(_ context.Context, obj, old any) field.ErrorList {
 	var ns, oldNS core.Namespace
 	if err := upstream.Convert(obj.(*corev1.Namespace), &ns); err != nil {
 		return field.ErrorList{field.InternalError(nil, err)}
@@ -188,4 +194,9 @@ func (Finalize) ValidateUpdate(_ context.Context, obj, old any) field.ErrorList 
 		return field.ErrorList{field.InternalError(nil, err)}
 	}
 	return corevalidation.ValidateNamespaceFinalizeUpdate(&ns, &oldNS)
+}
+
+// ResetFields is the status, which /finalize never writes.
+func (finalize) ResetFields() *fieldpath.Set {
+	return fieldpath.NewSet(fieldpath.MakePathOrDie("status"))
 }

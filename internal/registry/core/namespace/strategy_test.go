@@ -116,19 +116,20 @@ func TestBeginDelete(t *testing.T) {
 // qualified names).
 func TestFinalize(t *testing.T) {
 	t.Parallel()
-	st, ok := New().UpdateStrategy("finalize")
-	if !ok {
+	sub, ok := rest.Find(New().Subresources(), "finalize")
+	if !ok || sub.Update == nil {
 		t.Fatal("no finalize strategy")
 	}
-	if _, ok := New().UpdateStrategy("status"); ok {
-		t.Error("status is not written through UpdateStrategy")
+	if _, ok := rest.Find(New().Subresources(), "status"); ok {
+		t.Error("status is not the namespace's own subresource")
 	}
+	st := sub.Update
 	old := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "a", ResourceVersion: "1"},
 		Spec: corev1.NamespaceSpec{Finalizers: []corev1.FinalizerName{"kubernetes"}}, Status: corev1.NamespaceStatus{Phase: corev1.NamespaceTerminating}}
 	ns := old.DeepCopy()
 	ns.Spec.Finalizers = nil
 	ns.Status.Phase = corev1.NamespaceActive
-	st.PrepareForUpdate(context.Background(), ns, old)
+	ns = st.PrepareForUpdate(context.Background(), ns, old).(*corev1.Namespace)
 	if ns.Status.Phase != corev1.NamespaceTerminating || len(ns.Spec.Finalizers) != 0 {
 		t.Errorf("finalize stored %q %v", ns.Status.Phase, ns.Spec.Finalizers)
 	}

@@ -28,10 +28,13 @@ var bindingResource = schema.GroupResource{Resource: "pods/binding"}
 // (upstream's BindingREST, pkg/registry/core/pod/storage/storage.go).
 func binding(now func() time.Time) rest.Subresource {
 	return rest.Subresource{
-		Name:  "binding",
-		Kind:  schema.GroupVersionKind{Version: "v1", Kind: "Binding"},
-		Verbs: []string{"create"},
-		New:   func() any { return &corev1.Binding{} },
+		Name:     "binding",
+		Kind:     schema.GroupVersionKind{Version: "v1", Kind: "Binding"},
+		Verbs:    []string{"create"},
+		New:      func() any { return &corev1.Binding{} },
+		Document: rest.DocumentCreate,
+		// kube-apiserver's older POST …/namespaces/NS/bindings (LegacyBindingREST).
+		Alias: "bindings",
 		Serve: func(ctx context.Context, objs rest.Objects, req rest.Request) (rest.Response, error) {
 			b := req.Body.(*corev1.Binding)
 			// No name in the URL: the older POST …/bindings, which names

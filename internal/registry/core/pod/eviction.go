@@ -53,10 +53,11 @@ var evictionRetry = wait.Backoff{Steps: 20, Duration: 500 * time.Millisecond, Fa
 // eviction is pods/eviction.
 func eviction(now func() time.Time) rest.Subresource {
 	return rest.Subresource{
-		Name:  "eviction",
-		Kind:  evictionKind,
-		Verbs: []string{"create"},
-		New:   func() any { return &policyv1.Eviction{} },
+		Name:     "eviction",
+		Kind:     evictionKind,
+		Verbs:    []string{"create"},
+		New:      func() any { return &policyv1.Eviction{} },
+		Document: rest.DocumentCreate,
 		Serve: func(ctx context.Context, objs rest.Objects, req rest.Request) (rest.Response, error) {
 			st, err := evict(ctx, objs, req.Name, req.Body.(*policyv1.Eviction), req.DryRun, now)
 			if err != nil {

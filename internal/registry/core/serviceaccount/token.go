@@ -38,10 +38,11 @@ func token(t Tokens) rest.Subresource {
 		now = time.Now
 	}
 	return rest.Subresource{
-		Name:  "token",
-		Kind:  tokenRequestKind,
-		Verbs: []string{"create"},
-		New:   func() any { return &authenticationv1.TokenRequest{} },
+		Name:     "token",
+		Kind:     tokenRequestKind,
+		Verbs:    []string{"create"},
+		New:      func() any { return &authenticationv1.TokenRequest{} },
+		Document: rest.DocumentCreate,
 		Serve: func(ctx context.Context, objs rest.Objects, req rest.Request) (rest.Response, error) {
 			out, err := issue(ctx, objs, t, req.Namespace, req.Name, req.Body.(*authenticationv1.TokenRequest), now())
 			if err != nil {
