@@ -18,7 +18,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/dnsplane/dnsplane/internal/agentdial"
-	"github.com/dnsplane/dnsplane/internal/apiserver"
+	"github.com/dnsplane/dnsplane/internal/apiserver/filters"
 	"github.com/dnsplane/dnsplane/internal/authz"
 	"github.com/dnsplane/dnsplane/internal/cliexit"
 	"github.com/dnsplane/dnsplane/internal/controlplane"
@@ -29,7 +29,7 @@ import (
 // apiServerFlags are the flags shared by `apiserver` and `up`.
 type apiServerFlags struct {
 	c        controlplane.Config
-	limits   apiserver.Limits
+	limits   filters.Limits
 	gates    string
 	logLevel string
 	verbose  bool
@@ -76,7 +76,7 @@ func (a *apiServerFlags) register(f *pflag.FlagSet) {
 // defaults) and the connection limit, which is ours.
 func (a *apiServerFlags) registerLimits(f *pflag.FlagSet) {
 	l := &a.limits
-	*l = apiserver.DefaultLimits()
+	*l = filters.DefaultLimits()
 	f.IntVar(&l.MaxRequestsInflight, "max-requests-inflight", l.MaxRequestsInflight,
 		"maximum number of non-mutating requests (get, list) served at once; more get 429 with Retry-After. Watches and health probes are not counted. 0 = no limit")
 	f.IntVar(&l.MaxMutatingRequestsInflight, "max-mutating-requests-inflight", l.MaxMutatingRequestsInflight,

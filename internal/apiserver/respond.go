@@ -13,6 +13,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/dnsplane/dnsplane/internal/apiserver/filters"
 )
 
 // writeJSON writes v as the JSON body of a response with the given code.
@@ -74,9 +76,9 @@ func writeStatus(w http.ResponseWriter, log *slog.Logger, err error, protobuf bo
 	switch {
 	case errors.As(err, &se):
 	case errors.Is(err, context.DeadlineExceeded):
-		// The request deadline (limits.go) ran out in a path that does
-		// not map storage errors itself.
-		se = errRequestTimeout()
+		// The request deadline (filters.WithRequestDeadline) ran out in
+		// a path that does not map storage errors itself.
+		se = filters.ErrRequestTimeout()
 	default:
 		log.Error("internal error", "err", err)
 		se = apierrors.NewInternalError(err)

@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apiserver/pkg/warning"
 
+	"github.com/dnsplane/dnsplane/internal/apiserver/filters"
 	"github.com/dnsplane/dnsplane/internal/registry/rest"
 	"github.com/dnsplane/dnsplane/internal/storage"
 )
@@ -101,7 +102,7 @@ func storageError(res *Resource, name string, err error) error {
 		// without the storage error, which names etcd keys.
 		return tooLargeResourceVersion("Too large resource version")
 	case errors.Is(err, context.DeadlineExceeded):
-		return errRequestTimeout()
+		return filters.ErrRequestTimeout()
 	case errors.Is(err, context.Canceled):
 		// The client went away or the server is stopping; kube's finisher
 		// words it the same way with the context's error.
