@@ -18,7 +18,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/dnsplane/dnsplane/internal/agentdial"
-	"github.com/dnsplane/dnsplane/internal/apiserver"
+	"github.com/dnsplane/dnsplane/internal/apiserver/filters"
 	"github.com/dnsplane/dnsplane/internal/authz"
 	"github.com/dnsplane/dnsplane/internal/cliexit"
 	"github.com/dnsplane/dnsplane/internal/controllers"
@@ -34,7 +34,7 @@ type apiServerFlags struct {
 	// controllers are the in-process controllers' flags
 	// (registerControllerFlags), which their role takes.
 	controllers controllers.Options
-	limits      apiserver.Limits
+	limits      filters.Limits
 	gates       string
 	logLevel    string
 	verbose     bool
@@ -81,7 +81,7 @@ func (a *apiServerFlags) register(f *pflag.FlagSet) {
 // defaults) and the connection limit, which is ours.
 func (a *apiServerFlags) registerLimits(f *pflag.FlagSet) {
 	l := &a.limits
-	*l = apiserver.DefaultLimits()
+	*l = filters.DefaultLimits()
 	f.IntVar(&l.MaxRequestsInflight, "max-requests-inflight", l.MaxRequestsInflight,
 		"maximum number of non-mutating requests (get, list) served at once; more get 429 with Retry-After. Watches and health probes are not counted. 0 = no limit")
 	f.IntVar(&l.MaxMutatingRequestsInflight, "max-mutating-requests-inflight", l.MaxMutatingRequestsInflight,

@@ -1,66 +1,33 @@
 package apiserver
 
-// Benchmarks of what the limits (limits.go) add to every request.
+// Benchmark of what the limits (internal/apiserver/filters) add to a
+// request. BenchmarkConfigMapGet gets a ConfigMap through the full
+// Handler() (authentication, routing, etcd, encoding) of a server with
+// kube's default limits and of one with every limit off, to put the cost
+// filters.BenchmarkLimitFilters measures alone next to a real request.
 //
-// BenchmarkLimitFilters measures the filters alone around a handler that
-// does nothing, so the number is their whole cost. BenchmarkConfigMapGet
-// gets a ConfigMap through the full Handler() (authentication, routing,
-// etcd, encoding) of a server with kube's default limits and of one with
-// every limit off, to put that cost next to a real request.
-//
-// Run: go test -run '^$' -bench 'LimitFilters|ConfigMapGet' ./internal/apiserver/
+// Run: go test -run '^$' -bench ConfigMapGet ./internal/apiserver/
 
 import (
 	"context"
 	"net/http"
-	"net/http/httptest"
 	"testing"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/client-go/tools/clientcmd"
-)
 
-func BenchmarkLimitFilters(b *testing.B) {
-	m, err := newInflightMetrics(prometheus.NewRegistry())
-	if err != nil {
-		b.Fatal(err)
-	}
-	readOnly := newInflightPool(DefaultMaxRequestsInflight, m, readOnlyKind)
-	mutating := newInflightPool(DefaultMaxMutatingRequestsInflight, m, mutatingKind)
-	var noop http.Handler = http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
-		w.WriteHeader(http.StatusOK)
-	})
-	chains := []struct {
-		name string
-		h    http.Handler
-	}{
-		{"none", noop},
-		{"inflight", withMaxInFlight(noop, readOnly, mutating)},
-		{"deadline", withRequestDeadline(noop, DefaultRequestTimeout)},
-		{"both", withRequestDeadline(withMaxInFlight(noop, readOnly, mutating), DefaultRequestTimeout)},
-	}
-	for _, c := range chains {
-		b.Run(c.name, func(b *testing.B) {
-			req := httptest.NewRequest(http.MethodGet, "/api/v1/namespaces/bench/configmaps/cm-1", nil)
-			rec := httptest.NewRecorder()
-			b.ReportAllocs()
-			for b.Loop() {
-				c.h.ServeHTTP(rec, req)
-			}
-		})
-	}
-}
+	"github.com/dnsplane/dnsplane/internal/apiserver/filters"
+)
 
 // BenchmarkConfigMapGet gets one ConfigMap per iteration through Handler(),
 // with kube's default limits and with none.
 func BenchmarkConfigMapGet(b *testing.B) {
 	for _, tc := range []struct {
 		name   string
-		limits *Limits
+		limits *filters.Limits
 	}{
-		{"limits", nil}, // nil = DefaultLimits()
-		{"nolimits", &Limits{}},
+		{"limits", nil}, // nil = filters.DefaultLimits()
+		{"nolimits", &filters.Limits{}},
 	} {
 		b.Run(tc.name, func(b *testing.B) {
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)

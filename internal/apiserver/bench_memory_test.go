@@ -28,6 +28,8 @@ import (
 	"time"
 
 	"k8s.io/client-go/rest"
+
+	"github.com/dnsplane/dnsplane/internal/apiserver/filters"
 )
 
 const (
@@ -39,7 +41,7 @@ const (
 )
 
 func BenchmarkProbeListsAndStuckWatches(b *testing.B) {
-	run, cfg := startMemoryServer(b, DefaultLimits())
+	run, cfg := startMemoryServer(b, filters.DefaultLimits())
 	stored := fillConfigMaps(b, run.Server, "default", probeConfigMaps, probeSize)
 	b.Logf("stored %d ConfigMaps, %.1f MB", probeConfigMaps, float64(stored)/(1<<20))
 	hc, err := rest.HTTPClientFor(cfg)

@@ -30,6 +30,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/dnsplane/dnsplane/internal/apiserver/filters"
 )
 
 // fillConfigMaps stores n ConfigMaps of about size bytes each in ns,
@@ -127,7 +129,7 @@ func heapPeak(gcPercent int) (stop func() uint64) {
 }
 
 // startMemoryServer starts a server of its own with limits l.
-func startMemoryServer(t testing.TB, l Limits) (*testRunning, *rest.Config) {
+func startMemoryServer(t testing.TB, l filters.Limits) (*testRunning, *rest.Config) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -183,7 +185,7 @@ func TestConcurrentListsHoldAPageEach(t *testing.T) {
 	if testing.Short() {
 		t.Skip("fills a namespace with 6 MB of ConfigMaps")
 	}
-	run, cfg := startMemoryServer(t, DefaultLimits())
+	run, cfg := startMemoryServer(t, filters.DefaultLimits())
 	const n, size, lists = 4000, 1500, 8
 	stored := fillConfigMaps(t, run.Server, "default", n, size)
 	hc, err := rest.HTTPClientFor(cfg)
@@ -298,7 +300,7 @@ func TestStuckWatchIsClosed(t *testing.T) {
 	if testing.Short() {
 		t.Skip("fills a namespace with 12 MB of ConfigMaps")
 	}
-	l := DefaultLimits()
+	l := filters.DefaultLimits()
 	l.WatchWriteTimeout = 500 * time.Millisecond
 	run, cfg := startMemoryServer(t, l)
 	fillConfigMaps(t, run.Server, "default", 4000, 3000)
@@ -321,7 +323,7 @@ func TestShutdownWithStuckWatches(t *testing.T) {
 		t.Skip("fills a namespace with 12 MB of ConfigMaps")
 	}
 	// A write timeout longer than the test: only the stop may end them.
-	l := DefaultLimits()
+	l := filters.DefaultLimits()
 	l.WatchWriteTimeout = 10 * time.Minute
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -358,18 +360,13 @@ func TestStuckListEnds(t *testing.T) {
 	if testing.Short() {
 		t.Skip("fills a namespace with 12 MB of ConfigMaps")
 	}
-	run, cfg := startMemoryServer(t, DefaultLimits())
+	run, cfg := startMemoryServer(t, filters.DefaultLimits())
 	fillConfigMaps(t, run.Server, "default", 4000, 3000)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	conn := stuckRequest(t, ctx, run.URL, cfg, "/api/v1/namespaces/default/configmaps?timeout=1s", "alice")
 	defer conn.Close()
-	held := func() int {
-		u := run.Server.perUser
-		u.mu.Lock()
-		defer u.mu.Unlock()
-		return len(u.users)
-	}
+	held := run.Server.perUser.Users
 	if err := wait.PollUntilContextTimeout(ctx, 10*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
 		return held() == 0, nil
 	}); err != nil {

@@ -9,7 +9,7 @@ import (
 	"net/http"
 	"strconv"
 
-	"github.com/dnsplane/dnsplane/internal/apiserver/store"
+	"github.com/dnsplane/dnsplane/internal/apiserver/filters"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -74,9 +74,9 @@ func writeStatus(w http.ResponseWriter, log *slog.Logger, err error, protobuf bo
 	switch {
 	case errors.As(err, &se):
 	case errors.Is(err, context.DeadlineExceeded):
-		// The request deadline (limits.go) ran out in a path that does
-		// not map storage errors itself.
-		se = store.RequestTimeout()
+		// The request deadline (filters.WithRequestDeadline) ran out in
+		// a path that does not map storage errors itself.
+		se = filters.ErrRequestTimeout()
 	default:
 		log.Error("internal error", "err", err)
 		se = apierrors.NewInternalError(err)

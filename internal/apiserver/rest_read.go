@@ -15,6 +15,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 
+	"github.com/dnsplane/dnsplane/internal/apiserver/filters"
 	"github.com/dnsplane/dnsplane/internal/apiserver/store"
 	"github.com/dnsplane/dnsplane/internal/printers"
 	"github.com/dnsplane/dnsplane/internal/storage"
@@ -354,7 +355,7 @@ func (s *Server) watch(w http.ResponseWriter, r *http.Request, res *Resource, in
 		return err
 	}
 	wt, err := cache.Watch(ctx, from, watchOptions(res, prefix, f))
-	stream := newWatchStream(w, r, res, s.now, s.limits.watchWriteTimeout())
+	stream := newWatchStream(w, r, res, s.now, s.limits.WatchWriteTimeoutOrDefault())
 	if err != nil {
 		var tooOld *watchcache.TooOldError
 		switch {
@@ -397,7 +398,7 @@ func (s *Server) watch(w http.ResponseWriter, r *http.Request, res *Resource, in
 		}
 	}
 	// The initial list is done: its slot of the user's lists is free.
-	initialListDone(r.Context())
+	filters.InitialListDone(r.Context())
 	last := from
 	// send writes what this watcher sees of ev; false ends the stream.
 	send := func(ev *watchcache.Event) bool {

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/netip"
+	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -16,12 +17,14 @@ import (
 	"k8s.io/apimachinery/pkg/version"
 	"k8s.io/apiserver/pkg/authentication/authenticator"
 	"k8s.io/apiserver/pkg/authorization/authorizer"
+	apirequest "k8s.io/apiserver/pkg/endpoints/request"
 	"k8s.io/component-base/featuregate"
 	rbacregistryvalidation "k8s.io/kubernetes/pkg/registry/rbac/validation"
 
 	"github.com/dnsplane/dnsplane/internal/admission"
 	"github.com/dnsplane/dnsplane/internal/admission/noderestriction"
 	"github.com/dnsplane/dnsplane/internal/agentdial"
+	"github.com/dnsplane/dnsplane/internal/apiserver/filters"
 	"github.com/dnsplane/dnsplane/internal/apiserver/store"
 	"github.com/dnsplane/dnsplane/internal/authn"
 	"github.com/dnsplane/dnsplane/internal/authz"
@@ -120,8 +123,8 @@ type Config struct {
 	ServiceAccountIssuer string
 
 	// Limits are the request limits Handler enforces (max in flight,
-	// request timeout); nil = DefaultLimits().
-	Limits *Limits
+	// request timeout); nil = filters.DefaultLimits().
+	Limits *filters.Limits
 }
 
 // Server is the HTTP API server. Create it with New and serve Handler.
@@ -135,20 +138,20 @@ type Server struct {
 	discovery *discovery.Discovery
 	openapi   *document.Set
 	fields    *fieldManagers
-	metrics   *requestMetrics
+	metrics   *filters.RequestMetrics
 	gatherer  prometheus.Gatherer
 
 	// execSessions counts exec sessions against the connection limit
-	// (execbudget.go).
-	execSessions execBudget
+	// (filters.ExecBudget).
+	execSessions filters.ExecBudget
 
-	// registerer takes the metrics of the limits (limits.go, connlimit.go).
+	// registerer takes the metrics of the connection limit, made by
+	// ServeTLS (filters.LimitConnections).
 	registerer prometheus.Registerer
-	limits     Limits
-	readOnly   inflightPool
-	mutating   inflightPool
-	// perUser bounds one user's lists and watches (userlimits.go).
-	perUser *userLimits
+	limits     filters.Limits
+	inflight   *filters.MaxInFlight
+	// perUser bounds one user's lists and watches (filters.UserLimits).
+	perUser *filters.UserLimits
 
 	// tokens authenticates service account tokens (serviceaccounts.go);
 	// nil without a signing key.
@@ -240,19 +243,22 @@ func New(cfg Config) (*Server, error) {
 	if gatherer == nil {
 		gatherer = promReg
 	}
-	m, err := newRequestMetrics(registerer)
+	m, err := filters.NewRequestMetrics(registerer)
 	if err != nil {
 		return nil, err
 	}
-	limits := limitsOrDefault(cfg.Limits)
+	limits := filters.DefaultLimits()
+	if cfg.Limits != nil {
+		limits = *cfg.Limits
+	}
 	if err := limits.Validate(); err != nil {
 		return nil, err
 	}
-	im, err := newInflightMetrics(registerer)
+	inflight, err := filters.NewMaxInFlight(limits.MaxRequestsInflight, limits.MaxMutatingRequestsInflight, registerer)
 	if err != nil {
 		return nil, err
 	}
-	perUser, err := newUserLimits(limits, registerer)
+	perUser, err := filters.NewUserLimits(limits, registerer)
 	if err != nil {
 		return nil, err
 	}
@@ -265,8 +271,7 @@ func New(cfg Config) (*Server, error) {
 		gates: cfg.Gates, now: cfg.Now,
 		discovery: discovery.New(withReviews(discoveryResources(reg))), openapi: oa, fields: fields, metrics: m, gatherer: gatherer,
 		registerer: registerer, limits: limits,
-		readOnly: newInflightPool(limits.MaxRequestsInflight, im, readOnlyKind),
-		mutating: newInflightPool(limits.MaxMutatingRequestsInflight, im, mutatingKind),
+		inflight: inflight,
 		perUser:  perUser,
 		tokens:   tokenAuth,
 		saTokens: saTokens, apiAudiences: apiAudiences,
@@ -296,23 +301,26 @@ func (s *Server) attachStores() {
 var publicPaths = []string{"/healthz", "/livez", "/readyz", "/version", "/version/"}
 
 // Handler returns the full handler chain, in kube-apiserver's order
-// (DefaultBuildHandlerChain): the request deadline covers authentication,
-// and max-in-flight counts only authenticated requests, so a flood of bad
-// credentials gets 401s without taking slots; authorization comes last,
-// on the user impersonation leaves, inside max-in-flight. The per-user
-// limits of lists and watches (userlimits.go) count the user impersonation
-// leaves.
+// (DefaultBuildHandlerChain): the request metrics see every answer, the
+// request deadline covers authentication, and max-in-flight counts only
+// authenticated requests, so a flood of bad credentials gets 401s without
+// taking slots; authorization comes last, on the user impersonation
+// leaves, inside max-in-flight. The per-user limits of lists and watches
+// (filters.WithUserLimits) count the user impersonation leaves. The
+// filters are internal/apiserver/filters; they read a request as route
+// does (requestInfoResolver).
 func (s *Server) Handler() http.Handler {
+	var info requestInfoResolver
 	var h http.Handler = http.HandlerFunc(s.route)
 	if s.cfg.Authenticator != nil && s.cfg.Authorizer != nil {
 		h = authz.Filter(s.cfg.Authorizer, func(w http.ResponseWriter, r *http.Request, err error) {
 			writeErrorNegotiated(w, r, s.log, err)
 		}, s.log, h)
 	}
-	h = withMaxInFlight(h, s.readOnly, s.mutating)
+	h = filters.WithMaxInFlight(h, s.inflight, info)
 	// Outside max-in-flight: a list waiting in its user's queue holds no
 	// in-flight slot, as a request queued by APF holds no seat.
-	h = withUserLimits(h, s.perUser)
+	h = filters.WithUserLimits(h, s.perUser, info)
 	if s.cfg.Authenticator != nil {
 		mayImpersonate := authn.AuthenticatedMayImpersonate
 		if s.cfg.Authorizer != nil {
@@ -323,8 +331,32 @@ func (s *Server) Handler() http.Handler {
 		h = authn.Impersonation(mayImpersonate, s.log, h)
 		h = authn.Middleware(authn.Union(s.cfg.Authenticator, s.tokens), publicPaths, h)
 	}
-	h = withRequestDeadline(h, s.limits.RequestTimeout)
-	return s.metrics.wrap(h)
+	h = filters.WithRequestDeadline(h, s.limits.RequestTimeout, info)
+	return filters.WithRequestMetrics(h, s.metrics, info)
+}
+
+// requestInfoResolver gives the filters route's own reading of a request
+// (parseResourcePath), in k8s.io/apiserver's RequestInfo, so that what
+// they count as a watch, a list or a resource is what the handlers serve
+// as one.
+type requestInfoResolver struct{}
+
+func (requestInfoResolver) NewRequestInfo(r *http.Request) (*apirequest.RequestInfo, error) {
+	info, ok := parseResourcePath(r)
+	if !ok {
+		return &apirequest.RequestInfo{Path: r.URL.Path, Verb: strings.ToLower(r.Method)}, nil
+	}
+	return &apirequest.RequestInfo{
+		IsResourceRequest: true,
+		Path:              r.URL.Path,
+		Verb:              info.Verb,
+		APIGroup:          info.GV.Group,
+		APIVersion:        info.GV.Version,
+		Namespace:         info.Namespace,
+		Resource:          info.Resource,
+		Subresource:       info.Subresource,
+		Name:              info.Name,
+	}, nil
 }
 
 func (s *Server) route(w http.ResponseWriter, r *http.Request) {

@@ -10,6 +10,8 @@ import (
 	"net"
 	"net/http"
 	"time"
+
+	"github.com/dnsplane/dnsplane/internal/apiserver/filters"
 )
 
 // kube-apiserver's HTTP server settings (k8s.io/apiserver/pkg/server
@@ -32,10 +34,10 @@ const (
 
 // newSecureServer is the HTTPS server for handler, with kube-apiserver's
 // timeouts and HTTP/2 settings and idle connections closed after idle
-// (Limits.IdleTimeout; Go applies it to HTTP/2 connections too).
+// (filters.Limits.IdleTimeout; Go applies it to HTTP/2 connections too).
 func newSecureServer(handler http.Handler, tlsConfig *tls.Config, idle time.Duration, errorLog *log.Logger) *http.Server {
 	if idle <= 0 {
-		idle = DefaultIdleTimeout
+		idle = filters.DefaultIdleTimeout
 	}
 	protocols := new(http.Protocols)
 	protocols.SetHTTP1(true)
@@ -78,13 +80,13 @@ type Serving struct {
 // their context ends; Shutdown cancels it, so a graceful stop does not wait
 // out every watch.
 func (s *Server) ServeTLS(ln net.Listener, tlsConfig *tls.Config) (*Serving, error) {
-	limits := limitsOrDefault(s.cfg.Limits)
-	served, err := s.limitConnections(ln, limits.MaxConnections)
+	served, err := filters.LimitConnections(ln, s.limits.MaxConnections, s.registerer, s.log)
 	if err != nil {
 		return nil, fmt.Errorf("connection limit: %w", err)
 	}
+	s.execSessions.Attach(served)
 	baseCtx, cancelBase := context.WithCancel(context.Background())
-	hs := newSecureServer(s.Handler(), tlsConfig, limits.IdleTimeout, slog.NewLogLogger(s.log.Handler(), slog.LevelDebug))
+	hs := newSecureServer(s.Handler(), tlsConfig, s.limits.IdleTimeout, slog.NewLogLogger(s.log.Handler(), slog.LevelDebug))
 	hs.BaseContext = func(net.Listener) context.Context { return baseCtx }
 	hs.RegisterOnShutdown(cancelBase)
 	sv := &Serving{http: hs, done: make(chan struct{}), stopWatchCaches: s.watchCaches.stop}

@@ -14,6 +14,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
+
+	"github.com/dnsplane/dnsplane/internal/apiserver/filters"
 )
 
 // deadlineRecorder records the write deadlines a watch stream sets, as
@@ -150,7 +152,7 @@ func TestWatchStreamAbort(t *testing.T) {
 // where a deadline left set resets the stream when it passes).
 func TestIdleWatchOutlivesWriteTimeout(t *testing.T) {
 	t.Parallel()
-	l := DefaultLimits()
+	l := filters.DefaultLimits()
 	l.WatchWriteTimeout = 200 * time.Millisecond
 	_, cfg := startMemoryServer(t, l)
 	c := kubernetes.NewForConfigOrDie(cfg)

@@ -21,7 +21,7 @@ import (
 	"k8s.io/component-base/featuregate"
 
 	"github.com/dnsplane/dnsplane/internal/agentdial"
-	"github.com/dnsplane/dnsplane/internal/apiserver"
+	"github.com/dnsplane/dnsplane/internal/apiserver/filters"
 	"github.com/dnsplane/dnsplane/internal/authz"
 	"github.com/dnsplane/dnsplane/internal/datadirlock"
 	"github.com/dnsplane/dnsplane/internal/ipalloc"
@@ -79,8 +79,8 @@ type Config struct {
 	// EtcdReadyTimeout bounds the child etcd's start (default 60s).
 	EtcdReadyTimeout time.Duration
 	// Limits bound connections, requests in flight and request time;
-	// nil = apiserver.DefaultLimits(), kube-apiserver's.
-	Limits *apiserver.Limits
+	// nil = filters.DefaultLimits(), kube-apiserver's.
+	Limits *filters.Limits
 	// AgentRules allow the agent endpoints pods/exec dials besides those
 	// of the agents the roles run (AgentEndpointer): agentdial.Rules{}
 	// (no special addresses, port 10250) when zero; the service CIDR is

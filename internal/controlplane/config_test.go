@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/dnsplane/dnsplane/internal/apiserver"
+	"github.com/dnsplane/dnsplane/internal/apiserver/filters"
 	"github.com/dnsplane/dnsplane/internal/registry/upstream"
 )
 
@@ -25,7 +25,7 @@ func TestValidate(t *testing.T) {
 		{"range too small", func(c *Config) { c.ServiceClusterIPRange = "10.96.0.0/31" }, `--service-cluster-ip-range "10.96.0.0/31": service IP range 10.96.0.0/31 is too small`},
 		{"no data dir", func(c *Config) { c.DataDir = "" }, "--data-dir: must not be empty"},
 		{"etcd prefix", func(c *Config) { c.EtcdPrefix = "registry" }, `--etcd-prefix "registry"`},
-		{"limits", func(c *Config) { c.Limits = &apiserver.Limits{MaxConnections: -1} }, "--max-connections can not be negative value"},
+		{"limits", func(c *Config) { c.Limits = &filters.Limits{MaxConnections: -1} }, "--max-connections can not be negative value"},
 		{"role", func(c *Config) { c.Roles = []Role{badRole{}} }, "--bad-flag: no"},
 	}
 	for _, tt := range tests {

@@ -63,6 +63,7 @@ func TestDependencyRule(t *testing.T) {
 		{"internal/resolvconf/...", []string{"internal/apiserver", "internal/registry", "internal/controlplane"}, "the pod DNS domain is pure functions"},
 		{"internal/corefile/...", []string{"internal/coredns", "internal/apiserver", "github.com/coredns/coredns/plugin/"}, "rendering a Corefile links no CoreDNS plugin"},
 		{"internal/apiserver/...", []string{"internal/controlplane", "internal/coredns", "cmd/"}, "the API server does not know the roles beside it"},
+		{"internal/apiserver/filters/...", []string{"internal/apiserver", "internal/registry", "internal/storage"}, "filters wrap handlers and know nothing of what they serve"},
 		{"internal/watchcache/...", []string{"internal/apiserver", "internal/registry", "internal/controlplane"}, "the watch cache takes a source, a decoder and an index function"},
 		{"plugin/...", []string{"internal/"}, "our plugins are for anyone building CoreDNS"},
 		{"internal/nodeplan/...", []string{"internal/"}, "a leaf: up's assembly plans the nodes and dnsplane exec finds their files with it"},

@@ -25,7 +25,7 @@ const (
 )
 
 // TestExecSessionsKeepUpAlive: exec sessions count against the API
-// server's connection limit (apiserver.ExecSessionConnections each), so
+// server's connection limit (filters.ExecSessionConnections each), so
 // opening more than fit is refused with a 429 that says why, the process
 // keeps descriptors for DNS, which answers all along, and the sessions'
 // commands end when their clients go (issue 22 item 3).

@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/dnsplane/dnsplane/api"
+	"github.com/dnsplane/dnsplane/internal/apiserver/filters"
 	"github.com/dnsplane/dnsplane/internal/storage"
 )
 
@@ -40,7 +41,7 @@ func Error(r *api.Resource, name string, err error) error {
 		// error, which names etcd keys.
 		return TooLargeResourceVersion("Too large resource version")
 	case errors.Is(err, context.DeadlineExceeded):
-		return RequestTimeout()
+		return filters.ErrRequestTimeout()
 	case errors.Is(err, context.Canceled):
 		// The client went away or the server is stopping; kube's finisher
 		// words it the same way with the context's error.
@@ -52,14 +53,6 @@ func Error(r *api.Resource, name string, err error) error {
 // Conflict is kube-apiserver's 409 for a write over a stale object.
 func Conflict(gr schema.GroupResource, name string) error {
 	return apierrors.NewConflict(gr, name, errors.New("the object has been modified; please apply your changes to the latest version and try again"))
-}
-
-// RequestTimeout is the 504 of a request that ran out of time:
-// kube-apiserver's message when a handler gives up at the deadline
-// (endpoints/handlers/finisher), "Timeout: request did not complete within
-// requested timeout - context deadline exceeded".
-func RequestTimeout() *apierrors.StatusError {
-	return apierrors.NewTimeoutError(fmt.Sprintf("request did not complete within requested timeout - %s", context.DeadlineExceeded), 0)
 }
 
 // TooLargeResourceVersion is kube-apiserver's answer for a read at a

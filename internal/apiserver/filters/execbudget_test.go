@@ -1,4 +1,4 @@
-package apiserver
+package filters
 
 import (
 	"log/slog"
@@ -15,7 +15,7 @@ import (
 // descriptors the limit keeps for etcd and DNS (issue 22 item 3).
 func TestExecBudget(t *testing.T) {
 	t.Parallel()
-	var b execBudget
+	var b ExecBudget
 	if release, err := b.Acquire(); err != nil {
 		t.Fatalf("no listener yet: %v", err)
 	} else {
@@ -31,7 +31,7 @@ func TestExecBudget(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b.l.Store(l)
+	b.Attach(l)
 	refused := func(err error) bool {
 		return apierrors.IsTooManyRequests(err) && strings.Contains(err.Error(), "each counts as 6 connections and together they may hold half of the API server's connection limit (24, --max-connections)")
 	}

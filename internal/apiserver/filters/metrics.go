@@ -1,4 +1,4 @@
-package apiserver
+package filters
 
 import (
 	"bufio"
@@ -10,18 +10,21 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	apirequest "k8s.io/apiserver/pkg/endpoints/request"
 )
 
-// requestMetrics are kube-apiserver's request metrics, under the same names
+// RequestMetrics are kube-apiserver's request metrics, under the same names
 // so existing dashboards work: apiserver_request_total and
 // apiserver_request_duration_seconds by verb, resource and code.
-type requestMetrics struct {
+type RequestMetrics struct {
 	total    *prometheus.CounterVec
 	duration *prometheus.HistogramVec
 }
 
-func newRequestMetrics(reg prometheus.Registerer) (*requestMetrics, error) {
-	m := &requestMetrics{
+// NewRequestMetrics registers the request metrics with reg. One server has
+// one, shared by every handler chain it builds.
+func NewRequestMetrics(reg prometheus.Registerer) (*RequestMetrics, error) {
+	m := &RequestMetrics{
 		total: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "apiserver_request_total",
 			Help: "Counter of API requests by verb, group, version, resource, subresource and HTTP code.",
@@ -40,18 +43,22 @@ func newRequestMetrics(reg prometheus.Registerer) (*requestMetrics, error) {
 	return m, nil
 }
 
-func (m *requestMetrics) wrap(next http.Handler) http.Handler {
+// WithRequestMetrics counts every request into m once it is answered, by
+// the verb and resource resolver gives it (a non-resource request by its
+// method: get, post, …) and the response code. Watches are counted but not
+// timed: their duration is the client's choice.
+func WithRequestMetrics(next http.Handler, m *RequestMetrics, resolver apirequest.RequestInfoResolver) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		rec := &statusRecorder{ResponseWriter: w, code: http.StatusOK}
 		next.ServeHTTP(rec, r)
-		info, ok := parseResourcePath(r)
-		if !ok {
-			info = requestInfo{Verb: nonResourceVerb(r.Method)}
+		verb, group, version, resource, subresource := nonResourceVerb(r.Method), "", "", "", ""
+		if info, ok := resourceInfo(resolver, r); ok {
+			verb, group, version, resource, subresource = info.Verb, info.APIGroup, info.APIVersion, info.Resource, info.Subresource
 		}
-		m.total.WithLabelValues(info.Verb, info.GV.Group, info.GV.Version, info.Resource, info.Subresource, strconv.Itoa(rec.code)).Inc()
-		if info.Verb != "watch" {
-			m.duration.WithLabelValues(info.Verb, info.GV.Group, info.GV.Version, info.Resource, info.Subresource).Observe(time.Since(start).Seconds())
+		m.total.WithLabelValues(verb, group, version, resource, subresource, strconv.Itoa(rec.code)).Inc()
+		if verb != "watch" {
+			m.duration.WithLabelValues(verb, group, version, resource, subresource).Observe(time.Since(start).Seconds())
 		}
 	})
 }

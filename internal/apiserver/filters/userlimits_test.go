@@ -1,4 +1,4 @@
-package apiserver
+package filters
 
 import (
 	"context"
@@ -28,7 +28,7 @@ func (b *blockingHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	b.inside++
 	b.mu.Unlock()
 	<-b.release
-	initialListDone(r.Context())
+	InitialListDone(r.Context())
 	w.WriteHeader(http.StatusOK)
 }
 
@@ -54,7 +54,7 @@ const (
 	cmWatch = "/api/v1/namespaces/team/configmaps?watch=true&resourceVersion=5"
 )
 
-// TestUserLimits checks the per-user bounds of userlimits.go: which
+// TestUserLimits checks the per-user bounds of WithUserLimits: which
 // request of a user beyond them is answered 429 with kube's Retry-After and
 // text, and that other users and system:masters are not held by them.
 func TestUserLimits(t *testing.T) {
@@ -93,12 +93,12 @@ func TestUserLimits(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			u, err := newUserLimits(Limits{MaxListsPerUser: 2, UserQueueLength: 1, UserQueueWait: time.Minute, MaxWatchesPerUser: 2}, prometheus.NewRegistry())
+			u, err := NewUserLimits(Limits{MaxListsPerUser: 2, UserQueueLength: 1, UserQueueWait: time.Minute, MaxWatchesPerUser: 2}, prometheus.NewRegistry())
 			if err != nil {
 				t.Fatal(err)
 			}
 			next := &blockingHandler{release: make(chan struct{})}
-			h := withUserLimits(next, u)
+			h := WithUserLimits(next, u, testResolver)
 			var wg sync.WaitGroup
 			defer wg.Wait()
 			defer close(next.release)
@@ -134,8 +134,8 @@ func TestUserLimits(t *testing.T) {
 			if tc.want429 {
 				<-done
 				if rec.Code != http.StatusTooManyRequests || rec.Header().Get("Retry-After") != "1" ||
-					strings.TrimSpace(rec.Body.String()) != tooManyRequestsMessage {
-					t.Fatalf("got %d Retry-After=%q %q, want 429 Retry-After=1 %q", rec.Code, rec.Header().Get("Retry-After"), rec.Body.String(), tooManyRequestsMessage)
+					strings.TrimSpace(rec.Body.String()) != TooManyRequestsMessage {
+					t.Fatalf("got %d Retry-After=%q %q, want 429 Retry-After=1 %q", rec.Code, rec.Header().Get("Retry-After"), rec.Body.String(), TooManyRequestsMessage)
 				}
 				return
 			}
@@ -152,12 +152,12 @@ func TestUserLimits(t *testing.T) {
 // wait gets the 429, and gives its place back.
 func TestUserLimitsQueueTimesOut(t *testing.T) {
 	t.Parallel()
-	u, err := newUserLimits(Limits{MaxListsPerUser: 1, UserQueueLength: 1, UserQueueWait: 50 * time.Millisecond}, prometheus.NewRegistry())
+	u, err := NewUserLimits(Limits{MaxListsPerUser: 1, UserQueueLength: 1, UserQueueWait: 50 * time.Millisecond}, prometheus.NewRegistry())
 	if err != nil {
 		t.Fatal(err)
 	}
 	next := &blockingHandler{release: make(chan struct{})}
-	h := withUserLimits(next, u)
+	h := WithUserLimits(next, u, testResolver)
 	done := make(chan struct{})
 	go func() {
 		defer close(done)

@@ -1,4 +1,4 @@
-package apiserver
+package filters
 
 import (
 	"context"
@@ -9,11 +9,12 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	apirequest "k8s.io/apiserver/pkg/endpoints/request"
 
 	"github.com/dnsplane/dnsplane/internal/authn"
 )
 
-// Per-user bounds on lists and watches.
+// UserLimits are per-user bounds on lists and watches.
 //
 // kube-apiserver bounds what one user can make it hold with API Priority
 // and Fairness (KEP-1040): requests are sorted into flows by user, each
@@ -36,13 +37,13 @@ import (
 //   - at most MaxWatchesPerUser watches of one user are open at once;
 //   - users in system:masters are exempt, as APF's "exempt" FlowSchema
 //     exempts them, so an administrator can always get in;
-//   - the total stays bounded by --max-requests-inflight (limits.go).
+//   - the total stays bounded by --max-requests-inflight (maxinflight.go).
 //
-// Because lists are streamed a page at a time (liststream.go), what a
+// Because the API server streams lists a page at a time, what a
 // served list holds is a page, not the collection; the per-user bound is
 // what keeps one user from taking every in-flight slot and the CPU of
 // encoding, as APF's fairness does.
-type userLimits struct {
+type UserLimits struct {
 	maxLists, queueLength, maxWatches int
 	wait                              time.Duration
 	rejected                          *prometheus.CounterVec
@@ -68,8 +69,12 @@ const (
 	rejectWatchLimit = "watch-limit"
 )
 
-func newUserLimits(l Limits, reg prometheus.Registerer) (*userLimits, error) {
-	u := &userLimits{
+// NewUserLimits returns the per-user bounds of l (its MaxListsPerUser,
+// UserQueueLength, UserQueueWait and MaxWatchesPerUser, 0 meaning their
+// defaults) and registers dnsplane_apiserver_user_rejected_requests_total
+// with reg. One server has one, shared by every handler chain it builds.
+func NewUserLimits(l Limits, reg prometheus.Registerer) (*UserLimits, error) {
+	u := &UserLimits{
 		maxLists:    l.MaxListsPerUser,
 		queueLength: l.UserQueueLength,
 		maxWatches:  l.MaxWatchesPerUser,
@@ -98,8 +103,16 @@ func newUserLimits(l Limits, reg prometheus.Registerer) (*userLimits, error) {
 	return u, nil
 }
 
+// Users is how many users have lists or watches in flight: 0 once every
+// one has ended and given its slots back.
+func (u *UserLimits) Users() int {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return len(u.users)
+}
+
 // acquire takes a reference on name's state.
-func (u *userLimits) acquire(name string) *userState {
+func (u *UserLimits) acquire(name string) *userState {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	st := u.users[name]
@@ -114,7 +127,7 @@ func (u *userLimits) acquire(name string) *userState {
 	return st
 }
 
-func (u *userLimits) release(name string, st *userState) {
+func (u *UserLimits) release(name string, st *userState) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	if st.refs--; st.refs == 0 {
@@ -124,7 +137,7 @@ func (u *userLimits) release(name string, st *userState) {
 
 // waitForList takes a list slot of st, waiting in the user's queue; the
 // returned func gives it back. reason says why not.
-func (u *userLimits) waitForList(ctx context.Context, st *userState) (release func(), reason string) {
+func (u *UserLimits) waitForList(ctx context.Context, st *userState) (release func(), reason string) {
 	if st.lists == nil {
 		return func() {}, ""
 	}
@@ -159,7 +172,7 @@ func (u *userLimits) waitForList(ctx context.Context, st *userState) (release fu
 }
 
 // openWatch counts a watch of st; false when the user has too many.
-func (u *userLimits) openWatch(st *userState) bool {
+func (u *UserLimits) openWatch(st *userState) bool {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	if u.maxWatches > 0 && st.watches >= u.maxWatches {
@@ -169,7 +182,7 @@ func (u *userLimits) openWatch(st *userState) bool {
 	return true
 }
 
-func (u *userLimits) closeWatch(st *userState) {
+func (u *UserLimits) closeWatch(st *userState) {
 	u.mu.Lock()
 	st.watches--
 	u.mu.Unlock()
@@ -179,9 +192,10 @@ func (u *userLimits) closeWatch(st *userState) {
 // watch handler calls once its initial events are sent.
 type initialListKey struct{}
 
-// initialListDone gives back the list slot a watch holds for its initial
-// events, if any.
-func initialListDone(ctx context.Context) {
+// InitialListDone gives back the list slot a watch holds for its initial
+// events, if any: the watch handler calls it once they are sent, so that a
+// watch costs a list slot only while it costs what a list does.
+func InitialListDone(ctx context.Context) {
 	if f, ok := ctx.Value(initialListKey{}).(func()); ok {
 		f()
 	}
@@ -196,8 +210,10 @@ func watchListsInitially(r *http.Request) bool {
 	return rv == "" || rv == "0" || isTrue(q.Get("sendInitialEvents"))
 }
 
-// withUserLimits applies u to the lists and watches of authenticated users.
-func withUserLimits(next http.Handler, u *userLimits) http.Handler {
+// WithUserLimits applies u to the lists and watches of authenticated users
+// (authn.UserFrom the request's context, so it runs after authentication
+// and impersonation and counts the user impersonation leaves).
+func WithUserLimits(next http.Handler, u *UserLimits, resolver apirequest.RequestInfoResolver) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodGet {
 			next.ServeHTTP(w, r)
@@ -208,7 +224,7 @@ func withUserLimits(next http.Handler, u *userLimits) http.Handler {
 			next.ServeHTTP(w, r)
 			return
 		}
-		info, ok := parseResourcePath(r)
+		info, ok := resourceInfo(resolver, r)
 		if !ok || info.Subresource != "" || (info.Verb != "list" && info.Verb != "watch") {
 			next.ServeHTTP(w, r)
 			return
@@ -240,10 +256,9 @@ func withUserLimits(next http.Handler, u *userLimits) http.Handler {
 	})
 }
 
-// reject answers as withMaxInFlight and APF do: 429, Retry-After, kube's
+// reject answers as WithMaxInFlight and APF do: 429, Retry-After, kube's
 // text.
-func (u *userLimits) reject(w http.ResponseWriter, kind, reason string) {
+func (u *UserLimits) reject(w http.ResponseWriter, kind, reason string) {
 	u.rejected.WithLabelValues(kind, reason).Inc()
-	w.Header().Set("Retry-After", retryAfter)
-	http.Error(w, tooManyRequestsMessage, http.StatusTooManyRequests)
+	tooManyRequests(w)
 }

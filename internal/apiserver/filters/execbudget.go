@@ -1,4 +1,4 @@
-package apiserver
+package filters
 
 import (
 	"fmt"
@@ -21,20 +21,24 @@ import (
 // and DNS, holds.
 const ExecSessionConnections = 6
 
-// execBudget takes exec sessions' share of the connection limit from the
-// HTTPS listener's count, once ServeTLS made one: before, and for servers
-// driven through Handler alone, sessions are not limited. Sessions may
+// ExecBudget takes exec sessions' share of the connection limit from the
+// HTTPS listener's count, once Attach gave it one: before, and for servers
+// driven through their handler alone, sessions are not limited. The zero
+// value is ready to use. Sessions may
 // hold at most half of the limit, so that however many are opened, other
 // clients (the cluster DNS's watch, controllers, kubectl get) can still
 // connect.
-type execBudget struct {
-	l        atomic.Pointer[connLimitListener]
+type ExecBudget struct {
+	l        atomic.Pointer[ConnLimitListener]
 	sessions atomic.Int64
 }
 
+// Attach makes sessions count against l's connections from now on.
+func (b *ExecBudget) Attach(l *ConnLimitListener) { b.l.Store(l) }
+
 // Acquire counts a session against the limit, or answers kube's 429 when
 // it does not fit; release gives its share back, once.
-func (b *execBudget) Acquire() (release func(), err error) {
+func (b *ExecBudget) Acquire() (release func(), err error) {
 	l := b.l.Load()
 	if l == nil {
 		return func() {}, nil
@@ -55,7 +59,7 @@ func (b *execBudget) Acquire() (release func(), err error) {
 	}), nil
 }
 
-func (b *execBudget) refuse(l *connLimitListener) error {
+func (b *ExecBudget) refuse(l *ConnLimitListener) error {
 	l.rejected.Inc()
 	return apierrors.NewTooManyRequests(fmt.Sprintf(
 		"too many exec sessions: each counts as %d connections and together they may hold half of the API server's connection limit (%d, --max-connections); close sessions or retry later",

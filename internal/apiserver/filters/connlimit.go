@@ -1,4 +1,4 @@
-package apiserver
+package filters
 
 import (
 	"fmt"
@@ -58,10 +58,10 @@ func AutoMaxConnections(nofile uint64) int {
 	return max(n-reserve, n/reservedFraction, 1)
 }
 
-// connLimitListener closes accepted connections beyond limit at once, so a
-// flood costs one descriptor for an instant per rejected connection, and
-// the client sees its connection reset instead of a hang.
-type connLimitListener struct {
+// ConnLimitListener closes accepted connections beyond its limit at once,
+// so a flood costs one descriptor for an instant per rejected connection,
+// and the client sees its connection reset instead of a hang.
+type ConnLimitListener struct {
 	net.Listener
 	limit    int64
 	open     atomic.Int64
@@ -77,8 +77,8 @@ const connWarnInterval = time.Minute
 
 // newConnLimitListener wraps ln with a limit of limit open connections and
 // registers its metrics with reg.
-func newConnLimitListener(ln net.Listener, limit int, reg prometheus.Registerer, log *slog.Logger) (*connLimitListener, error) {
-	l := &connLimitListener{
+func newConnLimitListener(ln net.Listener, limit int, reg prometheus.Registerer, log *slog.Logger) (*ConnLimitListener, error) {
+	l := &ConnLimitListener{
 		Listener: ln,
 		limit:    int64(limit),
 		log:      log,
@@ -106,7 +106,7 @@ func newConnLimitListener(ln net.Listener, limit int, reg prometheus.Registerer,
 
 // Accept returns the next connection within the limit; connections over it
 // are closed here and never reach the HTTP server.
-func (l *connLimitListener) Accept() (net.Conn, error) {
+func (l *ConnLimitListener) Accept() (net.Conn, error) {
 	for {
 		c, err := l.Listener.Accept()
 		if err != nil {
@@ -120,7 +120,7 @@ func (l *connLimitListener) Accept() (net.Conn, error) {
 	}
 }
 
-func (l *connLimitListener) reject(c net.Conn) {
+func (l *ConnLimitListener) reject(c net.Conn) {
 	// Linger 0 sends RST instead of FIN: the client learns at once, and
 	// the server keeps no TIME_WAIT state for connections it never served.
 	if tc, ok := c.(*net.TCPConn); ok {
@@ -139,7 +139,7 @@ func (l *connLimitListener) reject(c net.Conn) {
 // limitedConn gives its slot back when closed, once.
 type limitedConn struct {
 	net.Conn
-	l      *connLimitListener
+	l      *ConnLimitListener
 	closed atomic.Bool
 }
 
@@ -151,11 +151,12 @@ func (c *limitedConn) Close() error {
 	return err
 }
 
-// limitConnections wraps the HTTPS listener with the connection limit:
-// configured, or derived from the descriptor limit when 0. The chosen limit
-// is logged, because it is the first thing to look at when clients see
-// their connections reset.
-func (s *Server) limitConnections(ln net.Listener, configured int) (net.Listener, error) {
+// LimitConnections wraps the HTTPS listener ln with the connection limit:
+// configured (--max-connections), or derived from the descriptor limit
+// when 0 (AutoMaxConnections). It registers the connection metrics with
+// reg and logs the chosen limit, because it is the first thing to look at
+// when clients see their connections reset.
+func LimitConnections(ln net.Listener, configured int, reg prometheus.Registerer, log *slog.Logger) (*ConnLimitListener, error) {
 	limit, how := configured, "--max-connections"
 	if limit == 0 {
 		nofile, err := descriptorLimit()
@@ -167,11 +168,10 @@ func (s *Server) limitConnections(ln net.Listener, configured int) (net.Listener
 				nofile, minReservedDescriptors, nofile, reservedFraction)
 		}
 	}
-	l, err := newConnLimitListener(ln, limit, s.registerer, s.log)
+	l, err := newConnLimitListener(ln, limit, reg, log)
 	if err != nil {
 		return nil, err
 	}
-	s.log.Info("API server connection limit", "max_connections", limit, "source", how)
-	s.execSessions.l.Store(l)
+	log.Info("API server connection limit", "max_connections", limit, "source", how)
 	return l, nil
 }
