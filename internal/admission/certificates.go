@@ -10,7 +10,7 @@ import (
 	kadmission "k8s.io/apiserver/pkg/admission"
 	"k8s.io/kubernetes/pkg/apis/certificates"
 
-	"github.com/dnsplane/dnsplane/internal/registry/certificates/certadmission"
+	"github.com/dnsplane/dnsplane/internal/admission/certadmission"
 	"github.com/dnsplane/dnsplane/internal/registry/upstream"
 )
 

@@ -11,8 +11,8 @@ import (
 	"k8s.io/apiserver/pkg/authorization/authorizer"
 	utilfeature "k8s.io/apiserver/pkg/util/feature"
 
+	"github.com/dnsplane/dnsplane/internal/admission/certadmission"
 	"github.com/dnsplane/dnsplane/internal/authn"
-	"github.com/dnsplane/dnsplane/internal/registry/certificates/certadmission"
 )
 
 // attesters allows "attest" on example.com/s to the user "attester" only.

@@ -18,8 +18,8 @@ import (
 	"k8s.io/apiserver/pkg/authorization/authorizer"
 	utilfeature "k8s.io/apiserver/pkg/util/feature"
 
+	"github.com/dnsplane/dnsplane/internal/admission/certadmission"
 	"github.com/dnsplane/dnsplane/internal/authn"
-	"github.com/dnsplane/dnsplane/internal/registry/certificates/certadmission"
 )
 
 // grants allows user verb on the signers named, as an RBAC rule on

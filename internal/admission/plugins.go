@@ -3,10 +3,10 @@ package admission
 import (
 	kadmission "k8s.io/apiserver/pkg/admission"
 
+	"github.com/dnsplane/dnsplane/internal/admission/certadmission"
+	"github.com/dnsplane/dnsplane/internal/admission/escalation"
 	"github.com/dnsplane/dnsplane/internal/admission/noderestriction"
-	"github.com/dnsplane/dnsplane/internal/podsecurity"
-	"github.com/dnsplane/dnsplane/internal/registry/certificates/certadmission"
-	"github.com/dnsplane/dnsplane/internal/registry/rbac/escalation"
+	"github.com/dnsplane/dnsplane/internal/admission/podsecurity"
 )
 
 // Config is what the plugins read.

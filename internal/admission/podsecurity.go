@@ -10,7 +10,7 @@ import (
 	kadmission "k8s.io/apiserver/pkg/admission"
 
 	"github.com/dnsplane/dnsplane/api"
-	"github.com/dnsplane/dnsplane/internal/podsecurity"
+	"github.com/dnsplane/dnsplane/internal/admission/podsecurity"
 	"github.com/dnsplane/dnsplane/internal/registry/rest"
 )
 
@@ -45,7 +45,7 @@ func Views(strategies map[schema.GroupKind]rest.Strategy) Viewer {
 }
 
 // podSecurityPlugin is kube-apiserver's PodSecurity plugin
-// (internal/podsecurity, upstream's k8s.io/pod-security-admission library)
+// (internal/admission/podsecurity, upstream's k8s.io/pod-security-admission library)
 // on creates and updates of the main resource of pods (refused when they
 // violate their namespace's enforce level), of the pod template carriers
 // (warned about only) and of namespaces (labels that do not parse refused;

@@ -14,7 +14,7 @@ import (
 
 	"github.com/dnsplane/dnsplane/api"
 	dpcorev1 "github.com/dnsplane/dnsplane/api/core/v1"
-	"github.com/dnsplane/dnsplane/internal/podsecurity"
+	"github.com/dnsplane/dnsplane/internal/admission/podsecurity"
 	"github.com/dnsplane/dnsplane/internal/registry"
 )
 

@@ -6,11 +6,11 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	kadmission "k8s.io/apiserver/pkg/admission"
 
-	"github.com/dnsplane/dnsplane/internal/registry/rbac/escalation"
+	"github.com/dnsplane/dnsplane/internal/admission/escalation"
 )
 
 // rbacEscalation is kube-apiserver's RBAC privilege-escalation prevention
-// (internal/registry/rbac/escalation): a Role or ClusterRole may grant only
+// (internal/admission/escalation): a Role or ClusterRole may grant only
 // what its author holds, a binding may bind only such a role, unless the
 // author may escalate or bind. kube-apiserver checks it in its RBAC kinds'
 // policybased storage, after mutating admission and before validation;

@@ -4,9 +4,9 @@ import (
 	utilfeature "k8s.io/apiserver/pkg/util/feature"
 
 	"github.com/dnsplane/dnsplane/internal/admission"
-	"github.com/dnsplane/dnsplane/internal/podsecurity"
-	"github.com/dnsplane/dnsplane/internal/registry/certificates/certadmission"
-	"github.com/dnsplane/dnsplane/internal/registry/rbac/escalation"
+	"github.com/dnsplane/dnsplane/internal/admission/certadmission"
+	"github.com/dnsplane/dnsplane/internal/admission/escalation"
+	"github.com/dnsplane/dnsplane/internal/admission/podsecurity"
 )
 
 // newAdmission builds the server's admission chain (internal/admission)

@@ -31,7 +31,7 @@ func (s *Server) GetNamespace(ctx context.Context, name string) (*corev1.Namespa
 
 // ListPods reads the pods of a namespace as k8s.io/api Pods, for Pod
 // Security admission's warnings about the pods a stricter enforce level
-// would refuse (internal/podsecurity); kube-apiserver's plugin reads its pod
+// would refuse (internal/admission/podsecurity); kube-apiserver's plugin reads its pod
 // informer's cache, dnsplane reads storage, as GetNamespace does.
 func (s *Server) ListPods(ctx context.Context, namespace string) ([]*corev1.Pod, error) {
 	res, _ := s.reg.Lookup(schema.GroupVersionResource{Version: "v1", Resource: "pods"})

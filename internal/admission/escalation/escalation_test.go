@@ -12,7 +12,7 @@ import (
 	"k8s.io/kubernetes/plugin/pkg/auth/authorizer/rbac"
 
 	"github.com/dnsplane/dnsplane/internal/authn"
-	"github.com/dnsplane/dnsplane/internal/registry/rbac/escalation"
+	"github.com/dnsplane/dnsplane/internal/admission/escalation"
 )
 
 func rule(verbs, resources []string) rbacv1.PolicyRule {
