@@ -11,8 +11,8 @@ import (
 	rbacregistryvalidation "k8s.io/kubernetes/pkg/registry/rbac/validation"
 	"k8s.io/kubernetes/plugin/pkg/auth/authorizer/rbac"
 
-	"github.com/dnsplane/dnsplane/internal/authn"
 	"github.com/dnsplane/dnsplane/internal/admission/escalation"
+	"github.com/dnsplane/dnsplane/internal/authn"
 )
 
 func rule(verbs, resources []string) rbacv1.PolicyRule {

@@ -32,11 +32,11 @@ type Strategy struct {
 }
 
 var (
-	_ rest.Strategy           = Strategy{}
-	_ rest.StatusStrategy     = Strategy{}
-	_ rest.FieldSelectable    = Strategy{}
-	_ rest.DeleteHook         = Strategy{}
-	_ rest.StagedDeleter      = Strategy{}
+	_ rest.Strategy        = Strategy{}
+	_ rest.StatusStrategy  = Strategy{}
+	_ rest.FieldSelectable = Strategy{}
+	_ rest.DeleteHook      = Strategy{}
+	_ rest.StagedDeleter   = Strategy{}
 )
 
 // New returns the Namespace strategy.
