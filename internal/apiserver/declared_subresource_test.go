@@ -248,7 +248,7 @@ func TestDeclaredObjectSubresource(t *testing.T) {
 		}
 	}
 	if entry == nil || entry.Subresource != "stamp" || entry.FieldsV1 == nil ||
-		!strings.Contains(string(entry.FieldsV1.Raw), stampLabel) || strings.Contains(string(entry.FieldsV1.Raw), "f:data") {
+		!strings.Contains(entry.FieldsV1.GetRawString(), stampLabel) || strings.Contains(entry.FieldsV1.GetRawString(), "f:data") {
 		t.Errorf("managed fields %+v; want stamper's entry for subresource stamp owning the stamp only", got.ManagedFields)
 	}
 }

@@ -54,7 +54,9 @@ type LostError struct {
 	Lease string // namespace/name
 }
 
-func (e *LostError) Error() string        { return "lost the lease " + e.Lease }
+func (e *LostError) Error() string { return "lost the lease " + e.Lease }
+
+// Is makes errors.Is(err, ErrLeaseLost) true for a *LostError.
 func (e *LostError) Is(target error) bool { return target == ErrLeaseLost }
 
 // Config is one lease and who runs for it.
