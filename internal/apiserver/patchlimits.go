@@ -105,7 +105,7 @@ func storedSizeFloor(res *Resource, subresource string, obj any, docBytes, limit
 		return len(data), nil
 	}
 	status := statusValue(obj)
-	if subresource == "status" {
+	if subresource == rest.StatusName {
 		if !status.IsValid() {
 			return 0, nil
 		}
@@ -159,7 +159,7 @@ func (s *Server) appliedSizeFloor(res *Resource, subresource string, typed any, 
 	kept := any(typed)
 	status := statusValue(typed)
 	switch {
-	case subresource == "status" && status.IsValid():
+	case subresource == rest.StatusName && status.IsValid():
 		kept = status.Interface()
 	case res.HasStatus() && status.IsValid():
 		rest.ResetStatus(typed)
@@ -188,7 +188,7 @@ func (s *Server) appliedSizeFloor(res *Resource, subresource string, typed any, 
 		switch {
 		case k == "apiVersion" || k == "kind":
 			// Not managed fields.
-		case subresource == "status":
+		case subresource == rest.StatusName:
 			if k == "status" {
 				fields += managedEntryBytes(k) + managedFieldsBytes(root.schema, sf.Type, v)
 			}
