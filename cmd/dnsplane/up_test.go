@@ -28,6 +28,7 @@ import (
 
 	"github.com/dnsplane/dnsplane/internal/coredns"
 	"github.com/dnsplane/dnsplane/internal/podfiles"
+	"github.com/dnsplane/dnsplane/internal/testkit"
 	"github.com/dnsplane/dnsplane/internal/upstate"
 )
 
@@ -54,18 +55,6 @@ func (b *notifyingBuffer) String() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.buf.String()
-}
-
-// freeUDPPort returns a port free for UDP (and, almost surely, TCP) on
-// 127.0.0.1.
-func freeUDPPort(t *testing.T) int {
-	t.Helper()
-	l, err := net.ListenPacket("udp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.LocalAddr().(*net.UDPAddr).Port
 }
 
 // startUpstream runs a resolver on 127.0.0.1 answering every A query with
@@ -101,8 +90,8 @@ func TestUpServesAndStops(t *testing.T) {
 		t.Fatal(err)
 	}
 	upstream := startUpstream(t, net.IPv4(192, 0, 2, 80))
-	dnsAddr := fmt.Sprintf("127.0.0.1:%d", freeUDPPort(t))
-	nodeAddr := fmt.Sprintf("127.0.0.1:%d", freeUDPPort(t))
+	dnsAddr := testkit.FreeUDPTCPAddr(t)
+	nodeAddr := testkit.FreeUDPTCPAddr(t)
 	out := &notifyingBuffer{marker: "export KUBECONFIG=", seen: make(chan struct{})}
 	var errOut bytes.Buffer
 	ctx, cancel := context.WithCancel(context.Background())
@@ -243,9 +232,9 @@ func TestUpRefusesLoop(t *testing.T) {
 // address and the flag, instead of sharing it through SO_REUSEPORT and
 // answering from two clusters in turn.
 func TestUpRefusesServedDNSAddress(t *testing.T) {
-	dnsAddr := fmt.Sprintf("127.0.0.1:%d", freeUDPPort(t))
-	_, port, _ := net.SplitHostPort(dnsAddr)
-	first, err := coredns.Start(t.Context(), ".:"+port+" {\n    bind 127.0.0.1\n    chaos first\n}\n", nil)
+	dnsAddr := testkit.FreeUDPTCPAddr(t)
+	host, port, _ := net.SplitHostPort(dnsAddr)
+	first, err := coredns.Start(t.Context(), ".:"+port+" {\n    bind "+host+"\n    chaos first\n}\n", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -499,7 +488,7 @@ func TestUpRefusesHeldGivenAddress(t *testing.T) {
 	}
 	free := func(t *testing.T) string {
 		t.Helper()
-		return fmt.Sprintf("127.0.0.1:%d", freeUDPPort(t))
+		return testkit.FreeUDPTCPAddr(t)
 	}
 	held := func(*testing.T) string { return defaultDNSListen }
 	// WHO: the process portowner names, this test's (or, for a default
