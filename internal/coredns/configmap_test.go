@@ -11,6 +11,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/dnsplane/dnsplane/internal/testkit"
 )
 
 // TestRunFromConfigMap serves a Corefile from a ConfigMap in dnsplane's own
@@ -30,7 +32,7 @@ func TestRunFromConfigMap(t *testing.T) {
 		t.Fatalf("creating namespace: %v", err)
 	}
 
-	port := freePort(t)
+	port := testkit.FreeUDPTCPPort(t, "127.0.0.1")
 	addr := fmt.Sprintf("127.0.0.1:%d", port)
 	corefile := func(ip string) string {
 		return fmt.Sprintf(".:%d {\n    bind 127.0.0.1\n    hosts {\n        %s a.example\n    }\n}\n", port, ip)

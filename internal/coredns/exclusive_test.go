@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/miekg/dns"
+
+	"github.com/dnsplane/dnsplane/internal/testkit"
 )
 
 func TestListenAddrs(t *testing.T) {
@@ -50,7 +52,7 @@ func TestListenAddrs(t *testing.T) {
 // address can be served again.
 func TestStartRefusesServedAddress(t *testing.T) {
 	ctx := t.Context()
-	addr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	addr := fmt.Sprintf("127.0.0.1:%d", testkit.FreeUDPTCPPort(t, "127.0.0.1"))
 	_, port, _ := net.SplitHostPort(addr)
 	corefile := func(id string) string {
 		return fmt.Sprintf(".:%s {\n    bind 127.0.0.1\n    chaos %s\n}\n", port, id)
@@ -103,7 +105,7 @@ func TestStartRefusesServedAddress(t *testing.T) {
 // TestReloadKeepsAddressAfterProbe: a graceful reload re-binds the address
 // the running instance holds, so it must not be probed again.
 func TestReloadKeepsAddressAfterProbe(t *testing.T) {
-	addr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	addr := fmt.Sprintf("127.0.0.1:%d", testkit.FreeUDPTCPPort(t, "127.0.0.1"))
 	_, port, _ := net.SplitHostPort(addr)
 	a := &applier{logger: slog.New(slog.DiscardHandler), source: "test"}
 	defer a.stop()

@@ -12,6 +12,8 @@ import (
 	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
+
+	"github.com/dnsplane/dnsplane/internal/testkit"
 )
 
 // TestKubernetesPluginAgainstAPIServer runs stock CoreDNS's kubernetes
@@ -81,7 +83,7 @@ func TestKubernetesPluginAgainstAPIServer(t *testing.T) {
         pods insecure
     }
 }
-`, freePort(t), kubeconfig)
+`, testkit.FreeUDPTCPPort(t, "127.0.0.1"), kubeconfig)
 	srv, err := Start(ctx, corefile, nil)
 	if err != nil {
 		t.Fatalf("starting CoreDNS: %v", err)

@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"github.com/dnsplane/dnsplane/internal/corefile"
+	"github.com/dnsplane/dnsplane/internal/testkit"
 )
 
 // upstreamDelay is what the upstream resolver adds to every reply: the
@@ -96,7 +97,7 @@ func BenchmarkLookup(b *testing.B) {
 			"intranet.corp.example.": net.IPv4(10, 9, 9, 9),
 		}, upstreamDelay)
 
-	clusterPort := freePort(b)
+	clusterPort := testkit.FreeUDPTCPPort(b, "127.0.0.1")
 	cluster, err := Start(ctx, fmt.Sprintf(`.:%d {
     bind 127.0.0.1
     searchexpand cluster.local
@@ -142,7 +143,7 @@ func BenchmarkLookup(b *testing.B) {
 		{"corp.example"},
 		{"corp.example", "eng.corp.example", "example.internal"},
 	} {
-		nodePort := freePort(b)
+		nodePort := testkit.FreeUDPTCPPort(b, "127.0.0.1")
 		nodeAddr := fmt.Sprintf("127.0.0.1:%d", nodePort)
 		nodeCorefile, err := corefile.NodeCache(corefile.NodeCacheOptions{
 			Listen:     []string{nodeAddr},

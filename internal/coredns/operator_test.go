@@ -16,6 +16,7 @@ import (
 
 	operatorv1 "github.com/dnsplane/dnsplane/api/operator/v1"
 	"github.com/dnsplane/dnsplane/internal/operator/render"
+	"github.com/dnsplane/dnsplane/internal/testkit"
 )
 
 // upstream is a nameserver on one address for UDP and TCP that answers
@@ -180,7 +181,7 @@ logLevel: Debug
 		Listen: "127.0.0.1:0", Kubeconfig: kubeconfig,
 		// health probes its own address while in lameduck, which port 0
 		// is not.
-		Health: fmt.Sprintf("127.0.0.1:%d", freePort(t)), Ready: "127.0.0.1:0", Metrics: "127.0.0.1:0",
+		Health: fmt.Sprintf("127.0.0.1:%d", testkit.FreeUDPTCPPort(t, "127.0.0.1")), Ready: "127.0.0.1:0", Metrics: "127.0.0.1:0",
 		// The loop plugin probes its own address, which port 0 is not;
 		// it stays in, as in the DaemonSet's Corefile, and finds nothing.
 	})

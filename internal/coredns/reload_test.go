@@ -10,6 +10,8 @@ import (
 
 	"github.com/miekg/dns"
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/dnsplane/dnsplane/internal/testkit"
 )
 
 // hostsAnswer asks addr for a.example A and returns the address, or "".
@@ -74,7 +76,7 @@ func TestReloadPluginKeepsCorefile(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	port := freePort(t)
+	port := testkit.FreeUDPTCPPort(t, "127.0.0.1")
 	addr := fmt.Sprintf("127.0.0.1:%d", port)
 	failed0 := reloadFailures(t)
 	srv, err := Start(ctx, hostsCorefile(port, "192.0.2.1"), nil)
@@ -106,7 +108,7 @@ func TestLoaderAmbiguous(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	for _, ip := range []string{"192.0.2.1", "192.0.2.2"} {
-		srv, err := Start(ctx, hostsCorefile(freePort(t), ip), nil)
+		srv, err := Start(ctx, hostsCorefile(testkit.FreeUDPTCPPort(t, "127.0.0.1"), ip), nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -130,7 +132,7 @@ func TestLoaderAmbiguous(t *testing.T) {
 func TestRunFromFile(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	port := freePort(t)
+	port := testkit.FreeUDPTCPPort(t, "127.0.0.1")
 	addr := fmt.Sprintf("127.0.0.1:%d", port)
 	path := filepath.Join(t.TempDir(), "Corefile")
 	write := func(s string) {

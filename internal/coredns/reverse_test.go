@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"github.com/dnsplane/dnsplane/internal/corefile"
+	"github.com/dnsplane/dnsplane/internal/testkit"
 )
 
 // startPTRStub is a nameserver answering every PTR query with
@@ -59,11 +60,11 @@ func TestForwardedReverseZoneKeepsClusterPTR(t *testing.T) {
 		t.Fatal(err)
 	}
 	stub := startPTRStub(t)
-	nowhere := fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	nowhere := fmt.Sprintf("127.0.0.1:%d", testkit.FreeUDPTCPPort(t, "127.0.0.1"))
 
 	for _, zone := range []string{"in-addr.arpa", "10.in-addr.arpa"} {
 		t.Run(zone, func(t *testing.T) {
-			addr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
+			addr := fmt.Sprintf("127.0.0.1:%d", testkit.FreeUDPTCPPort(t, "127.0.0.1"))
 			startClusterDNS(t, ctx, addr, kubeconfig, []string{nowhere}, []corefile.StubDomain{{Domain: zone, Upstreams: []string{stub}}})
 			for _, tc := range []struct{ name, want string }{
 				{svcPTR, "svc1.default.svc.cluster.local."},

@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"github.com/dnsplane/dnsplane/internal/corefile"
+	"github.com/dnsplane/dnsplane/internal/testkit"
 )
 
 // autopathStack is a cluster's DNS path on 127.0.0.1, as the autopath
@@ -70,7 +71,7 @@ func startAutopathStack(t *testing.T, ctx context.Context) *autopathStack {
 
 	st.upstreamAddr, st.upstreamQueries = upstreamAddr, upstreamQueries
 
-	clusterListen := fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	clusterListen := fmt.Sprintf("127.0.0.1:%d", testkit.FreeUDPTCPPort(t, "127.0.0.1"))
 	// What `dnsplane up` configures: only the node cache may choose the
 	// search list.
 	trusted, err := corefile.NodeCacheTrusted(clusterListen, true)
@@ -94,7 +95,7 @@ func startAutopathStack(t *testing.T, ctx context.Context) *autopathStack {
 	t.Cleanup(func() { _ = cluster.Stop() })
 	st.clusterAddr = cluster.UDPAddr()
 
-	st.nodeAddr = fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	st.nodeAddr = fmt.Sprintf("127.0.0.1:%d", testkit.FreeUDPTCPPort(t, "127.0.0.1"))
 	nodeCorefile, err := corefile.NodeCache(corefile.NodeCacheOptions{
 		Listen:     []string{st.nodeAddr},
 		ClusterDNS: []string{st.clusterAddr}, // the cluster zones with force_tcp
