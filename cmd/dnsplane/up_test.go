@@ -144,16 +144,15 @@ func TestUpServesAndStops(t *testing.T) {
 		}
 		return ""
 	}
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	err := testkit.Until(t.Context(), testkit.Interval, 30*time.Second, func(context.Context) (bool, error) {
 		r, err := query(nodeAddr, "kubernetes.default.svc.cluster.local.")
-		if err == nil && lastA(r) == "10.96.0.1" {
-			break
+		if err != nil {
+			return false, err
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("kubernetes.default.svc.cluster.local via the node cache: %v, %v\n%s", r, err, errOut.String())
-		}
-		time.Sleep(100 * time.Millisecond)
+		return lastA(r) == "10.96.0.1", fmt.Errorf("answer %v", r)
+	})
+	if err != nil {
+		t.Fatalf("kubernetes.default.svc.cluster.local via the node cache: %v\n%s", err, errOut.String())
 	}
 	r, err := query(nodeAddr, "kubernetes.search.default.cluster.local.ap.k8s.io.")
 	if err != nil || len(r.Answer) != 2 || lastA(r) != "10.96.0.1" {
