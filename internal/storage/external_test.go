@@ -23,6 +23,7 @@ import (
 // TestStoreExternal runs the store cases against a separate etcd process reached over
 // mutual TLS through Connect: the --etcd-servers code path.
 func TestStoreExternal(t *testing.T) {
+	t.Parallel()
 	etcdBin, err := exec.LookPath("etcd")
 	if err != nil {
 		t.Skip("etcd binary not installed: apt-get install etcd-server")
