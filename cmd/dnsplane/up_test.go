@@ -12,7 +12,6 @@ import (
 	"regexp"
 	"runtime"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -244,7 +243,7 @@ func TestUpRefusesServedDNSAddress(t *testing.T) {
 	}()
 	_, stderr, code := runCmd(t, "", "up", "--data-dir", t.TempDir(), "--secure-port", "0", "--log-level", "error",
 		"--dns-listen", dnsAddr, "--nodecache-listen", "", "--upstream", "192.0.2.53")
-	want := "cluster DNS: " + dnsAddr + " is already served by another process (" + self() + "; --dns-listen picks another address)"
+	want := "cluster DNS: " + dnsAddr + " is already served by another process (" + testkit.Self() + "; --dns-listen picks another address)"
 	if code != exitInvalid || !strings.Contains(stderr, want) {
 		t.Errorf("exit %d, stderr %q; want exit %d and %q", code, stderr, exitInvalid, want)
 	}
@@ -300,7 +299,7 @@ func TestSecurePortInUse(t *testing.T) {
 	port := fmt.Sprint(l.Addr().(*net.TCPAddr).Port)
 	dir := filepath.Join(t.TempDir(), "data")
 	_, errOut, code := runCmd(t, "", "apiserver", "--data-dir", dir, "--secure-port", port)
-	want := "error: --secure-port " + port + ": 127.0.0.1:" + port + " is already in use by another process (" + self() + "); choose another port with --secure-port (0 picks a free one)"
+	want := "error: --secure-port " + port + ": 127.0.0.1:" + port + " is already in use by another process (" + testkit.Self() + "); choose another port with --secure-port (0 picks a free one)"
 	if code != exitInvalid || !strings.HasPrefix(errOut, want) {
 		t.Errorf("exit %d, stderr %q; want exit %d and %q", code, errOut, exitInvalid, want)
 	}
@@ -517,7 +516,7 @@ func TestUpRefusesHeldGivenAddress(t *testing.T) {
 			dir := filepath.Join(t.TempDir(), "data")
 			out, errOut, code := runCmd(t, "", "up", "--data-dir", dir, "--secure-port", "0", "--upstream", "192.0.2.53",
 				"--dns-listen", dnsAddr, "--nodecache-listen", ncAddr)
-			who := regexp.QuoteMeta(self())
+			who := regexp.QuoteMeta(testkit.Self())
 			if tt.needDefaultHeld {
 				who = `[^;()]+, pid \d+`
 			}
@@ -530,11 +529,4 @@ func TestUpRefusesHeldGivenAddress(t *testing.T) {
 			}
 		})
 	}
-}
-
-// self is how portowner names this process, which holds the addresses
-// the tests take: "dnsplane.test, pid N".
-func self() string {
-	comm, _ := os.ReadFile("/proc/self/comm")
-	return strings.TrimSpace(string(comm)) + ", pid " + strconv.Itoa(os.Getpid())
 }

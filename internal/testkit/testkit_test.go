@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -211,5 +212,16 @@ func TestBuffer(t *testing.T) {
 		if got := Tail(tt.s, tt.n); got != tt.want {
 			t.Errorf("Tail(%q, %d) = %q, want %q", tt.s, tt.n, got, tt.want)
 		}
+	}
+}
+
+func TestSelf(t *testing.T) {
+	t.Parallel()
+	got := Self()
+	if want := fmt.Sprintf(", pid %d", os.Getpid()); !strings.HasSuffix(got, want) || len(got) == len(want) {
+		t.Errorf("Self() = %q, want a name and %q", got, want)
+	}
+	if !strings.HasPrefix(got, "testkit.test") {
+		t.Errorf("Self() = %q, want the test binary's name first", got)
 	}
 }
