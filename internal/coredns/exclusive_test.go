@@ -118,11 +118,10 @@ func TestReloadKeepsAddressAfterProbe(t *testing.T) {
 	// socket while it stops.
 	// A bound, not a timing assertion: on a loaded machine the reload can
 	// take seconds.
-	for deadline := time.Now().Add(20 * time.Second); chaosVersion(t, addr) != "two"; time.Sleep(50 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("after reload version.bind is not the new Corefile's")
-		}
-	}
+	testkit.PollEvery(t, "version.bind of the new Corefile after reload", 50*time.Millisecond, 20*time.Second, func(context.Context) (bool, error) {
+		got := chaosVersion(t, addr)
+		return got == "two", fmt.Errorf("version.bind %q", got)
+	})
 }
 
 // chaosVersion asks addr for version.bind (CH TXT) over UDP.

@@ -100,19 +100,19 @@ func lookupA(t *testing.T, addr, name string) *dns.Msg {
 	m.SetQuestion(dns.Fqdn(name), dns.TypeA)
 	m.SetEdns0(4096, false)
 	c := &dns.Client{Net: "udp", Timeout: 2 * time.Second, UDPSize: 4096}
-	var last error
-	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+	var resp *dns.Msg
+	testkit.Poll(t, name+" A @"+addr, 20*time.Second, func(context.Context) (bool, error) {
 		r, _, err := c.Exchange(m, addr)
-		if err == nil && r.Rcode == dns.RcodeSuccess && len(r.Answer) > 0 {
-			return r
+		if err != nil {
+			return false, err
 		}
-		last = err
-		if err == nil {
-			last = fmt.Errorf("rcode %s, %d answers", dns.RcodeToString[r.Rcode], len(r.Answer))
+		if r.Rcode != dns.RcodeSuccess || len(r.Answer) == 0 {
+			return false, fmt.Errorf("rcode %s, %d answers", dns.RcodeToString[r.Rcode], len(r.Answer))
 		}
-	}
-	t.Fatalf("%s A @%s: %v", name, addr, last)
-	return nil
+		resp = r
+		return true, nil
+	})
+	return resp
 }
 
 func answers(r *dns.Msg) string {

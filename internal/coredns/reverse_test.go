@@ -75,14 +75,11 @@ func TestForwardedReverseZoneKeepsClusterPTR(t *testing.T) {
 				var resp *dns.Msg
 				c := &dns.Client{Timeout: 3 * time.Second}
 				// The kubernetes plugin answers once its informers synced.
-				deadline := time.Now().Add(10 * time.Second)
-				for {
+				// The answer is checked below; the poll only waits for one.
+				_ = testkit.Until(t.Context(), 50*time.Millisecond, 10*time.Second, func(context.Context) (bool, error) {
 					resp, _, err = c.Exchange(m, addr)
-					if err == nil && len(resp.Answer) == 1 || time.Now().After(deadline) {
-						break
-					}
-					time.Sleep(50 * time.Millisecond)
-				}
+					return err == nil && len(resp.Answer) == 1, nil
+				})
 				if err != nil {
 					t.Fatalf("PTR %s: %v", tc.name, err)
 				}

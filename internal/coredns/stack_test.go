@@ -113,21 +113,20 @@ func startAutopathStack(t *testing.T, ctx context.Context) *autopathStack {
 	// Wait for the kubernetes plugin's informers: both Services answer.
 	c := &dns.Client{Net: "udp", Timeout: 2 * time.Second}
 	for name, ip := range map[string]string{"svc1.ns1.svc.cluster.local.": st.clusterIPs["svc1"], "svc2.ns2.svc.cluster.local.": st.clusterIPs["svc2"]} {
-		deadline := time.Now().Add(30 * time.Second)
-		for {
+		testkit.Poll(t, "A "+name+" "+ip, 30*time.Second, func(context.Context) (bool, error) {
 			m := new(dns.Msg)
 			m.SetQuestion(name, dns.TypeA)
 			r, _, err := c.Exchange(m, st.clusterAddr)
-			if err == nil && len(r.Answer) == 1 {
+			if err != nil {
+				return false, err
+			}
+			if len(r.Answer) == 1 {
 				if a, ok := r.Answer[0].(*dns.A); ok && a.A.String() == ip {
-					break
+					return true, nil
 				}
 			}
-			if time.Now().After(deadline) {
-				t.Fatalf("A %s: no %s within 30s; last %v, %v", name, ip, r, err)
-			}
-			time.Sleep(100 * time.Millisecond)
-		}
+			return false, fmt.Errorf("answer %v", r)
+		})
 	}
 	return st
 }
