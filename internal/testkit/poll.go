@@ -31,7 +31,9 @@ func Poll(t testing.TB, what string, timeout time.Duration, cond func(context.Co
 // (a child process).
 func PollEvery(t testing.TB, what string, interval, timeout time.Duration, cond func(context.Context) (bool, error)) {
 	t.Helper()
-	if err := Until(t.Context(), interval, timeout, cond); err != nil {
+	// Not t.Context(): that is cancelled before Cleanup functions run, and
+	// a cleanup may poll too (for a child to exit).
+	if err := Until(context.Background(), interval, timeout, cond); err != nil {
 		t.Fatalf("%s: %v", what, err)
 	}
 }

@@ -225,3 +225,14 @@ func TestSelf(t *testing.T) {
 		t.Errorf("Self() = %q, want the test binary's name first", got)
 	}
 }
+
+// TestPollInCleanup: a cleanup can poll, although the test's context is
+// done by then.
+func TestPollInCleanup(t *testing.T) {
+	t.Parallel()
+	t.Cleanup(func() {
+		Poll(t, "a condition polled in a cleanup", 10*time.Second, func(ctx context.Context) (bool, error) {
+			return ctx.Err() == nil, ctx.Err()
+		})
+	})
+}
