@@ -12,7 +12,6 @@ import (
 	"regexp"
 	"runtime"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -28,6 +27,7 @@ import (
 
 	"github.com/dnsplane/dnsplane/internal/coredns"
 	"github.com/dnsplane/dnsplane/internal/podfiles"
+	"github.com/dnsplane/dnsplane/internal/testkit"
 	"github.com/dnsplane/dnsplane/internal/upstate"
 )
 
@@ -54,18 +54,6 @@ func (b *notifyingBuffer) String() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.buf.String()
-}
-
-// freeUDPPort returns a port free for UDP (and, almost surely, TCP) on
-// 127.0.0.1.
-func freeUDPPort(t *testing.T) int {
-	t.Helper()
-	l, err := net.ListenPacket("udp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.LocalAddr().(*net.UDPAddr).Port
 }
 
 // startUpstream runs a resolver on 127.0.0.1 answering every A query with
@@ -101,8 +89,8 @@ func TestUpServesAndStops(t *testing.T) {
 		t.Fatal(err)
 	}
 	upstream := startUpstream(t, net.IPv4(192, 0, 2, 80))
-	dnsAddr := fmt.Sprintf("127.0.0.1:%d", freeUDPPort(t))
-	nodeAddr := fmt.Sprintf("127.0.0.1:%d", freeUDPPort(t))
+	dnsAddr := testkit.FreeUDPTCPAddr(t)
+	nodeAddr := testkit.FreeUDPTCPAddr(t)
 	out := &notifyingBuffer{marker: "export KUBECONFIG=", seen: make(chan struct{})}
 	var errOut bytes.Buffer
 	ctx, cancel := context.WithCancel(context.Background())
@@ -155,16 +143,15 @@ func TestUpServesAndStops(t *testing.T) {
 		}
 		return ""
 	}
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	err := testkit.Until(t.Context(), testkit.Interval, 30*time.Second, func(context.Context) (bool, error) {
 		r, err := query(nodeAddr, "kubernetes.default.svc.cluster.local.")
-		if err == nil && lastA(r) == "10.96.0.1" {
-			break
+		if err != nil {
+			return false, err
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("kubernetes.default.svc.cluster.local via the node cache: %v, %v\n%s", r, err, errOut.String())
-		}
-		time.Sleep(100 * time.Millisecond)
+		return lastA(r) == "10.96.0.1", fmt.Errorf("answer %v", r)
+	})
+	if err != nil {
+		t.Fatalf("kubernetes.default.svc.cluster.local via the node cache: %v\n%s", err, errOut.String())
 	}
 	r, err := query(nodeAddr, "kubernetes.search.default.cluster.local.ap.k8s.io.")
 	if err != nil || len(r.Answer) != 2 || lastA(r) != "10.96.0.1" {
@@ -243,9 +230,9 @@ func TestUpRefusesLoop(t *testing.T) {
 // address and the flag, instead of sharing it through SO_REUSEPORT and
 // answering from two clusters in turn.
 func TestUpRefusesServedDNSAddress(t *testing.T) {
-	dnsAddr := fmt.Sprintf("127.0.0.1:%d", freeUDPPort(t))
-	_, port, _ := net.SplitHostPort(dnsAddr)
-	first, err := coredns.Start(t.Context(), ".:"+port+" {\n    bind 127.0.0.1\n    chaos first\n}\n", nil)
+	dnsAddr := testkit.FreeUDPTCPAddr(t)
+	host, port, _ := net.SplitHostPort(dnsAddr)
+	first, err := coredns.Start(t.Context(), ".:"+port+" {\n    bind "+host+"\n    chaos first\n}\n", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -256,7 +243,7 @@ func TestUpRefusesServedDNSAddress(t *testing.T) {
 	}()
 	_, stderr, code := runCmd(t, "", "up", "--data-dir", t.TempDir(), "--secure-port", "0", "--log-level", "error",
 		"--dns-listen", dnsAddr, "--nodecache-listen", "", "--upstream", "192.0.2.53")
-	want := "cluster DNS: " + dnsAddr + " is already served by another process (" + self() + "; --dns-listen picks another address)"
+	want := "cluster DNS: " + dnsAddr + " is already served by another process (" + testkit.Self() + "; --dns-listen picks another address)"
 	if code != exitInvalid || !strings.Contains(stderr, want) {
 		t.Errorf("exit %d, stderr %q; want exit %d and %q", code, stderr, exitInvalid, want)
 	}
@@ -312,7 +299,7 @@ func TestSecurePortInUse(t *testing.T) {
 	port := fmt.Sprint(l.Addr().(*net.TCPAddr).Port)
 	dir := filepath.Join(t.TempDir(), "data")
 	_, errOut, code := runCmd(t, "", "apiserver", "--data-dir", dir, "--secure-port", port)
-	want := "error: --secure-port " + port + ": 127.0.0.1:" + port + " is already in use by another process (" + self() + "); choose another port with --secure-port (0 picks a free one)"
+	want := "error: --secure-port " + port + ": 127.0.0.1:" + port + " is already in use by another process (" + testkit.Self() + "); choose another port with --secure-port (0 picks a free one)"
 	if code != exitInvalid || !strings.HasPrefix(errOut, want) {
 		t.Errorf("exit %d, stderr %q; want exit %d and %q", code, errOut, exitInvalid, want)
 	}
@@ -499,7 +486,7 @@ func TestUpRefusesHeldGivenAddress(t *testing.T) {
 	}
 	free := func(t *testing.T) string {
 		t.Helper()
-		return fmt.Sprintf("127.0.0.1:%d", freeUDPPort(t))
+		return testkit.FreeUDPTCPAddr(t)
 	}
 	held := func(*testing.T) string { return defaultDNSListen }
 	// WHO: the process portowner names, this test's (or, for a default
@@ -529,7 +516,7 @@ func TestUpRefusesHeldGivenAddress(t *testing.T) {
 			dir := filepath.Join(t.TempDir(), "data")
 			out, errOut, code := runCmd(t, "", "up", "--data-dir", dir, "--secure-port", "0", "--upstream", "192.0.2.53",
 				"--dns-listen", dnsAddr, "--nodecache-listen", ncAddr)
-			who := regexp.QuoteMeta(self())
+			who := regexp.QuoteMeta(testkit.Self())
 			if tt.needDefaultHeld {
 				who = `[^;()]+, pid \d+`
 			}
@@ -542,11 +529,4 @@ func TestUpRefusesHeldGivenAddress(t *testing.T) {
 			}
 		})
 	}
-}
-
-// self is how portowner names this process, which holds the addresses
-// the tests take: "dnsplane.test, pid N".
-func self() string {
-	comm, _ := os.ReadFile("/proc/self/comm")
-	return strings.TrimSpace(string(comm)) + ", pid " + strconv.Itoa(os.Getpid())
 }

@@ -1,7 +1,6 @@
 package agent_test
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -19,25 +18,8 @@ import (
 	dpcorev1 "github.com/dnsplane/dnsplane/api/core/v1"
 	"github.com/dnsplane/dnsplane/internal/agent"
 	"github.com/dnsplane/dnsplane/internal/podfiles"
+	"github.com/dnsplane/dnsplane/internal/testkit"
 )
-
-// syncBuffer is a log sink the agent's goroutines and the test share.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // readOnlyBind makes dir a read-only bind mount of itself: as root too,
 // nothing under it can be created or removed (EROFS) and dir itself cannot
@@ -69,10 +51,10 @@ func readOnlyBind(t *testing.T, dir string) (undo func()) {
 
 // newFailureEnv is an API server, namespace ns and a state dir for one
 // agent whose log is returned.
-func newFailureEnv(t *testing.T) (*env, *syncBuffer) {
+func newFailureEnv(t *testing.T) (*env, *testkit.Buffer) {
 	t.Helper()
 	e := newEnv(t)
-	logs := &syncBuffer{}
+	logs := &testkit.Buffer{}
 	e.logger = slog.New(slog.NewTextHandler(logs, nil))
 	return e, logs
 }

@@ -14,7 +14,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/dnsplane/dnsplane/api/client/clientset/versioned"
 	dpcorev1 "github.com/dnsplane/dnsplane/api/core/v1"
@@ -23,6 +22,7 @@ import (
 	"github.com/dnsplane/dnsplane/internal/controlplane/controlplanetest"
 	"github.com/dnsplane/dnsplane/internal/podexec"
 	"github.com/dnsplane/dnsplane/internal/podfiles"
+	"github.com/dnsplane/dnsplane/internal/testkit"
 )
 
 const (
@@ -30,21 +30,13 @@ const (
 	ns       = "ns1"
 )
 
-// poll waits (bounded) for cond; the assertion is cond's last error.
+// poll waits for cond to return nil; the assertion is its last error.
 func poll(t *testing.T, what string, cond func(ctx context.Context) error) {
 	t.Helper()
-	var last error
-	err := wait.PollUntilContextTimeout(context.Background(), 100*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+	testkit.Poll(t, what, 30*time.Second, func(ctx context.Context) (bool, error) {
 		err := cond(ctx)
-		if err != nil && (ctx.Err() != nil || strings.Contains(err.Error(), "rate limiter")) {
-			return false, nil // the deadline, not the condition: keep the last real answer
-		}
-		last = err
-		return err == nil, nil
+		return err == nil, err
 	})
-	if err != nil {
-		t.Fatalf("%s: %v (last: %v)", what, err, last)
-	}
 }
 
 type env struct {

@@ -1,7 +1,6 @@
 package authn
 
 import (
-	"bytes"
 	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
@@ -12,11 +11,11 @@ import (
 	"net/http/httptest"
 	"reflect"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/dnsplane/dnsplane/internal/pki"
+	"github.com/dnsplane/dnsplane/internal/testkit"
 )
 
 // x509Result is what the test server reports about each request.
@@ -24,24 +23,6 @@ type x509Result struct {
 	User  User
 	OK    bool
 	Error string
-}
-
-// syncBuffer collects the server's error log, written from its goroutines.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
 
 // newX509Server serves X509.Authenticate's verdict over real TLS configured
@@ -111,7 +92,7 @@ func TestX509OverTLS(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var errLog syncBuffer
+	var errLog testkit.Buffer
 	srv := newX509Server(t, bundle, &errLog)
 
 	tests := []struct {

@@ -25,6 +25,7 @@ import (
 	"github.com/dnsplane/dnsplane/internal/controlplane"
 	"github.com/dnsplane/dnsplane/internal/controlplane/controllersrole"
 	"github.com/dnsplane/dnsplane/internal/leaderelect"
+	"github.com/dnsplane/dnsplane/internal/testkit"
 )
 
 // startControlPlane is a control plane of the test's own running the
@@ -66,7 +67,7 @@ func TestAllControllers(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	poll(t, "default ServiceAccount and kube-root-ca.crt", func(ctx context.Context) (bool, error) {
+	testkit.Poll(t, "default ServiceAccount and kube-root-ca.crt", 90*time.Second, func(ctx context.Context) (bool, error) {
 		_, errSA := c.CoreV1().ServiceAccounts(ns).Get(ctx, "default", metav1.GetOptions{})
 		_, errCM := c.CoreV1().ConfigMaps(ns).Get(ctx, "kube-root-ca.crt", metav1.GetOptions{})
 		return errSA == nil && errCM == nil, nil
@@ -79,7 +80,7 @@ func TestAllControllers(t *testing.T) {
 				Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "nginx"}}}}}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	poll(t, "ReplicaSet with 3 pods", func(ctx context.Context) (bool, error) {
+	testkit.Poll(t, "ReplicaSet with 3 pods", 90*time.Second, func(ctx context.Context) (bool, error) {
 		rss, err := c.AppsV1().ReplicaSets(ns).List(ctx, metav1.ListOptions{})
 		if err != nil || len(rss.Items) != 1 {
 			return false, err
@@ -101,11 +102,11 @@ func TestAllControllers(t *testing.T) {
 	if _, err := c.CertificatesV1().CertificateSigningRequests().UpdateApproval(ctx, created.Name, created, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	poll(t, "CSR signed", func(ctx context.Context) (bool, error) {
+	testkit.Poll(t, "CSR signed", 90*time.Second, func(ctx context.Context) (bool, error) {
 		got, err := c.CertificatesV1().CertificateSigningRequests().Get(ctx, created.Name, metav1.GetOptions{})
 		return err == nil && len(got.Status.Certificate) > 0, err
 	})
-	poll(t, "pod on a missing node collected", func(ctx context.Context) (bool, error) {
+	testkit.Poll(t, "pod on a missing node collected", 90*time.Second, func(ctx context.Context) (bool, error) {
 		_, err := c.CoreV1().Pods(ns).Get(ctx, "orphan", metav1.GetOptions{})
 		return gone(err)
 	})
@@ -160,7 +161,7 @@ func TestLeaderElection(t *testing.T) {
 		return *l.Spec.HolderIdentity, nil
 	}
 	var first string
-	poll(t, "a leads", func(ctx context.Context) (bool, error) {
+	testkit.Poll(t, "a leads", 90*time.Second, func(ctx context.Context) (bool, error) {
 		var err error
 		first, err = holder(ctx)
 		return first != "", err
@@ -168,7 +169,7 @@ func TestLeaderElection(t *testing.T) {
 	b := start()
 	t.Cleanup(b.cancel)
 	ns := namespace(t, c, "elected")
-	poll(t, "the leader's serviceaccount controller acts", func(ctx context.Context) (bool, error) {
+	testkit.Poll(t, "the leader's serviceaccount controller acts", 90*time.Second, func(ctx context.Context) (bool, error) {
 		_, err := c.CoreV1().ServiceAccounts(ns).Get(ctx, "default", metav1.GetOptions{})
 		return err == nil, nil
 	})
@@ -180,12 +181,12 @@ func TestLeaderElection(t *testing.T) {
 	if err := <-a.done; err != nil {
 		t.Errorf("the leader stopped with %v", err)
 	}
-	poll(t, "the standby leads", func(ctx context.Context) (bool, error) {
+	testkit.Poll(t, "the standby leads", 90*time.Second, func(ctx context.Context) (bool, error) {
 		h, err := holder(ctx)
 		return h != "" && h != first, err
 	})
 	ns2 := namespace(t, c, "elected2")
-	poll(t, "the new leader's serviceaccount controller acts", func(ctx context.Context) (bool, error) {
+	testkit.Poll(t, "the new leader's serviceaccount controller acts", 90*time.Second, func(ctx context.Context) (bool, error) {
 		_, err := c.CoreV1().ServiceAccounts(ns2).Get(ctx, "default", metav1.GetOptions{})
 		return err == nil, nil
 	})

@@ -13,7 +13,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/utils/ptr"
@@ -21,6 +20,7 @@ import (
 	"github.com/dnsplane/dnsplane/internal/controllers"
 	"github.com/dnsplane/dnsplane/internal/controlplane"
 	"github.com/dnsplane/dnsplane/internal/controlplane/controllersrole"
+	"github.com/dnsplane/dnsplane/internal/testkit"
 )
 
 // shared is a client of the control plane the tests here share (the
@@ -96,13 +96,6 @@ func ownedReplicaSet(t *testing.T, c kubernetes.Interface, ns, name string) *app
 	return d
 }
 
-func poll(t *testing.T, what string, cond func(context.Context) (bool, error)) {
-	t.Helper()
-	if err := wait.PollUntilContextTimeout(context.Background(), 100*time.Millisecond, 90*time.Second, true, cond); err != nil {
-		t.Fatalf("%s: %v", what, err)
-	}
-}
-
 func gone(err error) (bool, error) {
 	if apierrors.IsNotFound(err) {
 		return true, nil
@@ -123,7 +116,7 @@ func TestOrphanKeepsDependents(t *testing.T) {
 	if err := c.AppsV1().Deployments(ns).Delete(ctx, "web", metav1.DeleteOptions{PropagationPolicy: ptr.To(metav1.DeletePropagationOrphan)}); err != nil {
 		t.Fatal(err)
 	}
-	poll(t, "deployment deleted", func(ctx context.Context) (bool, error) {
+	testkit.Poll(t, "deployment deleted", 90*time.Second, func(ctx context.Context) (bool, error) {
 		_, err := c.AppsV1().Deployments(ns).Get(ctx, "web", metav1.GetOptions{})
 		return gone(err)
 	})
@@ -157,7 +150,7 @@ func TestForegroundWaitsForDependents(t *testing.T) {
 	case !slices.Contains(d.Finalizers, metav1.FinalizerDeleteDependents) || d.DeletionTimestamp == nil:
 		t.Errorf("foreground delete left %v, deletionTimestamp %v", d.Finalizers, d.DeletionTimestamp)
 	}
-	poll(t, "deployment deleted after its ReplicaSet", func(ctx context.Context) (bool, error) {
+	testkit.Poll(t, "deployment deleted after its ReplicaSet", 90*time.Second, func(ctx context.Context) (bool, error) {
 		_, err := c.AppsV1().Deployments(ns).Get(ctx, "web", metav1.GetOptions{})
 		if ok, err := gone(err); !ok || err != nil {
 			return ok, err
@@ -186,7 +179,7 @@ func TestBackgroundCollectsDependents(t *testing.T) {
 	if _, err := c.AppsV1().Deployments(ns).Get(ctx, "web", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 		t.Errorf("background delete left the deployment: %v", err)
 	}
-	poll(t, "ReplicaSet collected", func(ctx context.Context) (bool, error) {
+	testkit.Poll(t, "ReplicaSet collected", 90*time.Second, func(ctx context.Context) (bool, error) {
 		_, err := c.AppsV1().ReplicaSets(ns).Get(ctx, "web-rs", metav1.GetOptions{})
 		return gone(err)
 	})
@@ -213,7 +206,7 @@ func TestNamespaceDeletion(t *testing.T) {
 	if got, err := c.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{}); err == nil && got.Status.Phase != corev1.NamespaceTerminating {
 		t.Errorf("deleted namespace is %q", got.Status.Phase)
 	}
-	poll(t, "namespace emptied and deleted", func(ctx context.Context) (bool, error) {
+	testkit.Poll(t, "namespace emptied and deleted", 90*time.Second, func(ctx context.Context) (bool, error) {
 		_, err := c.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{})
 		return gone(err)
 	})
@@ -262,7 +255,7 @@ func TestNamespaceWithoutFinalizer(t *testing.T) {
 	if _, err := c.CoreV1().Namespaces().Finalize(ctx, cur, metav1.UpdateOptions{}); err != nil {
 		t.Fatalf("giving a terminating namespace the finalizer: %v", err)
 	}
-	poll(t, "namespace emptied and deleted", func(ctx context.Context) (bool, error) {
+	testkit.Poll(t, "namespace emptied and deleted", 90*time.Second, func(ctx context.Context) (bool, error) {
 		_, err := c.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{})
 		return gone(err)
 	})

@@ -18,6 +18,7 @@ import (
 
 	"github.com/dnsplane/dnsplane/internal/controlplane"
 	"github.com/dnsplane/dnsplane/internal/controlplane/controlplanetest"
+	"github.com/dnsplane/dnsplane/internal/testkit"
 )
 
 // recorder notes the order components start and stop in.
@@ -171,7 +172,7 @@ users:
 	}{
 		{"port out of range", 70000, "", "--secure-port 70000: want a port number, 0-65535 (0 picks a free one)", true},
 		{"port in use", takenPort, "", "--secure-port " + strconv.Itoa(takenPort) + ": 127.0.0.1:" + strconv.Itoa(takenPort) +
-			" is already in use by another process (" + self() + "); choose another port with --secure-port (0 picks a free one)", false},
+			" is already in use by another process (" + testkit.Self() + "); choose another port with --secure-port (0 picks a free one)", false},
 		{"foreign kubeconfig", 0, foreign, `kubeconfig was not written by dnsplane (its current context is "kind-kind"), and dnsplane does not overwrite it: move it away or choose another --data-dir`, true},
 	}
 	for _, tt := range tests {
@@ -215,10 +216,4 @@ func TestDataDirMode(t *testing.T) {
 	if fi.Mode().Perm() != 0o700 {
 		t.Errorf("data dir mode %v, want 0700", fi.Mode().Perm())
 	}
-}
-
-// self is how portowner names this process: "controlplane.test, pid N".
-func self() string {
-	comm, _ := os.ReadFile("/proc/self/comm")
-	return strings.TrimSpace(string(comm)) + ", pid " + strconv.Itoa(os.Getpid())
 }

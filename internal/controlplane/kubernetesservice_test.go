@@ -2,20 +2,20 @@ package controlplane_test
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/dnsplane/dnsplane/internal/controlplane"
 	"github.com/dnsplane/dnsplane/internal/controlplane/controlplanetest"
 	"github.com/dnsplane/dnsplane/internal/storage"
+	"github.com/dnsplane/dnsplane/internal/testkit"
 )
 
 // TestKubernetesServiceEndpoints: two API servers on one etcd both appear
@@ -52,28 +52,23 @@ func TestKubernetesServiceEndpoints(t *testing.T) {
 // both name exactly want, on the https port.
 func waitFor(ctx context.Context, t *testing.T, c kubernetes.Interface, want []string) {
 	t.Helper()
-	var eps, slice []string
-	err := wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+	err := testkit.Until(ctx, 50*time.Millisecond, 30*time.Second, func(ctx context.Context) (bool, error) {
 		ep, err := c.CoreV1().Endpoints(metav1.NamespaceDefault).Get(ctx, "kubernetes", metav1.GetOptions{})
-		if apierrors.IsNotFound(err) {
-			return false, nil
-		}
 		if err != nil {
 			return false, err
 		}
-		eps = endpointsIPs(ep)
 		es, err := c.DiscoveryV1().EndpointSlices(metav1.NamespaceDefault).Get(ctx, "kubernetes", metav1.GetOptions{})
-		if apierrors.IsNotFound(err) {
-			return false, nil
-		}
 		if err != nil {
 			return false, err
 		}
-		slice = sliceIPs(es)
-		return slices.Equal(eps, want) && slices.Equal(slice, want), nil
+		eps, slice := endpointsIPs(ep), sliceIPs(es)
+		if !slices.Equal(eps, want) || !slices.Equal(slice, want) {
+			return false, fmt.Errorf("endpoints %v, endpoint slice %v", eps, slice)
+		}
+		return true, nil
 	})
 	if err != nil {
-		t.Fatalf("kubernetes endpoints %v, endpoint slice %v, want %v: %v", eps, slice, want, err)
+		t.Fatalf("kubernetes endpoints and endpoint slice, want %v: %v", want, err)
 	}
 }
 

@@ -12,6 +12,7 @@ import (
 
 	"github.com/miekg/dns"
 
+	"github.com/dnsplane/dnsplane/internal/testkit"
 	"github.com/dnsplane/dnsplane/plugin/pkg/searchpath"
 )
 
@@ -50,7 +51,7 @@ func startZoneResolver(t *testing.T, zones []string, records map[string]net.IP) 
 		}
 		_ = w.WriteMsg(m)
 	})
-	port := freePort(t)
+	port := testkit.FreeUDPTCPPort(t, "127.0.0.1")
 	addr := fmt.Sprintf("127.0.0.1:%d", port)
 	for _, network := range []string{"udp", "tcp"} {
 		started := make(chan struct{})

@@ -21,6 +21,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/dnsplane/dnsplane/internal/corefile"
+	"github.com/dnsplane/dnsplane/internal/testkit"
 )
 
 // blackhole is a resolver that never answers: over UDP it reads and drops
@@ -39,7 +40,7 @@ type blackhole struct {
 func startBlackhole(t *testing.T, host string) *blackhole {
 	t.Helper()
 	b := &blackhole{}
-	port := freePort(t)
+	port := testkit.FreeUDPTCPPort(t, "127.0.0.1")
 	b.addr = net.JoinHostPort(host, fmt.Sprint(port))
 	pc, err := net.ListenPacket("udp", b.addr)
 	if err != nil {
@@ -199,8 +200,8 @@ func TestBlackholeUpstreamBounded(t *testing.T) {
 	}
 
 	hole := startBlackhole(t, "127.0.0.3")
-	cluster := fmt.Sprintf("127.0.0.1:%d", freePort(t))
-	nodeCache := fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	cluster := fmt.Sprintf("127.0.0.1:%d", testkit.FreeUDPTCPPort(t, "127.0.0.1"))
+	nodeCache := fmt.Sprintf("127.0.0.1:%d", testkit.FreeUDPTCPPort(t, "127.0.0.1"))
 	startClusterDNS(t, ctx, cluster, kubeconfig, []string{hole.addr}, []corefile.StubDomain{
 		{Domain: "tcp.test", Upstreams: []string{hole.addr}, Forward: corefile.ForwardOptions{ForceTCP: true}},
 	})

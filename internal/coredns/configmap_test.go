@@ -11,6 +11,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/dnsplane/dnsplane/internal/testkit"
 )
 
 // TestRunFromConfigMap serves a Corefile from a ConfigMap in dnsplane's own
@@ -30,7 +32,7 @@ func TestRunFromConfigMap(t *testing.T) {
 		t.Fatalf("creating namespace: %v", err)
 	}
 
-	port := freePort(t)
+	port := testkit.FreeUDPTCPPort(t, "127.0.0.1")
 	addr := fmt.Sprintf("127.0.0.1:%d", port)
 	corefile := func(ip string) string {
 		return fmt.Sprintf(".:%d {\n    bind 127.0.0.1\n    hosts {\n        %s a.example\n    }\n}\n", port, ip)
@@ -67,15 +69,10 @@ func TestRunFromConfigMap(t *testing.T) {
 	}
 	poll := func(want string) {
 		t.Helper()
-		deadline := time.Now().Add(20 * time.Second)
-		var got string
-		for time.Now().Before(deadline) {
-			if got = answer(); got == want {
-				return
-			}
-			time.Sleep(50 * time.Millisecond)
-		}
-		t.Fatalf("a.example A = %q; want %q within 20s", got, want)
+		testkit.PollEvery(t, "a.example A "+want, 50*time.Millisecond, 20*time.Second, func(context.Context) (bool, error) {
+			got := answer()
+			return got == want, fmt.Errorf("a.example A = %q", got)
+		})
 	}
 	// stays checks the answer stays want for a while.
 	stays := func(want string) {
@@ -108,10 +105,10 @@ func TestRunFromConfigMap(t *testing.T) {
 	poll("10.0.0.2")
 
 	update(map[string]string{CorefileKey: fmt.Sprintf(".:%d {\n    unknowndirective\n}\n", port)})
-	deadline := time.Now().Add(20 * time.Second)
-	for failures(t)-failures0 < 1 && time.Now().Before(deadline) {
-		time.Sleep(50 * time.Millisecond)
-	}
+	// The count checked below; the poll only waits for it to move.
+	_ = testkit.Until(t.Context(), 50*time.Millisecond, 20*time.Second, func(context.Context) (bool, error) {
+		return failures(t)-failures0 >= 1, nil
+	})
 	if got := failures(t) - failures0; got != 1 {
 		t.Fatalf("dnsplane_dns_config_load_failures_total rose by %v; want 1", got)
 	}

@@ -12,12 +12,13 @@ import (
 
 	operatorv1 "github.com/dnsplane/dnsplane/api/operator/v1"
 	"github.com/dnsplane/dnsplane/internal/operator/render"
+	"github.com/dnsplane/dnsplane/internal/testkit"
 )
 
 // TestDryLoad: a good Corefile loads without anything listening, and a
 // bad one is refused with CoreDNS's reason.
 func TestDryLoad(t *testing.T) {
-	port := freePort(t)
+	port := testkit.FreeUDPTCPPort(t, "127.0.0.1")
 	// The operator's Corefile for a spec with every kind of forwarder,
 	// rendered offline: the stand-ins for in-cluster credentials and
 	// mounted CA bundles are what let it load here.

@@ -10,13 +10,15 @@ import (
 
 	"github.com/miekg/dns"
 	"golang.org/x/sys/unix"
+
+	"github.com/dnsplane/dnsplane/internal/testkit"
 )
 
 // TestStartRefusesReusePortSocket: another process's CoreDNS holds the
 // address with SO_REUSEPORT, which CoreDNS's own bind would join without an
 // error; Start refuses it instead.
 func TestStartRefusesReusePortSocket(t *testing.T) {
-	addr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	addr := fmt.Sprintf("127.0.0.1:%d", testkit.FreeUDPTCPPort(t, "127.0.0.1"))
 	lc := net.ListenConfig{Control: func(_, _ string, c syscall.RawConn) error {
 		var serr error
 		if err := c.Control(func(fd uintptr) {
@@ -53,7 +55,7 @@ func TestStartRefusesReusePortSocket(t *testing.T) {
 // one address through SO_REUSEPORT; StartShared lets the second in, and the
 // address keeps answering when the first stops.
 func TestStartSharedJoinsItself(t *testing.T) {
-	port := freePort(t)
+	port := testkit.FreeUDPTCPPort(t, "127.0.0.1")
 	corefile := fmt.Sprintf(".:%d {\n    bind 127.0.0.1\n    template IN A example.org {\n        answer \"{{ .Name }} 60 IN A 192.0.2.1\"\n    }\n}\n", port)
 	first, err := StartShared(t.Context(), corefile, nil)
 	if err != nil {

@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/miekg/dns"
+
+	"github.com/dnsplane/dnsplane/internal/testkit"
 )
 
 func TestListenAddrs(t *testing.T) {
@@ -50,7 +52,7 @@ func TestListenAddrs(t *testing.T) {
 // address can be served again.
 func TestStartRefusesServedAddress(t *testing.T) {
 	ctx := t.Context()
-	addr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	addr := fmt.Sprintf("127.0.0.1:%d", testkit.FreeUDPTCPPort(t, "127.0.0.1"))
 	_, port, _ := net.SplitHostPort(addr)
 	corefile := func(id string) string {
 		return fmt.Sprintf(".:%s {\n    bind 127.0.0.1\n    chaos %s\n}\n", port, id)
@@ -103,7 +105,7 @@ func TestStartRefusesServedAddress(t *testing.T) {
 // TestReloadKeepsAddressAfterProbe: a graceful reload re-binds the address
 // the running instance holds, so it must not be probed again.
 func TestReloadKeepsAddressAfterProbe(t *testing.T) {
-	addr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	addr := fmt.Sprintf("127.0.0.1:%d", testkit.FreeUDPTCPPort(t, "127.0.0.1"))
 	_, port, _ := net.SplitHostPort(addr)
 	a := &applier{logger: slog.New(slog.DiscardHandler), source: "test"}
 	defer a.stop()
@@ -116,11 +118,10 @@ func TestReloadKeepsAddressAfterProbe(t *testing.T) {
 	// socket while it stops.
 	// A bound, not a timing assertion: on a loaded machine the reload can
 	// take seconds.
-	for deadline := time.Now().Add(20 * time.Second); chaosVersion(t, addr) != "two"; time.Sleep(50 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("after reload version.bind is not the new Corefile's")
-		}
-	}
+	testkit.PollEvery(t, "version.bind of the new Corefile after reload", 50*time.Millisecond, 20*time.Second, func(context.Context) (bool, error) {
+		got := chaosVersion(t, addr)
+		return got == "two", fmt.Errorf("version.bind %q", got)
+	})
 }
 
 // chaosVersion asks addr for version.bind (CH TXT) over UDP.

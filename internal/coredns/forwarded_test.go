@@ -16,6 +16,7 @@ import (
 	operatorv1 "github.com/dnsplane/dnsplane/api/operator/v1"
 	"github.com/dnsplane/dnsplane/internal/corefile"
 	"github.com/dnsplane/dnsplane/internal/operator/render"
+	"github.com/dnsplane/dnsplane/internal/testkit"
 )
 
 // TestForwardPluginsReachEveryPod is issue 18's first item in process: the
@@ -56,7 +57,7 @@ upstreamResolvers:
 		t.Fatal(err)
 	}
 
-	clusterAddr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	clusterAddr := fmt.Sprintf("127.0.0.1:%d", testkit.FreeUDPTCPPort(t, "127.0.0.1"))
 	trusted, err := corefile.NodeCacheTrusted(clusterAddr, true)
 	if err != nil {
 		t.Fatal(err)
@@ -77,7 +78,7 @@ upstreamResolvers:
 	}
 	t.Cleanup(func() { _ = cluster.Stop() })
 
-	nodeAddr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	nodeAddr := fmt.Sprintf("127.0.0.1:%d", testkit.FreeUDPTCPPort(t, "127.0.0.1"))
 	nodeCorefile, err := corefile.NodeCache(corefile.NodeCacheOptions{
 		Listen:     []string{nodeAddr},
 		ClusterDNS: []string{clusterAddr},
@@ -177,7 +178,7 @@ func (r *recordingResolver) asked() []string {
 
 func startRecordingResolver(t *testing.T, records map[string]net.IP) *recordingResolver {
 	t.Helper()
-	rr := &recordingResolver{addr: fmt.Sprintf("127.0.0.1:%d", freePort(t))}
+	rr := &recordingResolver{addr: fmt.Sprintf("127.0.0.1:%d", testkit.FreeUDPTCPPort(t, "127.0.0.1"))}
 	h := dns.HandlerFunc(func(w dns.ResponseWriter, r *dns.Msg) {
 		q := r.Question[0]
 		name := strings.ToLower(q.Name)

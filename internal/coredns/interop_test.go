@@ -1,7 +1,6 @@
 package coredns
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"net"
@@ -10,7 +9,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -20,6 +18,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/wait"
+
+	"github.com/dnsplane/dnsplane/internal/testkit"
 )
 
 // stockCoreDNSVersion is the CoreDNS release dnsplane builds against
@@ -100,25 +100,6 @@ func goPath() string {
 	}
 	home, _ := os.UserHomeDir()
 	return filepath.Join(home, "go")
-}
-
-// lockedBuffer collects a child process's output, written by exec's copying
-// goroutines and read by the test.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }
 
 // normalizeRRs renders a reply section for comparison: one string per RR,
@@ -215,7 +196,7 @@ func (s *stockServer) checkRunning(t testing.TB) {
 // test failed.
 func startStockCoreDNS(t testing.TB, coredns string, corefile func(port int) string) *stockServer {
 	t.Helper()
-	port := freePort(t)
+	port := testkit.FreeUDPTCPPort(t, "127.0.0.1")
 	conf := filepath.Join(t.TempDir(), "Corefile")
 	if err := os.WriteFile(conf, []byte(corefile(port)), 0o600); err != nil {
 		t.Fatal(err)
@@ -223,7 +204,7 @@ func startStockCoreDNS(t testing.TB, coredns string, corefile func(port int) str
 	procCtx, procCancel := context.WithCancel(context.Background())
 	cmd := exec.CommandContext(procCtx, coredns, "-conf", conf)
 	cmd.Dir = filepath.Dir(conf)
-	var out lockedBuffer
+	var out testkit.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Start(); err != nil {
 		procCancel()
@@ -257,7 +238,7 @@ type interopPair struct {
 func startInteropPair(t testing.TB, ctx context.Context, coredns string, corefile func(port int) string) interopPair {
 	t.Helper()
 	stock := startStockCoreDNS(t, coredns, corefile)
-	ours, err := Start(ctx, corefile(freePort(t)), nil)
+	ours, err := Start(ctx, corefile(testkit.FreeUDPTCPPort(t, "127.0.0.1")), nil)
 	if err != nil {
 		t.Fatalf("starting dnsplane's CoreDNS: %v", err)
 	}

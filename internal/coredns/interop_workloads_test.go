@@ -22,6 +22,7 @@ import (
 	"github.com/dnsplane/dnsplane/internal/controlplane"
 	"github.com/dnsplane/dnsplane/internal/controlplane/controlplanetest"
 	"github.com/dnsplane/dnsplane/internal/corefile"
+	"github.com/dnsplane/dnsplane/internal/testkit"
 )
 
 // wantReply is the reply a query must get from every server.
@@ -353,9 +354,9 @@ verified.test:%[1]d {
 	// The cluster DNS's upstream is a port nothing serves: no case leaves
 	// the cluster domain.
 	text, err := corefile.ClusterDNS(corefile.ClusterDNSOptions{
-		Listen:     fmt.Sprintf("127.0.0.1:%d", freePort(t)),
+		Listen:     fmt.Sprintf("127.0.0.1:%d", testkit.FreeUDPTCPPort(t, "127.0.0.1")),
 		Kubeconfig: kubeconfig,
-		Upstreams:  []string{fmt.Sprintf("127.0.0.1:%d", freePort(t))},
+		Upstreams:  []string{fmt.Sprintf("127.0.0.1:%d", testkit.FreeUDPTCPPort(t, "127.0.0.1"))},
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -12,6 +12,8 @@ import (
 	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
+
+	"github.com/dnsplane/dnsplane/internal/testkit"
 )
 
 // TestKubernetesPluginAgainstAPIServer runs stock CoreDNS's kubernetes
@@ -81,7 +83,7 @@ func TestKubernetesPluginAgainstAPIServer(t *testing.T) {
         pods insecure
     }
 }
-`, freePort(t), kubeconfig)
+`, testkit.FreeUDPTCPPort(t, "127.0.0.1"), kubeconfig)
 	srv, err := Start(ctx, corefile, nil)
 	if err != nil {
 		t.Fatalf("starting CoreDNS: %v", err)
@@ -107,18 +109,16 @@ func TestKubernetesPluginAgainstAPIServer(t *testing.T) {
 	// and returns the last reply.
 	poll := func(name string, qtype uint16, ok func(*dns.Msg) bool) *dns.Msg {
 		t.Helper()
-		deadline := time.Now().Add(30 * time.Second)
 		var last *dns.Msg
-		var lastErr error
-		for time.Now().Before(deadline) {
-			last, lastErr = query(name, qtype)
-			if lastErr == nil && ok(last) {
-				return last
+		testkit.Poll(t, name+" "+dns.TypeToString[qtype]+": an acceptable answer", 30*time.Second, func(context.Context) (bool, error) {
+			r, err := query(name, qtype)
+			if err != nil {
+				return false, err
 			}
-			time.Sleep(100 * time.Millisecond)
-		}
-		t.Fatalf("%s %s: no acceptable answer within 30s; last reply %v, err %v", name, dns.TypeToString[qtype], last, lastErr)
-		return nil
+			last = r
+			return ok(r), fmt.Errorf("reply %v", r)
+		})
+		return last
 	}
 	hasA := func(ip string) func(*dns.Msg) bool {
 		return func(r *dns.Msg) bool {

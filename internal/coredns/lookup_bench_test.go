@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"github.com/dnsplane/dnsplane/internal/corefile"
+	"github.com/dnsplane/dnsplane/internal/testkit"
 )
 
 // upstreamDelay is what the upstream resolver adds to every reply: the
@@ -96,7 +97,7 @@ func BenchmarkLookup(b *testing.B) {
 			"intranet.corp.example.": net.IPv4(10, 9, 9, 9),
 		}, upstreamDelay)
 
-	clusterPort := freePort(b)
+	clusterPort := testkit.FreeUDPTCPPort(b, "127.0.0.1")
 	cluster, err := Start(ctx, fmt.Sprintf(`.:%d {
     bind 127.0.0.1
     searchexpand cluster.local
@@ -118,18 +119,15 @@ func BenchmarkLookup(b *testing.B) {
 	}()
 	clusterAddr := fmt.Sprintf("127.0.0.1:%d", clusterPort)
 	client := &dns.Client{Timeout: 5 * time.Second}
-	for deadline := time.Now().Add(30 * time.Second); ; {
+	testkit.Poll(b, "the kubernetes plugin answering", 30*time.Second, func(context.Context) (bool, error) {
 		m := new(dns.Msg)
 		m.SetQuestion("svc2.ns2.svc.cluster.local.", dns.TypeA)
 		r, _, err := client.Exchange(m, clusterAddr)
-		if err == nil && len(r.Answer) == 1 {
-			break
+		if err != nil {
+			return false, err
 		}
-		if time.Now().After(deadline) {
-			b.Fatalf("the kubernetes plugin never answered: %v, %v", r, err)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+		return len(r.Answer) == 1, fmt.Errorf("answer %v", r)
+	})
 
 	classes := []struct{ class, name string }{
 		{"same-namespace", "svc1"},
@@ -142,7 +140,7 @@ func BenchmarkLookup(b *testing.B) {
 		{"corp.example"},
 		{"corp.example", "eng.corp.example", "example.internal"},
 	} {
-		nodePort := freePort(b)
+		nodePort := testkit.FreeUDPTCPPort(b, "127.0.0.1")
 		nodeAddr := fmt.Sprintf("127.0.0.1:%d", nodePort)
 		nodeCorefile, err := corefile.NodeCache(corefile.NodeCacheOptions{
 			Listen:     []string{nodeAddr},

@@ -11,6 +11,7 @@ import (
 	"github.com/miekg/dns"
 
 	"github.com/dnsplane/dnsplane/internal/corefile"
+	"github.com/dnsplane/dnsplane/internal/testkit"
 )
 
 // openFDs is the number of descriptors this process holds.
@@ -94,8 +95,8 @@ func TestForwardToOwnAddress(t *testing.T) {
 	defer cancel()
 	kubeconfig, _ := startAPIServer(t, ctx)
 
-	cluster := fmt.Sprintf("127.0.0.1:%d", freePort(t))
-	nodeCache := fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	cluster := fmt.Sprintf("127.0.0.1:%d", testkit.FreeUDPTCPPort(t, "127.0.0.1"))
+	nodeCache := fmt.Sprintf("127.0.0.1:%d", testkit.FreeUDPTCPPort(t, "127.0.0.1"))
 	// fwd.test and "." loop inside the cluster DNS; nc.test goes round
 	// through the node cache, which forwards every name back to it.
 	startClusterDNS(t, ctx, cluster, kubeconfig, []string{cluster}, []corefile.StubDomain{
@@ -144,11 +145,11 @@ func TestForwardLoopThroughTwoServers(t *testing.T) {
 	defer cancel()
 	kubeconfig, _ := startAPIServer(t, ctx)
 
-	a := fmt.Sprintf("127.0.0.1:%d", freePort(t))
-	b := fmt.Sprintf("127.0.0.2:%d", freePort(t))
+	a := fmt.Sprintf("127.0.0.1:%d", testkit.FreeUDPTCPPort(t, "127.0.0.1"))
+	b := fmt.Sprintf("127.0.0.2:%d", testkit.FreeUDPTCPPort(t, "127.0.0.1"))
 	// Neither reaches a real upstream: "." goes to a port nothing
 	// answers on, so only the forwarded zone is exercised.
-	nowhere := fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	nowhere := fmt.Sprintf("127.0.0.1:%d", testkit.FreeUDPTCPPort(t, "127.0.0.1"))
 	startClusterDNS(t, ctx, a, kubeconfig, []string{nowhere}, []corefile.StubDomain{{Domain: "ab.test", Upstreams: []string{b}}})
 	startClusterDNS(t, ctx, b, kubeconfig, []string{nowhere}, []corefile.StubDomain{{Domain: "ab.test", Upstreams: []string{a}}})
 	for i := range 20 {
@@ -165,10 +166,10 @@ func TestLoopMarkerOnTheWire(t *testing.T) {
 	const markerCode = 65533
 	// The node cache sends the cluster zones over TCP and every other
 	// name over UDP, both to the cluster DNS: one stub per transport.
-	clusterAddr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	clusterAddr := fmt.Sprintf("127.0.0.1:%d", testkit.FreeUDPTCPPort(t, "127.0.0.1"))
 	cluster := startStub(t, "tcp", clusterAddr, markerCode, net.IPv4(10, 96, 0, 1))
 	upstream := startStub(t, "udp", clusterAddr, markerCode, net.IPv4(192, 0, 2, 1))
-	nodeCache := fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	nodeCache := fmt.Sprintf("127.0.0.1:%d", testkit.FreeUDPTCPPort(t, "127.0.0.1"))
 	text, err := corefile.NodeCache(corefile.NodeCacheOptions{Listen: []string{nodeCache}, ClusterDNS: []string{clusterAddr}})
 	if err != nil {
 		t.Fatal(err)

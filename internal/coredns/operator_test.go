@@ -16,6 +16,7 @@ import (
 
 	operatorv1 "github.com/dnsplane/dnsplane/api/operator/v1"
 	"github.com/dnsplane/dnsplane/internal/operator/render"
+	"github.com/dnsplane/dnsplane/internal/testkit"
 )
 
 // upstream is a nameserver on one address for UDP and TCP that answers
@@ -99,19 +100,19 @@ func lookupA(t *testing.T, addr, name string) *dns.Msg {
 	m.SetQuestion(dns.Fqdn(name), dns.TypeA)
 	m.SetEdns0(4096, false)
 	c := &dns.Client{Net: "udp", Timeout: 2 * time.Second, UDPSize: 4096}
-	var last error
-	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+	var resp *dns.Msg
+	testkit.Poll(t, name+" A @"+addr, 20*time.Second, func(context.Context) (bool, error) {
 		r, _, err := c.Exchange(m, addr)
-		if err == nil && r.Rcode == dns.RcodeSuccess && len(r.Answer) > 0 {
-			return r
+		if err != nil {
+			return false, err
 		}
-		last = err
-		if err == nil {
-			last = fmt.Errorf("rcode %s, %d answers", dns.RcodeToString[r.Rcode], len(r.Answer))
+		if r.Rcode != dns.RcodeSuccess || len(r.Answer) == 0 {
+			return false, fmt.Errorf("rcode %s, %d answers", dns.RcodeToString[r.Rcode], len(r.Answer))
 		}
-	}
-	t.Fatalf("%s A @%s: %v", name, addr, last)
-	return nil
+		resp = r
+		return true, nil
+	})
+	return resp
 }
 
 func answers(r *dns.Msg) string {
@@ -180,7 +181,7 @@ logLevel: Debug
 		Listen: "127.0.0.1:0", Kubeconfig: kubeconfig,
 		// health probes its own address while in lameduck, which port 0
 		// is not.
-		Health: fmt.Sprintf("127.0.0.1:%d", freePort(t)), Ready: "127.0.0.1:0", Metrics: "127.0.0.1:0",
+		Health: fmt.Sprintf("127.0.0.1:%d", testkit.FreeUDPTCPPort(t, "127.0.0.1")), Ready: "127.0.0.1:0", Metrics: "127.0.0.1:0",
 		// The loop plugin probes its own address, which port 0 is not;
 		// it stays in, as in the DaemonSet's Corefile, and finds nothing.
 	})

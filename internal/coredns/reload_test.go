@@ -10,6 +10,8 @@ import (
 
 	"github.com/miekg/dns"
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/dnsplane/dnsplane/internal/testkit"
 )
 
 // hostsAnswer asks addr for a.example A and returns the address, or "".
@@ -36,17 +38,10 @@ func hostsCorefile(port int, ip string) string {
 // waitAnswer polls addr until a.example is want.
 func waitAnswer(t *testing.T, addr, want string) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	testkit.PollEvery(t, "a.example "+want, 50*time.Millisecond, 10*time.Second, func(context.Context) (bool, error) {
 		got := hostsAnswer(addr)
-		if got == want {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("a.example = %q, want %q", got, want)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return got == want, fmt.Errorf("a.example = %q", got)
+	})
 }
 
 // reloadFailures is CoreDNS's coredns_reload_failed_total.
@@ -74,7 +69,7 @@ func TestReloadPluginKeepsCorefile(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	port := freePort(t)
+	port := testkit.FreeUDPTCPPort(t, "127.0.0.1")
 	addr := fmt.Sprintf("127.0.0.1:%d", port)
 	failed0 := reloadFailures(t)
 	srv, err := Start(ctx, hostsCorefile(port, "192.0.2.1"), nil)
@@ -106,7 +101,7 @@ func TestLoaderAmbiguous(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	for _, ip := range []string{"192.0.2.1", "192.0.2.2"} {
-		srv, err := Start(ctx, hostsCorefile(freePort(t), ip), nil)
+		srv, err := Start(ctx, hostsCorefile(testkit.FreeUDPTCPPort(t, "127.0.0.1"), ip), nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -130,7 +125,7 @@ func TestLoaderAmbiguous(t *testing.T) {
 func TestRunFromFile(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	port := freePort(t)
+	port := testkit.FreeUDPTCPPort(t, "127.0.0.1")
 	addr := fmt.Sprintf("127.0.0.1:%d", port)
 	path := filepath.Join(t.TempDir(), "Corefile")
 	write := func(s string) {
@@ -155,13 +150,9 @@ func TestRunFromFile(t *testing.T) {
 	waitAnswer(t, addr, "192.0.2.2")
 
 	write(fmt.Sprintf(".:%d {\n    bind 127.0.0.1\n    nosuchplugin\n}\n", port))
-	deadline := time.Now().Add(10 * time.Second)
-	for failures(t) == failures0 {
-		if time.Now().After(deadline) {
-			t.Fatal("the broken Corefile was never counted")
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	testkit.PollEvery(t, "the broken Corefile counted", 50*time.Millisecond, 10*time.Second, func(context.Context) (bool, error) {
+		return failures(t) != failures0, nil
+	})
 	if got := hostsAnswer(addr); got != "192.0.2.2" {
 		t.Errorf("after a broken Corefile a.example = %q, want the running 192.0.2.2", got)
 	}

@@ -20,6 +20,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 
 	"github.com/dnsplane/dnsplane/internal/corefile"
+	"github.com/dnsplane/dnsplane/internal/testkit"
 )
 
 // countingStub is a UDP miekg/dns resolver on 127.0.0.1 answering every A
@@ -144,7 +145,7 @@ func TestForwardFailover(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			up1 := startCountingStub(t, answer)
 			up2 := startCountingStub(t, answer)
-			port := freePort(t)
+			port := testkit.FreeUDPTCPPort(t, "127.0.0.1")
 			corefile := tt.corefile(t, port, up1.addr, up2.addr)
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
@@ -526,7 +527,7 @@ func TestMalformedQueriesNeverCrash(t *testing.T) {
 		t.Fatal(err)
 	}
 	upstream := startCountingStub(t, net.IPv4(192, 0, 2, 1))
-	clusterPort := freePort(t)
+	clusterPort := testkit.FreeUDPTCPPort(t, "127.0.0.1")
 	clusterCorefile := fmt.Sprintf(`.:%d {
     bind 127.0.0.1
     searchexpand cluster.local {
@@ -549,7 +550,7 @@ func TestMalformedQueriesNeverCrash(t *testing.T) {
 	}()
 	clusterAddr := fmt.Sprintf("127.0.0.1:%d", clusterPort)
 
-	nodePort := freePort(t)
+	nodePort := testkit.FreeUDPTCPPort(t, "127.0.0.1")
 	nodeCorefile, err := corefile.NodeCache(corefile.NodeCacheOptions{
 		Listen:     []string{fmt.Sprintf("127.0.0.1:%d", nodePort)},
 		ClusterDNS: []string{clusterAddr},

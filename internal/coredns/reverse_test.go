@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"github.com/dnsplane/dnsplane/internal/corefile"
+	"github.com/dnsplane/dnsplane/internal/testkit"
 )
 
 // startPTRStub is a nameserver answering every PTR query with
@@ -59,11 +60,11 @@ func TestForwardedReverseZoneKeepsClusterPTR(t *testing.T) {
 		t.Fatal(err)
 	}
 	stub := startPTRStub(t)
-	nowhere := fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	nowhere := fmt.Sprintf("127.0.0.1:%d", testkit.FreeUDPTCPPort(t, "127.0.0.1"))
 
 	for _, zone := range []string{"in-addr.arpa", "10.in-addr.arpa"} {
 		t.Run(zone, func(t *testing.T) {
-			addr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
+			addr := fmt.Sprintf("127.0.0.1:%d", testkit.FreeUDPTCPPort(t, "127.0.0.1"))
 			startClusterDNS(t, ctx, addr, kubeconfig, []string{nowhere}, []corefile.StubDomain{{Domain: zone, Upstreams: []string{stub}}})
 			for _, tc := range []struct{ name, want string }{
 				{svcPTR, "svc1.default.svc.cluster.local."},
@@ -74,14 +75,11 @@ func TestForwardedReverseZoneKeepsClusterPTR(t *testing.T) {
 				var resp *dns.Msg
 				c := &dns.Client{Timeout: 3 * time.Second}
 				// The kubernetes plugin answers once its informers synced.
-				deadline := time.Now().Add(10 * time.Second)
-				for {
+				// The answer is checked below; the poll only waits for one.
+				_ = testkit.Until(t.Context(), 50*time.Millisecond, 10*time.Second, func(context.Context) (bool, error) {
 					resp, _, err = c.Exchange(m, addr)
-					if err == nil && len(resp.Answer) == 1 || time.Now().After(deadline) {
-						break
-					}
-					time.Sleep(50 * time.Millisecond)
-				}
+					return err == nil && len(resp.Answer) == 1, nil
+				})
 				if err != nil {
 					t.Fatalf("PTR %s: %v", tc.name, err)
 				}

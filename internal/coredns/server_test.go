@@ -15,27 +15,8 @@ import (
 	"github.com/miekg/dns"
 
 	"github.com/dnsplane/dnsplane/internal/corefile"
+	"github.com/dnsplane/dnsplane/internal/testkit"
 )
-
-// freePort returns a port free on 127.0.0.1 for both UDP and TCP.
-func freePort(t testing.TB) int {
-	t.Helper()
-	for range 20 {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		port := l.Addr().(*net.TCPAddr).Port
-		u, err := net.ListenPacket("udp", fmt.Sprintf("127.0.0.1:%d", port))
-		l.Close()
-		if err == nil {
-			u.Close()
-			return port
-		}
-	}
-	t.Fatal("no free port")
-	return 0
-}
 
 // stub is a miekg/dns server answering A queries with addr and recording
 // the questions and search list options it receives.
@@ -104,11 +85,11 @@ func (s *stub) get(qname string) ([]string, bool) {
 // rest over UDP.
 func TestNodeCacheEndToEnd(t *testing.T) {
 	const code = 65534
-	clusterAddr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	clusterAddr := fmt.Sprintf("127.0.0.1:%d", testkit.FreeUDPTCPPort(t, "127.0.0.1"))
 	cluster := startStub(t, "tcp", clusterAddr, code, net.IPv4(10, 96, 0, 1))
 	clusterUDP := startStub(t, "udp", clusterAddr, code, net.IPv4(192, 0, 2, 1))
 
-	port, health, ready, metrics := freePort(t), freePort(t), freePort(t), freePort(t)
+	port, health, ready, metrics := testkit.FreeUDPTCPPort(t, "127.0.0.1"), testkit.FreeUDPTCPPort(t, "127.0.0.1"), testkit.FreeUDPTCPPort(t, "127.0.0.1"), testkit.FreeUDPTCPPort(t, "127.0.0.1")
 	nodeCorefile, err := corefile.NodeCache(corefile.NodeCacheOptions{
 		Listen:     []string{fmt.Sprintf("127.0.0.1:%d", port)},
 		ClusterDNS: []string{clusterAddr},

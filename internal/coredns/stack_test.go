@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"github.com/dnsplane/dnsplane/internal/corefile"
+	"github.com/dnsplane/dnsplane/internal/testkit"
 )
 
 // autopathStack is a cluster's DNS path on 127.0.0.1, as the autopath
@@ -70,7 +71,7 @@ func startAutopathStack(t *testing.T, ctx context.Context) *autopathStack {
 
 	st.upstreamAddr, st.upstreamQueries = upstreamAddr, upstreamQueries
 
-	clusterListen := fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	clusterListen := fmt.Sprintf("127.0.0.1:%d", testkit.FreeUDPTCPPort(t, "127.0.0.1"))
 	// What `dnsplane up` configures: only the node cache may choose the
 	// search list.
 	trusted, err := corefile.NodeCacheTrusted(clusterListen, true)
@@ -94,7 +95,7 @@ func startAutopathStack(t *testing.T, ctx context.Context) *autopathStack {
 	t.Cleanup(func() { _ = cluster.Stop() })
 	st.clusterAddr = cluster.UDPAddr()
 
-	st.nodeAddr = fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	st.nodeAddr = fmt.Sprintf("127.0.0.1:%d", testkit.FreeUDPTCPPort(t, "127.0.0.1"))
 	nodeCorefile, err := corefile.NodeCache(corefile.NodeCacheOptions{
 		Listen:     []string{st.nodeAddr},
 		ClusterDNS: []string{st.clusterAddr}, // the cluster zones with force_tcp
@@ -112,21 +113,20 @@ func startAutopathStack(t *testing.T, ctx context.Context) *autopathStack {
 	// Wait for the kubernetes plugin's informers: both Services answer.
 	c := &dns.Client{Net: "udp", Timeout: 2 * time.Second}
 	for name, ip := range map[string]string{"svc1.ns1.svc.cluster.local.": st.clusterIPs["svc1"], "svc2.ns2.svc.cluster.local.": st.clusterIPs["svc2"]} {
-		deadline := time.Now().Add(30 * time.Second)
-		for {
+		testkit.Poll(t, "A "+name+" "+ip, 30*time.Second, func(context.Context) (bool, error) {
 			m := new(dns.Msg)
 			m.SetQuestion(name, dns.TypeA)
 			r, _, err := c.Exchange(m, st.clusterAddr)
-			if err == nil && len(r.Answer) == 1 {
+			if err != nil {
+				return false, err
+			}
+			if len(r.Answer) == 1 {
 				if a, ok := r.Answer[0].(*dns.A); ok && a.A.String() == ip {
-					break
+					return true, nil
 				}
 			}
-			if time.Now().After(deadline) {
-				t.Fatalf("A %s: no %s within 30s; last %v, %v", name, ip, r, err)
-			}
-			time.Sleep(100 * time.Millisecond)
-		}
+			return false, fmt.Errorf("answer %v", r)
+		})
 	}
 	return st
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/dnsplane/dnsplane/internal/corefile"
+	"github.com/dnsplane/dnsplane/internal/testkit"
 	"github.com/dnsplane/dnsplane/plugin/pkg/searchpath"
 )
 
@@ -182,8 +183,8 @@ func TestNodeCacheForwardSource(t *testing.T) {
 	upstream, _ := startZoneResolver(t, []string{"corp.example."}, map[string]net.IP{
 		"intranet.corp.example.": net.IPv4(10, 9, 9, 9),
 	})
-	clusterListen := fmt.Sprintf("127.0.0.1:%d", freePort(t))
-	nodeListen := fmt.Sprintf("127.0.0.3:%d", freePort(t))
+	clusterListen := fmt.Sprintf("127.0.0.1:%d", testkit.FreeUDPTCPPort(t, "127.0.0.1"))
+	nodeListen := fmt.Sprintf("127.0.0.3:%d", testkit.FreeUDPTCPPort(t, "127.0.0.1"))
 	derived, err := corefile.NodeCacheTrusted(clusterListen, true)
 	if err != nil {
 		t.Fatal(err)

@@ -17,11 +17,16 @@ import (
 
 	"github.com/dnsplane/dnsplane/internal/pki"
 	"github.com/dnsplane/dnsplane/internal/storage"
+	"github.com/dnsplane/dnsplane/internal/testkit"
 )
 
 // memberEnv makes the test binary act as the child: "member" runs
 // RunMember, "hang" reports a phase and never becomes ready.
 const memberEnv = "DNSPLANE_ETCDPROC_TEST_CHILD"
+
+// startedEnv names a file a "hang" child creates once it reported its
+// phase: the test then knows Start is waiting for readiness.
+const startedEnv = "DNSPLANE_ETCDPROC_TEST_STARTED"
 
 func TestMain(m *testing.M) {
 	switch os.Getenv(memberEnv) {
@@ -35,6 +40,12 @@ func TestMain(m *testing.M) {
 	case "hang":
 		// Never ready; stops, as a member does, when stdin closes.
 		fmt.Println(`{"phase":"starting etcd"}`)
+		if p := os.Getenv(startedEnv); p != "" {
+			if err := os.WriteFile(p, nil, 0o600); err != nil {
+				fmt.Fprintln(os.Stderr, err)
+				os.Exit(1)
+			}
+		}
 		_, _ = io.Copy(io.Discard, os.Stdin)
 		os.Exit(0)
 	case "member":
@@ -219,6 +230,8 @@ func TestStartFailures(t *testing.T) {
 func TestStartInterrupted(t *testing.T) {
 	cfg := testConfig(t, "hang", t.TempDir(), newTestPKI(t))
 	cfg.ReadyTimeout = time.Hour
+	started := filepath.Join(t.TempDir(), "started")
+	t.Setenv(startedEnv, started)
 	ctx, cancel := context.WithCancel(context.Background())
 	errc := make(chan error, 1)
 	go func() {
@@ -228,7 +241,10 @@ func TestStartInterrupted(t *testing.T) {
 		}
 		errc <- err
 	}()
-	time.Sleep(200 * time.Millisecond)
+	testkit.PollEvery(t, "the child started", 10*time.Millisecond, 30*time.Second, func(context.Context) (bool, error) {
+		_, err := os.Stat(started)
+		return err == nil, err
+	})
 	cancel()
 	select {
 	case err := <-errc:

@@ -24,7 +24,8 @@ import (
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/layout"
 	"github.com/miekg/dns"
-	"k8s.io/apimachinery/pkg/util/wait"
+
+	"github.com/dnsplane/dnsplane/internal/testkit"
 )
 
 // fakeImage builds an image of a small file standing in for a binary.
@@ -272,15 +273,41 @@ func TestImagesRunInEmptyRoot(t *testing.T) {
 // nsswitch.conf: kubelet mounts those into a pod).
 func servesInEmptyRoot(t *testing.T, root, entrypoint string) {
 	t.Helper()
-	l, err := net.ListenPacket("udp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
+	// The server binds UDP and TCP: a random loopback address with a port
+	// free there for both shares nothing with parallel tests on 127.0.0.1.
+	// Should another process still take it first, dns exits refusing it
+	// and the next try picks another address.
+	const tries = 3
+	for try := 1; ; try++ {
+		addr := testkit.FreeUDPTCPAddr(t)
+		err := serveAndQuery(t, root, entrypoint, addr)
+		if err == nil {
+			return
+		}
+		if errors.Is(err, errAddrTaken) && try < tries {
+			t.Logf("try %d: %v", try, err)
+			continue
+		}
+		t.Errorf("%s dns in an empty root as %d: %v", entrypoint, NonRoot, err)
+		return
 	}
-	port := l.LocalAddr().(*net.UDPAddr).Port
-	l.Close()
-	corefile := fmt.Sprintf(".:%d {\n    bind 127.0.0.1\n    errors\n    chaos dnsplane-image\n}\n", port)
+}
+
+// errAddrTaken is dns refusing an address another process took between
+// the test's pick and its bind.
+var errAddrTaken = errors.New("the address was taken before dns bound it")
+
+// serveAndQuery starts dns in root serving a chaos zone on addr and
+// queries it until it answers or exits.
+func serveAndQuery(t *testing.T, root, entrypoint, addr string) error {
+	t.Helper()
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return err
+	}
+	corefile := fmt.Sprintf(".:%s {\n    bind %s\n    errors\n    chaos dnsplane-image\n}\n", port, host)
 	if err := os.WriteFile(filepath.Join(root, "tmp", "Corefile"), []byte(corefile), 0o644); err != nil {
-		t.Fatal(err)
+		return err
 	}
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
@@ -288,24 +315,45 @@ func servesInEmptyRoot(t *testing.T, root, entrypoint string) {
 	cmd.Dir = "/"
 	cmd.Env = []string{"HOME=/home/nonroot"}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Chroot: root, Credential: &syscall.Credential{Uid: NonRoot, Gid: NonRoot}}
-	var stderr bytes.Buffer
+	var stderr testkit.Buffer
 	cmd.Stderr = &stderr
 	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
+		return err
 	}
-	defer func() { cancel(); _ = cmd.Wait() }()
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	defer func() { cancel(); <-exited }()
 	m := new(dns.Msg)
 	m.SetQuestion("version.bind.", dns.TypeTXT)
 	m.Question[0].Qclass = dns.ClassCHAOS
 	c := &dns.Client{Timeout: time.Second}
 	var resp *dns.Msg
-	err = wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
-		resp, _, err = c.Exchange(m, fmt.Sprintf("127.0.0.1:%d", port))
-		return err == nil, nil
+	var exitErr error
+	err = testkit.Until(ctx, 100*time.Millisecond, 30*time.Second, func(context.Context) (bool, error) {
+		select {
+		case exitErr = <-exited:
+			exited <- exitErr // for the deferred wait
+			return true, nil
+		default:
+		}
+		r, _, err := c.Exchange(m, addr)
+		if err != nil {
+			return false, err
+		}
+		resp = r
+		return true, nil
 	})
-	if err != nil || len(resp.Answer) != 1 || !strings.Contains(resp.Answer[0].String(), "dnsplane-image") {
-		t.Errorf("%s dns in an empty root as %d: %v %v\n%s", entrypoint, NonRoot, resp, err, stderr.String())
+	switch {
+	case err != nil:
+		return fmt.Errorf("no answer at %s: %w\n%s", addr, err, stderr.String())
+	case resp == nil && strings.Contains(stderr.String(), "already served by another process"):
+		return fmt.Errorf("%w: %v\n%s", errAddrTaken, exitErr, stderr.String())
+	case resp == nil:
+		return fmt.Errorf("exited before answering at %s: %v\n%s", addr, exitErr, stderr.String())
+	case len(resp.Answer) != 1 || !strings.Contains(resp.Answer[0].String(), "dnsplane-image"):
+		return fmt.Errorf("answer at %s: %v\n%s", addr, resp, stderr.String())
 	}
+	return nil
 }
 
 // runIn runs argv in root, chrooted, as NonRoot, with the image's

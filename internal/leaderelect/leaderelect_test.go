@@ -9,10 +9,11 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
 	"k8s.io/utils/ptr"
+
+	"github.com/dnsplane/dnsplane/internal/testkit"
 )
 
 // fast keeps the tests short. NewLeaderElector wants lease > renew
@@ -29,13 +30,10 @@ func holder(t *testing.T, c *fake.Clientset) string {
 	return ptr.Deref(l.Spec.HolderIdentity, "")
 }
 
+// poll waits up to 10 s for cond, in-process state or one lease read.
 func poll(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	err := wait.PollUntilContextTimeout(context.Background(), 20*time.Millisecond, 10*time.Second, true,
-		func(context.Context) (bool, error) { return cond(), nil })
-	if err != nil {
-		t.Fatalf("%s: %v", what, err)
-	}
+	testkit.PollEvery(t, what, 20*time.Millisecond, 10*time.Second, func(context.Context) (bool, error) { return cond(), nil })
 }
 
 // TestRun: Run leads with lead while the lease is held and returns what

@@ -8,9 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"k8s.io/apimachinery/pkg/util/wait"
-
 	"github.com/dnsplane/dnsplane/internal/coredns"
+	"github.com/dnsplane/dnsplane/internal/testkit"
 )
 
 // dryLoadChildEnv makes this test binary the dry-load child, as
@@ -56,16 +55,9 @@ func dryLoadChecker(t *testing.T) ExecChecker {
 	return ExecChecker{Path: self, Env: []string{dryLoadChildEnv + "=1"}}
 }
 
-// poll waits for cond, failing the test after 30s.
-func poll(ctx context.Context, t *testing.T, what string, cond func() (bool, error)) {
+// waitFor polls cond, which reads in-process state or asks the test's API
+// server, failing the test after 30s with its last error.
+func waitFor(t *testing.T, what string, cond func() (bool, error)) {
 	t.Helper()
-	var last error
-	err := wait.PollUntilContextTimeout(ctx, 20*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
-		ok, err := cond()
-		last = err
-		return ok, nil
-	})
-	if err != nil {
-		t.Fatalf("waiting for %s: %v (last error: %v)", what, err, last)
-	}
+	testkit.PollEvery(t, what, 20*time.Millisecond, 30*time.Second, func(context.Context) (bool, error) { return cond() })
 }

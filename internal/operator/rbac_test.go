@@ -159,8 +159,8 @@ func TestOperatorRBACSuffices(t *testing.T) {
 		return d.Status.ObservedGeneration == d.Generation && meta.IsStatusConditionTrue(d.Status.Conditions, operatorv1.DNSAvailable), nil
 	}
 	// The operator creates the DNS "default" and its objects.
-	poll(ctx, t, "DNS default Available", available)
-	poll(ctx, t, "the DNS object's events", func() (bool, error) {
+	waitFor(t, "DNS default Available", available)
+	waitFor(t, "the DNS object's events", func() (bool, error) {
 		evs, err := admin.CoreV1().Events(EventNamespace).List(ctx, metav1.ListOptions{})
 		if err != nil {
 			return false, err
@@ -187,11 +187,11 @@ func TestOperatorRBACSuffices(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	poll(ctx, t, "the forward plugin published", func() (bool, error) {
+	waitFor(t, "the forward plugin published", func() (bool, error) {
 		cm, err := admin.CoreV1().ConfigMaps(Namespace).Get(ctx, Name, metav1.GetOptions{})
 		return err == nil && strings.Contains(cm.Data[CorefileKey], "corp.example:5353"), err
 	})
-	poll(ctx, t, "Available after the change", available)
+	waitFor(t, "Available after the change", available)
 	if refused := forbidden.refused(); len(refused) > 0 {
 		t.Errorf("the API server refused the operator %d requests: %v", len(refused), refused)
 	}

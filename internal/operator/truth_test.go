@@ -91,7 +91,7 @@ func (o *operatorRun) get(t *testing.T) *operatorv1.DNS {
 func (o *operatorRun) degraded(t *testing.T, reason, msg string) *metav1.Condition {
 	t.Helper()
 	var c *metav1.Condition
-	poll(o.ctx, t, "Degraded "+reason, func() (bool, error) {
+	waitFor(t, "Degraded "+reason, func() (bool, error) {
 		c = meta.FindStatusCondition(o.get(t).Status.Conditions, operatorv1.DNSDegraded)
 		return c != nil && c.Status == metav1.ConditionTrue && c.Reason == reason && strings.Contains(c.Message, msg), nil
 	})
@@ -117,7 +117,7 @@ func (o *operatorRun) events(t *testing.T) map[string][]string {
 
 func (o *operatorRun) waitEvent(t *testing.T, typeReason, msg string) {
 	t.Helper()
-	poll(o.ctx, t, "event "+typeReason, func() (bool, error) {
+	waitFor(t, "event "+typeReason, func() (bool, error) {
 		for _, m := range o.events(t)[typeReason] {
 			if strings.Contains(m, msg) {
 				return true, nil
@@ -183,12 +183,12 @@ func TestControllerDryLoadFailureIsRetried(t *testing.T) {
 	}
 	// Retried: the checker is run again without any change to the DNS.
 	n := checker.count()
-	poll(o.ctx, t, "a retry", func() (bool, error) { return checker.count() > n, nil })
+	waitFor(t, "a retry", func() (bool, error) { return checker.count() > n, nil })
 
 	// The child runs again: the same Corefile is published.
 	checker.set(dryLoadChecker(t))
-	poll(o.ctx, t, "the Corefile published", func() (bool, error) { return o.corefile() != "", nil })
-	poll(o.ctx, t, "Degraded no longer DryLoadFailed", func() (bool, error) {
+	waitFor(t, "the Corefile published", func() (bool, error) { return o.corefile() != "", nil })
+	waitFor(t, "Degraded no longer DryLoadFailed", func() (bool, error) {
 		c := meta.FindStatusCondition(o.get(t).Status.Conditions, operatorv1.DNSDegraded)
 		return c != nil && c.Reason != "DryLoadFailed" && !strings.Contains(c.Message, "could not be checked"), nil
 	})
@@ -238,7 +238,7 @@ func TestControllerStandalonePublishes(t *testing.T) {
 	spec := operatorv1.DNSSpec{PluginConfig: operatorv1.PluginConfig{ForwardPlugins: []operatorv1.ForwardPlugin{
 		{Domain: "corp.example", NameServers: []string{"192.0.2.53"}}}}}
 	o := startOperator(t, Config{Checker: dryLoadChecker(t)}, spec)
-	poll(o.ctx, t, "the Corefile published", func() (bool, error) { return o.corefile() != "", nil })
+	waitFor(t, "the Corefile published", func() (bool, error) { return o.corefile() != "", nil })
 	want, _, err := render.Corefile(&o.get(t).Spec, render.Options{CABundles: map[string]string{}})
 	if err != nil {
 		t.Fatal(err)
@@ -275,7 +275,7 @@ func TestControllerUpstreamsArePublishedOnes(t *testing.T) {
 	}
 	o := startOperator(t, Config{Checker: &fakeChecker{}, Health: staticHealth{}}, spec)
 	var got []operatorv1.UpstreamStatus
-	poll(o.ctx, t, "status.upstreams", func() (bool, error) {
+	waitFor(t, "status.upstreams", func() (bool, error) {
 		got = o.get(t).Status.Upstreams
 		return len(got) > 0, nil
 	})
@@ -318,7 +318,7 @@ func TestControllerCorefileTooLarge(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	poll(o.ctx, t, "the default Corefile published", func() (bool, error) { return o.corefile() == string(def), nil })
+	waitFor(t, "the default Corefile published", func() (bool, error) { return o.corefile() == string(def), nil })
 	o.degraded(t, "CorefileTooLarge", "none was before: the Corefile of the default DNS spec is served")
 	cm, err := o.ts.Client.CoreV1().ConfigMaps(Namespace).Get(o.ctx, Name, metav1.GetOptions{})
 	if err != nil || len(cm.Data) != 1 {

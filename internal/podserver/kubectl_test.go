@@ -21,7 +21,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/dnsplane/dnsplane/internal/agentdial"
@@ -31,6 +30,7 @@ import (
 	"github.com/dnsplane/dnsplane/internal/podfiles"
 	"github.com/dnsplane/dnsplane/internal/podsandbox"
 	"github.com/dnsplane/dnsplane/internal/podserver"
+	"github.com/dnsplane/dnsplane/internal/testkit"
 )
 
 // apiPods looks pods up through the API, as a stand-in for the agent's.
@@ -269,13 +269,12 @@ func TestKubectl(t *testing.T) {
 // line (unique to the test: others on the machine may run their own sleep).
 func waitProcs(t *testing.T, arg string, want int) {
 	t.Helper()
-	var got []string
-	err := wait.PollUntilContextTimeout(t.Context(), 20*time.Millisecond, 15*time.Second, true, func(context.Context) (bool, error) {
-		got = nil
+	testkit.PollEvery(t, fmt.Sprintf("%d processes with %q", want, arg), 20*time.Millisecond, 15*time.Second, func(context.Context) (bool, error) {
 		ents, err := os.ReadDir("/proc")
 		if err != nil {
 			return false, err
 		}
+		var got []string
 		for _, e := range ents {
 			// A sleep's, not kubectl's, whose command line has arg too.
 			cmdline, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
@@ -283,9 +282,6 @@ func waitProcs(t *testing.T, arg string, want int) {
 				got = append(got, e.Name())
 			}
 		}
-		return len(got) == want, nil
+		return len(got) == want, fmt.Errorf("pids %v", got)
 	})
-	if err != nil {
-		t.Fatalf("processes with %q: %v, want %d", arg, got, want)
-	}
 }

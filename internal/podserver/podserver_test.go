@@ -21,7 +21,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/remotecommand"
 
@@ -29,6 +28,7 @@ import (
 	"github.com/dnsplane/dnsplane/internal/podexec"
 	"github.com/dnsplane/dnsplane/internal/podfiles"
 	"github.com/dnsplane/dnsplane/internal/podsandbox"
+	"github.com/dnsplane/dnsplane/internal/testkit"
 )
 
 // TestMain lets the test binary stand in for dnsplane's __podexec and
@@ -301,11 +301,10 @@ func TestAttachAndLogsRefused(t *testing.T) {
 
 // sleepers are the pids of processes whose command line has arg, unique
 // to a test (other tests on the machine may run their own sleep 600).
-func sleepers(t *testing.T, arg string) []string {
-	t.Helper()
+func sleepers(arg string) ([]string, error) {
 	ents, err := os.ReadDir("/proc")
 	if err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
 	var pids []string
 	for _, e := range ents {
@@ -317,20 +316,19 @@ func sleepers(t *testing.T, arg string) []string {
 			pids = append(pids, e.Name())
 		}
 	}
-	return pids
+	return pids, nil
 }
 
 // waitSleepers polls until there are want processes with arg.
 func waitSleepers(t *testing.T, arg string, want int) {
 	t.Helper()
-	var got []string
-	err := wait.PollUntilContextTimeout(t.Context(), 20*time.Millisecond, 15*time.Second, true, func(context.Context) (bool, error) {
-		got = sleepers(t, arg)
-		return len(got) == want, nil
+	testkit.PollEvery(t, fmt.Sprintf("%d processes with %q", want, arg), 20*time.Millisecond, 15*time.Second, func(context.Context) (bool, error) {
+		got, err := sleepers(arg)
+		if err != nil {
+			return false, err
+		}
+		return len(got) == want, fmt.Errorf("pids %v", got)
 	})
-	if err != nil {
-		t.Fatalf("processes with %q: %v, want %d", arg, got, want)
-	}
 }
 
 // TestClientGoneEndsCommand: when the client goes away the command ends,

@@ -21,6 +21,7 @@ func numbered(from, to int) []string {
 // TestFitSearches is kubelet's TestFormDNSSearchFitsLimits (k/k
 // pkg/kubelet/network/dns/dns_test.go; its rows numbered #14-#19) on the limit step alone, plus its edges.
 func TestFitSearches(t *testing.T) {
+	t.Parallel()
 	cluster := []string{"testNS.svc.TEST", "svc.TEST", "TEST"}
 	// 128 + 15*127 characters and 15 separators: exactly 2048.
 	var fits []string
@@ -51,6 +52,7 @@ func TestFitSearches(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			got, w := fitSearches(tt.in)
 			if !sameList(got, tt.want) {
 				t.Errorf("got %d entries %q, want %d", len(got), got, len(tt.want))
@@ -67,6 +69,7 @@ func TestFitSearches(t *testing.T) {
 // TestSearchLimitsThroughForPod runs #14, #15, #17 and #19 through ForPod:
 // ClusterFirst makes the three cluster paths, the host file the rest.
 func TestSearchLimitsThroughForPod(t *testing.T) {
+	t.Parallel()
 	node := func(host ...string) Node {
 		return Node{ClusterDomain: "TEST", ClusterDNS: []string{"10.0.0.10"}, HostResolvConf: true, Host: Config{Searches: host}}
 	}
@@ -106,6 +109,7 @@ func TestSearchLimitsThroughForPod(t *testing.T) {
 // TestNameserverLimits is kubelet's TestFormDNSNameserversFitsLimits
 // (same file; rows #20-#22), through the host file of a Default pod.
 func TestNameserverLimits(t *testing.T) {
+	t.Parallel()
 	node := func(ns ...string) Node { return Node{HostResolvConf: true, Host: Config{Nameservers: ns}} }
 	runPodCases(t, []podCase{
 		{name: "#20 one", pod: newPod("testNS", corev1.DNSDefault), node: node("127.0.0.1"),
@@ -132,6 +136,7 @@ func TestNameserverLimits(t *testing.T) {
 }
 
 func TestCheckHostLimits(t *testing.T) {
+	t.Parallel()
 	const path = "/etc/resolv.conf"
 	long := strings.Repeat("a", 254)
 	var wide []string
@@ -160,6 +165,7 @@ func TestCheckHostLimits(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			var want []Warning
 			if tt.want != "" {
 				want = []Warning{{ReasonCheckLimitsForResolvConf, tt.want}}

@@ -10,6 +10,7 @@ import (
 // pkg/kubelet/network/dns/dns_test.go, #23-#25), which compares sets; here
 // the order is fixed too.
 func TestMergeOptions(t *testing.T) {
+	t.Parallel()
 	base := []string{"ndots:5", "debug"}
 	tests := []struct {
 		name string
@@ -36,6 +37,7 @@ func TestMergeOptions(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			if got := mergeOptions(tt.base, tt.pod); !sameList(got, tt.want) {
 				t.Errorf("got %q, want %q", got, tt.want)
 			}
@@ -46,6 +48,7 @@ func TestMergeOptions(t *testing.T) {
 // TestMergeOptionsThroughForPod runs #23-#25 end to end: a Default pod whose
 // host file has "options ndots:5 debug".
 func TestMergeOptionsThroughForPod(t *testing.T) {
+	t.Parallel()
 	node := Node{HostResolvConf: true, Host: mustParse(t, "nameserver 10.0.0.1\noptions ndots:5 debug\n")}
 	ns := []string{"10.0.0.1"}
 	runPodCases(t, []podCase{
@@ -66,6 +69,7 @@ func TestMergeOptionsThroughForPod(t *testing.T) {
 }
 
 func TestOmitDuplicates(t *testing.T) {
+	t.Parallel()
 	in := []string{"a", "b", "a", "c", "b", "A"}
 	got := omitDuplicates(in)
 	if want := []string{"a", "b", "c", "A"}; !sameList(got, want) {

@@ -93,6 +93,7 @@ func runPodCases(t *testing.T, tests []podCase) {
 // TestPolicyBase is kubelet's TestGetPodDNSType, observed through the
 // nameserver each policy ends up with.
 func TestPolicyBase(t *testing.T) {
+	t.Parallel()
 	node := Node{
 		ClusterDomain:  "cluster.local",
 		ClusterDNS:     []string{"10.0.0.10"},
@@ -133,6 +134,7 @@ func TestPolicyBase(t *testing.T) {
 // TestPodDNSCustomConfig is kubelet's TestGetPodDNSCustom (k/k
 // pkg/kubelet/network/dns/dns_test.go; its cases numbered #26-#30).
 func TestPodDNSCustomConfig(t *testing.T) {
+	t.Parallel()
 	node := Node{
 		ClusterDomain:  "kubernetes.io",
 		ClusterDNS:     []string{"10.0.0.10"},
@@ -166,6 +168,7 @@ func TestPodDNSCustomConfig(t *testing.T) {
 // (k/k pkg/kubelet/network/dns/dns_test.go; cases #31-#33) plus the
 // node-IP families and #34 (a real host file).
 func TestNoHostResolvConf(t *testing.T) {
+	t.Parallel()
 	node := Node{ClusterDomain: "kubernetes.io", ClusterDNS: []string{"203.0.113.1"}}
 	loopback := Config{Nameservers: []string{"127.0.0.1"}, Searches: []string{"."}}
 	dual := node
@@ -203,6 +206,7 @@ func TestNoHostResolvConf(t *testing.T) {
 }
 
 func TestMissingClusterDNS(t *testing.T) {
+	t.Parallel()
 	host := Config{Nameservers: []string{"1.2.3.4"}, Searches: []string{"foo.com"}, Options: []string{"ndots:1"}}
 	node := Node{ClusterDomain: "cluster.local", Host: host, HostResolvConf: true}
 	runPodCases(t, []podCase{
@@ -230,6 +234,7 @@ func TestMissingClusterDNS(t *testing.T) {
 
 // TestCustom covers dnsPolicy Custom (docs/pod-dns.md).
 func TestCustom(t *testing.T) {
+	t.Parallel()
 	seedNode := Node{
 		ClusterDomain:  "cluster.local",
 		ClusterDNS:     []string{"10.240.0.10"},
@@ -290,6 +295,7 @@ func TestCustom(t *testing.T) {
 
 // TestAutopath covers dnsPolicy ClusterFirstWithAutopath (docs/autopath.md).
 func TestAutopath(t *testing.T) {
+	t.Parallel()
 	node := Node{
 		ClusterDomain:  "cluster.local",
 		ClusterDNS:     []string{"10.0.0.10"},
@@ -328,6 +334,7 @@ func TestAutopath(t *testing.T) {
 }
 
 func TestForPodNilPod(t *testing.T) {
+	t.Parallel()
 	if _, _, err := ForPod(nil, Node{}); err == nil {
 		t.Fatal("want an error for a nil pod")
 	}
@@ -336,6 +343,7 @@ func TestForPodNilPod(t *testing.T) {
 // TestForPodLeavesNodeAlone guards against a pod's merge or truncation
 // writing into the node's slices, which every later pod would inherit.
 func TestForPodLeavesNodeAlone(t *testing.T) {
+	t.Parallel()
 	host := make([]string, 40, 64)
 	for i := range host {
 		host[i] = fmt.Sprintf("h%d.example", i)

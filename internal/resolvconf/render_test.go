@@ -10,6 +10,7 @@ import (
 )
 
 func TestRender(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		c    Config
@@ -23,6 +24,7 @@ func TestRender(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			if got := string(tt.c.Render()); got != tt.want {
 				t.Errorf("got %q, want %q", got, tt.want)
 			}
@@ -31,6 +33,7 @@ func TestRender(t *testing.T) {
 }
 
 func TestRenderNameserverFirst(t *testing.T) {
+	t.Parallel()
 	c := Config{Options: []string{"ndots:2"}, Nameservers: []string{"10.240.0.10", "10.0.0.11"}, Searches: []string{"a", "b"}}
 	want := "nameserver 10.240.0.10\nnameserver 10.0.0.11\nsearch a b\noptions ndots:2\n"
 	if got := string(c.RenderOrder(NameserverFirst)); got != want {
@@ -44,6 +47,7 @@ func TestRenderNameserverFirst(t *testing.T) {
 // TestRenderCustomExample is the file docs/resolvconf.md shows for
 // examples/custom-pod.yaml.
 func TestRenderCustomExample(t *testing.T) {
+	t.Parallel()
 	node := Node{
 		ClusterDomain:  "cluster.local",
 		ClusterDNS:     []string{"10.240.0.10"},
@@ -64,6 +68,7 @@ func TestRenderCustomExample(t *testing.T) {
 // TestRenderDeterministic: the agent rewrites a pod's file only when its
 // bytes change, so the same inputs must always give the same bytes.
 func TestRenderDeterministic(t *testing.T) {
+	t.Parallel()
 	node := Node{ClusterDomain: "cluster.local", ClusterDNS: []string{"10.0.0.10"}, HostResolvConf: true,
 		Host: mustParse(t, "search a.example\noptions rotate timeout:1\noptions attempts:2 timeout:3\n")}
 	var opts []corev1.PodDNSConfigOption

@@ -43,6 +43,7 @@ func TestForPodRefusesLineInjection(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			pod := &dpcorev1.Pod{Spec: tt.spec}
 			pod.Namespace, pod.Name = "ns", "p"
 			_, _, err := ForPod(pod, node)

@@ -13,7 +13,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
@@ -21,6 +20,7 @@ import (
 	"github.com/dnsplane/dnsplane/internal/controlplane"
 	"github.com/dnsplane/dnsplane/internal/controlplane/controlplanetest"
 	"github.com/dnsplane/dnsplane/internal/scheduler"
+	"github.com/dnsplane/dnsplane/internal/testkit"
 )
 
 // running is a Scheduler's Run in a goroutine.
@@ -112,13 +112,6 @@ func pod(name string, cpu string) *corev1.Pod {
 	return p
 }
 
-func poll(t *testing.T, what string, cond func(context.Context) (bool, error)) {
-	t.Helper()
-	if err := wait.PollUntilContextTimeout(context.Background(), 100*time.Millisecond, 90*time.Second, true, cond); err != nil {
-		t.Fatalf("%s: %v", what, err)
-	}
-}
-
 func bound(c kubernetes.Interface, ns, name string) func(context.Context) (bool, error) {
 	return func(ctx context.Context) (bool, error) {
 		p, err := c.CoreV1().Pods(ns).Get(ctx, name, metav1.GetOptions{})
@@ -170,7 +163,7 @@ func TestSchedules(t *testing.T) {
 	if _, err := c.CoreV1().Pods(ns).Create(ctx, pod("too-big", "64"), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	poll(t, "pod bound", bound(c, ns, "fits"))
+	testkit.Poll(t, "pod bound", 90*time.Second, bound(c, ns, "fits"))
 	p, err := c.CoreV1().Pods(ns).Get(ctx, "fits", metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -178,7 +171,7 @@ func TestSchedules(t *testing.T) {
 	if p.Spec.NodeName != "node-a" {
 		t.Errorf("pod bound to %q, want node-a", p.Spec.NodeName)
 	}
-	poll(t, "Scheduled event", func(ctx context.Context) (bool, error) {
+	testkit.Poll(t, "Scheduled event", 90*time.Second, func(ctx context.Context) (bool, error) {
 		note, ok, err := event(ctx, c, ns, "fits", "Scheduled")
 		if ok && !strings.Contains(note, "Successfully assigned "+ns+"/fits to node-a") {
 			return false, fmt.Errorf("the Scheduled event says %q", note)
@@ -187,7 +180,7 @@ func TestSchedules(t *testing.T) {
 	})
 
 	const wantMsg = "0/1 nodes are available: 1 Insufficient cpu."
-	poll(t, "PodScheduled=False", func(ctx context.Context) (bool, error) {
+	testkit.Poll(t, "PodScheduled=False", 90*time.Second, func(ctx context.Context) (bool, error) {
 		p, err := c.CoreV1().Pods(ns).Get(ctx, "too-big", metav1.GetOptions{})
 		if err != nil {
 			return false, err
@@ -202,7 +195,7 @@ func TestSchedules(t *testing.T) {
 		}
 		return false, nil
 	})
-	poll(t, "FailedScheduling event", func(ctx context.Context) (bool, error) {
+	testkit.Poll(t, "FailedScheduling event", 90*time.Second, func(ctx context.Context) (bool, error) {
 		note, ok, err := event(ctx, c, ns, "too-big", "FailedScheduling")
 		if ok && !strings.HasPrefix(note, wantMsg) {
 			return false, fmt.Errorf("the FailedScheduling event says %q; want %q", note, wantMsg)
@@ -233,7 +226,7 @@ func TestSchedules(t *testing.T) {
 		}
 	}
 	created := time.Since(start)
-	poll(t, "burst bound", func(ctx context.Context) (bool, error) {
+	testkit.Poll(t, "burst bound", 90*time.Second, func(ctx context.Context) (bool, error) {
 		list, err := c.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{FieldSelector: "spec.nodeName=node-a"})
 		if err != nil {
 			return false, err
@@ -274,7 +267,7 @@ func TestLeaderElection(t *testing.T) {
 		return ptr.Deref(l.Spec.HolderIdentity, ""), nil
 	}
 	var leader string
-	poll(t, "a leader", func(ctx context.Context) (bool, error) {
+	testkit.Poll(t, "a leader", 90*time.Second, func(ctx context.Context) (bool, error) {
 		h, err := holder(ctx)
 		leader = h
 		return h == "a" || h == "b", err
@@ -282,8 +275,8 @@ func TestLeaderElection(t *testing.T) {
 	if _, err := c.CoreV1().Pods(ns).Create(ctx, pod("first", ""), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	poll(t, "pod bound by the leader", bound(c, ns, "first"))
-	poll(t, "LeaderElection event", func(ctx context.Context) (bool, error) {
+	testkit.Poll(t, "pod bound by the leader", 90*time.Second, bound(c, ns, "first"))
+	testkit.Poll(t, "LeaderElection event", 90*time.Second, func(ctx context.Context) (bool, error) {
 		list, err := c.EventsV1().Events("kube-system").List(ctx, metav1.ListOptions{})
 		if err != nil {
 			return false, err
@@ -300,14 +293,14 @@ func TestLeaderElection(t *testing.T) {
 	if err := runs[leader].stop(); err != nil {
 		t.Fatalf("leader %s stopped: %v", leader, err)
 	}
-	poll(t, "the standby takes over", func(ctx context.Context) (bool, error) {
+	testkit.Poll(t, "the standby takes over", 90*time.Second, func(ctx context.Context) (bool, error) {
 		h, err := holder(ctx)
 		return h == other, err
 	})
 	if _, err := c.CoreV1().Pods(ns).Create(ctx, pod("second", ""), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	poll(t, "pod bound by the new leader", bound(c, ns, "second"))
+	testkit.Poll(t, "pod bound by the new leader", 90*time.Second, bound(c, ns, "second"))
 
 	// Another holder takes the lease: the leader cannot renew it and stops.
 	l, err := c.CoordinationV1().Leases("kube-system").Get(ctx, "kube-scheduler", metav1.GetOptions{})

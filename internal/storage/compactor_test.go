@@ -3,11 +3,14 @@ package storage
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"testing"
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/dnsplane/dnsplane/internal/testkit"
 )
 
 func TestRunCompactor(t *testing.T) {
@@ -23,20 +26,10 @@ func TestRunCompactor(t *testing.T) {
 	}
 	defer func() { cancel(); wg.Wait() }()
 
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	testkit.PollEvery(t, fmt.Sprintf("revision %d compacted", old.ModRevision), 20*time.Millisecond, 10*time.Second, func(ctx context.Context) (bool, error) {
 		_, err := sharedClient.Get(ctx, "/", clientv3.WithRev(old.ModRevision), clientv3.WithCountOnly())
-		if errors.Is(translate(err), ErrCompacted) {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("revision %d not compacted after 10s", old.ModRevision)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return errors.Is(translate(err), ErrCompacted), err
+	})
 
 	w, err := s.Watch(ctx, "cm/", old.ModRevision-1)
 	if err != nil {

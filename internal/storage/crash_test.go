@@ -45,6 +45,7 @@ func crashChild(dir string) int {
 // of creates and checks, after restarting etcd on the same data dir, that every create
 // the process saw acknowledged is there.
 func TestEmbeddedCrashKeepsAcknowledgedWrites(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), crashChildEnv+"="+dir)

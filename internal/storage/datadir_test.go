@@ -55,6 +55,7 @@ func usedBytes(t *testing.T, path string) int64 {
 }
 
 func TestCheckDataDir(t *testing.T) {
+	t.Parallel()
 	base := populatedDataDir(t)
 	tests := []struct {
 		name   string
@@ -97,6 +98,7 @@ func TestCheckDataDir(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			dir := t.TempDir()
 			if out, err := exec.Command("cp", "-a", base+"/.", dir).CombinedOutput(); err != nil {
 				t.Fatalf("copying the data dir: %v: %s", err, out)
@@ -126,6 +128,7 @@ func TestCheckDataDir(t *testing.T) {
 }
 
 func TestCheckDataDirFresh(t *testing.T) {
+	t.Parallel()
 	for _, dir := range []string{filepath.Join(t.TempDir(), "missing"), t.TempDir()} {
 		if err := CheckDataDir(dir); err != nil {
 			t.Errorf("CheckDataDir(%s) = %v, want nil", dir, err)

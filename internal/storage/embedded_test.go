@@ -26,6 +26,7 @@ func startEmbedded(t *testing.T, dir string) *Embedded {
 }
 
 func TestEmbeddedRestartKeepsData(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	ctx := testCtx(t)
 
@@ -86,6 +87,7 @@ func TestEmbeddedRestartKeepsData(t *testing.T) {
 }
 
 func TestEmbeddedDataDirInUse(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	emb := startEmbedded(t, dir)
 	defer emb.Close()
@@ -103,6 +105,7 @@ func TestEmbeddedDataDirInUse(t *testing.T) {
 }
 
 func TestEmbeddedListensOnLoopbackOnly(t *testing.T) {
+	t.Parallel()
 	for _, ep := range sharedClient.Endpoints() {
 		host, _, err := net.SplitHostPort(strings.TrimPrefix(ep, "https://"))
 		if err != nil || host != "127.0.0.1" {
@@ -112,6 +115,7 @@ func TestEmbeddedListensOnLoopbackOnly(t *testing.T) {
 }
 
 func TestConnectUnreachable(t *testing.T) {
+	t.Parallel()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -133,6 +137,7 @@ func TestConnectUnreachable(t *testing.T) {
 }
 
 func TestConnectConfigErrors(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		cfg  ClientConfig
@@ -145,6 +150,7 @@ func TestConnectConfigErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			_, err := Connect(testCtx(t), tt.cfg)
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Fatalf("err = %v, want it to contain %q", err, tt.want)
@@ -154,6 +160,7 @@ func TestConnectConfigErrors(t *testing.T) {
 }
 
 func TestZapBridge(t *testing.T) {
+	t.Parallel()
 	var buf bytes.Buffer
 	logger := slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	zl := newZapLogger(logger, zapcore.WarnLevel, nil).With(zap.String("member", "m1"))

@@ -1,7 +1,6 @@
 package storage
 
 import (
-	"bytes"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
@@ -14,25 +13,27 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/dnsplane/dnsplane/internal/testkit"
 )
 
 // TestStoreExternal runs the store cases against a separate etcd process reached over
 // mutual TLS through Connect: the --etcd-servers code path.
 func TestStoreExternal(t *testing.T) {
+	t.Parallel()
 	etcdBin, err := exec.LookPath("etcd")
 	if err != nil {
 		t.Skip("etcd binary not installed: apt-get install etcd-server")
 	}
 	dir := t.TempDir()
 	pki := writeTestPKI(t, dir)
-	clientURL := "https://127.0.0.1:" + freePort(t)
-	peerURL := "http://127.0.0.1:" + freePort(t)
+	clientURL := "https://127.0.0.1:" + strconv.Itoa(testkit.FreePort(t))
+	peerURL := "http://127.0.0.1:" + strconv.Itoa(testkit.FreePort(t))
 
-	var stderr lockedBuffer
+	var stderr testkit.Buffer
 	cmd := exec.Command(etcdBin,
 		"--name", "ext",
 		"--data-dir", filepath.Join(dir, "data"),
@@ -86,35 +87,6 @@ func TestStoreExternal(t *testing.T) {
 		}
 	})
 	runStoreCases(t, client)
-}
-
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
-// freePort asks the kernel for a free port. It is released before etcd binds it, so
-// another process could take it in between; the test then fails with etcd's message.
-func freePort(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return strconv.Itoa(l.Addr().(*net.TCPAddr).Port)
 }
 
 type testPKI struct {

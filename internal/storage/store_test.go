@@ -13,6 +13,8 @@ import (
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/dnsplane/dnsplane/internal/testkit"
 )
 
 // storeEnv is what a store test case gets: a fresh Store under a prefix of its own and
@@ -640,7 +642,10 @@ func testWatchSlowConsumer(t *testing.T, env storeEnv) {
 	for i := range writes {
 		mustCreate(t, s, fmt.Sprintf("cm/ns/k%02d", i), "x")
 	}
-	time.Sleep(300 * time.Millisecond) // a consumer that does not read
+	// A consumer that does not read until the watch gave up on it.
+	testkit.PollEvery(t, "the watch ending the slow consumer", 10*time.Millisecond, 10*time.Second, func(context.Context) (bool, error) {
+		return w.Err() != nil, nil
+	})
 	evs, err := waitClosed(t, w)
 	if !errors.Is(err, ErrWatchTooSlow) || !errors.Is(err, ErrCompacted) {
 		t.Fatalf("err = %v, want ErrWatchTooSlow and ErrCompacted", err)

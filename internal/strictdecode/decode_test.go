@@ -41,6 +41,7 @@ func newDeployment() any { return &dpappsv1.Deployment{} }
 func newPod() any        { return &dpcorev1.Pod{} }
 
 func TestDecodeProblems(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		in   string
@@ -228,6 +229,7 @@ func TestDecodeProblems(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			doc := splitOne(t, tt.in)
 			problems, err := doc.Decode(tt.into())
 			if err != nil {
@@ -244,6 +246,7 @@ func TestDecodeProblems(t *testing.T) {
 // TestDecodeFatalErrorWins: a wrong type is the sigs.k8s.io/json error,
 // unchanged, and strict problems are not reported with it.
 func TestDecodeFatalErrorWins(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name, in, want string
 	}{
@@ -282,6 +285,7 @@ func TestDecodeFatalErrorWins(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			doc := splitOne(t, tt.in)
 			problems, err := doc.Decode(&dpappsv1.Deployment{})
 			if err == nil || err.Error() != tt.want {
@@ -302,6 +306,7 @@ func TestDecodeFatalErrorWins(t *testing.T) {
 // reports them
 // (spec.unknownDupe is reported once, as unknown, at its first line).
 func TestDecodeReferenceBodies(t *testing.T) {
+	t.Parallel()
 	const row1 = `strict decoding error: duplicate field "metadata.name", unknown field "metadata.unknownMeta", unknown field "spec.unknown1", unknown field "spec.unknownDupe", duplicate field "spec.paused", unknown field "spec.template.spec.containers[0].unknownNested", duplicate field "spec.template.spec.containers[0].imagePullPolicy"`
 	tests := []struct {
 		name, in  string
@@ -312,6 +317,7 @@ func TestDecodeReferenceBodies(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			doc := splitOne(t, tt.in)
 			var d dpappsv1.Deployment
 			problems, err := doc.Decode(&d)
@@ -340,6 +346,7 @@ func TestDecodeReferenceBodies(t *testing.T) {
 }
 
 func TestFieldProblemError(t *testing.T) {
+	t.Parallel()
 	p := FieldProblem{Type: UnknownField, Path: `spec.a"b`}
 	if got, want := p.Error(), `unknown field "spec.a\"b"`; got != want {
 		t.Errorf("Error() = %s, want %s", got, want)
@@ -349,6 +356,7 @@ func TestFieldProblemError(t *testing.T) {
 // TestDecodeManyProblems: sigs.k8s.io/json stops at 100; all of those get a
 // position.
 func TestDecodeManyProblems(t *testing.T) {
+	t.Parallel()
 	var b strings.Builder
 	b.WriteString("spec:\n")
 	for i := 0; i < 150; i++ {
@@ -374,6 +382,7 @@ func TestDecodeManyProblems(t *testing.T) {
 // fatal error and problems that decoding into k8s.io/api's types gives,
 // which is what kube-apiserver reports.
 func TestDecodeErrorsMatchUpstreamTypes(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name     string
 		in       string
@@ -396,6 +405,7 @@ func TestDecodeErrorsMatchUpstreamTypes(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			doc := splitOne(t, tt.in)
 			problems, err := doc.Decode(tt.ours())
 			wantStrict, wantErr := kjson.UnmarshalStrict([]byte(tt.in), tt.upstream(), kjson.DisallowUnknownFields, kjson.DisallowDuplicateFields)

@@ -39,6 +39,7 @@ spec:
 `
 
 func TestPosition(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name, in, path string
 		want           Position
@@ -66,6 +67,7 @@ func TestPosition(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			doc := splitOne(t, tt.in)
 			got, ok := doc.Position(tt.path)
 			if got != tt.want || ok != tt.ok {
@@ -78,6 +80,7 @@ func TestPosition(t *testing.T) {
 // With duplicate keys, Position gives the last occurrence: the value the
 // decoded object holds and that validation complains about.
 func TestPositionDuplicateIsLast(t *testing.T) {
+	t.Parallel()
 	doc := splitOne(t, "spec:\n  dnsPolicy: A\n  dnsPolicy: B\n")
 	if got, _ := doc.Position("spec.dnsPolicy"); got != (Position{3, 3}) {
 		t.Errorf("got %v, want line 3 column 3", got)
@@ -86,6 +89,7 @@ func TestPositionDuplicateIsLast(t *testing.T) {
 
 // A document after others keeps positions relative to the whole input.
 func TestPositionLaterDocument(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name, in string
 		want     Position
@@ -96,6 +100,7 @@ func TestPositionLaterDocument(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			docs, err := Split([]byte(tt.in))
 			if err != nil || len(docs) != 2 {
 				t.Fatalf("Split = %d docs, %v", len(docs), err)
@@ -109,6 +114,7 @@ func TestPositionLaterDocument(t *testing.T) {
 
 // Position and Decode may be used from several goroutines.
 func TestDocumentConcurrentUse(t *testing.T) {
+	t.Parallel()
 	doc := splitOne(t, invYAML)
 	done := make(chan struct{})
 	for i := 0; i < 4; i++ {

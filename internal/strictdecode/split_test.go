@@ -10,6 +10,7 @@ import (
 )
 
 func TestDetect(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		in   string
 		want Format
@@ -30,6 +31,7 @@ func TestDetect(t *testing.T) {
 }
 
 func TestSplitDocuments(t *testing.T) {
+	t.Parallel()
 	type doc struct {
 		json  string
 		start Position
@@ -107,6 +109,7 @@ kind: Pod
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			docs, err := Split([]byte(tt.in))
 			if err != nil {
 				t.Fatal(err)
@@ -133,6 +136,7 @@ kind: Pod
 }
 
 func TestTypeMeta(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		in, apiVersion, kind, err string
 	}{
@@ -220,6 +224,7 @@ func mergeBomb() string {
 }
 
 func TestSplitBadInput(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name   string
 		in     []byte
@@ -259,6 +264,7 @@ func TestSplitBadInput(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			start := time.Now()
 			var docs []*Document
 			var err error
@@ -298,6 +304,7 @@ func ptr[T any](v T) *T { return &v }
 
 // Nesting exactly at the limit is fine.
 func TestSplitMaxDepthAllowed(t *testing.T) {
+	t.Parallel()
 	for _, in := range []string{
 		nested("[", "]", "1", MaxDepth),
 		"x: " + nested("[", "]", "1", MaxDepth-1),
@@ -310,6 +317,7 @@ func TestSplitMaxDepthAllowed(t *testing.T) {
 
 // A document just under the limit is accepted.
 func TestSplitLargeDocumentAllowed(t *testing.T) {
+	t.Parallel()
 	for _, f := range []Format{JSON, YAML} {
 		in := bigDocument(f, MaxDocumentSize-2000)
 		docs, err := SplitFormat(in, f)
@@ -321,6 +329,7 @@ func TestSplitLargeDocumentAllowed(t *testing.T) {
 
 // Aliases that expand within the limit are fine, and expand fully.
 func TestSplitAliasesWithinLimit(t *testing.T) {
+	t.Parallel()
 	doc := splitOne(t, "a: &a {x: [1, 2]}\nb: [*a, *a]\n")
 	if got, want := string(doc.JSON()), `{"a":{"x":[1,2]},"b":[{"x":[1,2]},{"x":[1,2]}]}`; got != want {
 		t.Errorf("got %s, want %s", got, want)

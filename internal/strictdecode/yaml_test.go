@@ -19,6 +19,7 @@ func yamlJSON(t *testing.T, in string) string {
 }
 
 func TestYAMLScalars(t *testing.T) {
+	t.Parallel()
 	tests := []struct{ yaml, json string }{
 		// null
 		{"~", "null"}, {"null", "null"}, {"Null", "null"}, {"NULL", "null"}, {"", "null"}, {"!!null ''", "null"},
@@ -48,6 +49,7 @@ func TestYAMLScalars(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.yaml, func(t *testing.T) {
+			t.Parallel()
 			got := yamlJSON(t, "v: "+tt.yaml)
 			want := `{"v":` + tt.json + `}`
 			if got != want {
@@ -58,6 +60,7 @@ func TestYAMLScalars(t *testing.T) {
 }
 
 func TestYAMLKeys(t *testing.T) {
+	t.Parallel()
 	tests := []struct{ yaml, json string }{
 		{"1: x", `{"1":"x"}`},
 		{"0x10: x", `{"16":"x"}`},
@@ -86,6 +89,7 @@ func TestYAMLKeys(t *testing.T) {
 }
 
 func TestYAMLMergeAndAliases(t *testing.T) {
+	t.Parallel()
 	tests := []struct{ name, yaml, json string }{
 		{
 			name: "merge one mapping; own keys win wherever they are",
@@ -130,6 +134,7 @@ func TestYAMLMergeAndAliases(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			if got := yamlJSON(t, tt.yaml); got != tt.json {
 				t.Errorf("got  %s\nwant %s", got, tt.json)
 			}
@@ -140,6 +145,7 @@ func TestYAMLMergeAndAliases(t *testing.T) {
 // Merged keys are located where they are written (in the anchored mapping),
 // and duplicates written through a merge are not duplicates.
 func TestYAMLMergePositions(t *testing.T) {
+	t.Parallel()
 	in := `defaults: &d
   paused: true
   bogus: 1

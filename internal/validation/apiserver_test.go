@@ -20,6 +20,7 @@ import (
 // resolv.conf, with a 422 naming the field (issue 29: it stored them, and
 // the node agent then refused the pod for ever).
 func TestAPIServerRefusesMultiLineOptions(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("starts an API server")
 	}

@@ -11,6 +11,7 @@ import (
 // TestUpstreamPodDNSConfig runs upstream's TestValidatePodDNSConfig (k/k
 // pkg/apis/core/validation/validation_test.go; rows #1-#17): ClusterFirst unless noted, strict search rules.
 func TestUpstreamPodDNSConfig(t *testing.T) {
+	t.Parallel()
 	ns3 := []string{"127.0.0.1", "10.0.0.10", "8.8.8.8"}
 	s33 := numbered("custom", 33)
 	long2049 := lengths(append([]int{65}, repeat(63, 31)...)...)
@@ -63,6 +64,7 @@ func TestUpstreamPodDNSConfig(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			if tt.policy == "" {
 				tt.policy = corev1.DNSClusterFirst
 			}
@@ -74,6 +76,7 @@ func TestUpstreamPodDNSConfig(t *testing.T) {
 // TestSearchLimitsMeasureRawStrings checks that trailing dots count towards
 // the 2048 characters although the domain check trims them.
 func TestSearchLimitsMeasureRawStrings(t *testing.T) {
+	t.Parallel()
 	s := lengths(append([]int{63}, repeat(63, 31)...)...) // 2047 with spaces
 	s[0] += "."
 	expectErrs(t, ValidatePodSpecDNS(withConfig(corev1.DNSClusterFirst, searches(s...)), nil, specPath(), strictOpts))
@@ -86,6 +89,7 @@ func TestSearchLimitsMeasureRawStrings(t *testing.T) {
 // TestValidatePodDNSConfigWithRelaxedSearchDomain (#18-#29) and apimachinery's
 // TestIsDNS1123SubdomainWithUnderscore (#30-#32) in both modes.
 func TestRelaxedSearchDomain(t *testing.T) {
+	t.Parallel()
 	nul := "a." + strings.Repeat("\x00", 251) + ".com"
 	tests := []struct {
 		search string
@@ -124,6 +128,7 @@ func TestRelaxedSearchDomain(t *testing.T) {
 				want, opts = tt.relaxed, allOn
 			}
 			t.Run(fmt.Sprintf("%q/relaxed=%v", tt.search, relaxed), func(t *testing.T) {
+				t.Parallel()
 				got := ValidatePodSpecDNS(withConfig(corev1.DNSClusterFirst, searches(tt.search)), nil, specPath(), opts)
 				if want == "" {
 					expectErrs(t, got)

@@ -17,6 +17,7 @@ const subs = `valid substitutions are "$(NAMESPACE)", "$(CLUSTER)", "$(HOST)"`
 // lists them, with today's
 // Kubernetes limits (32 paths, 2048 characters) and ndots <= 15.
 func TestCustomPolicy(t *testing.T) {
+	t.Parallel()
 	custom := dpcorev1.DNSCustom
 	s33 := numbered("a", 33)
 	long := lengths(append([]int{65}, repeat(63, 31)...)...)
@@ -117,6 +118,7 @@ func TestCustomPolicy(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			opts := allOn
 			if tt.gateOff {
 				opts = strictOpts
@@ -130,6 +132,7 @@ func TestCustomPolicy(t *testing.T) {
 // design-proposals/network/pod-resolv-conf.md) says nothing about dnsConfig
 // on a Custom pod; it is validated by the ordinary rules and not forbidden.
 func TestCustomWithDNSConfig(t *testing.T) {
+	t.Parallel()
 	spec := withCustom(dpcorev1.DNSCustom, []string{"$(HOST)"})
 	spec.DNSConfig = &corev1.PodDNSConfig{Nameservers: []string{"10.0.0.1"}, Searches: []string{"extra.example"}}
 	expectErrs(t, ValidatePodSpecDNS(spec, nil, specPath(), allOn))

@@ -110,6 +110,7 @@ var (
 // TestUpstreamIntegration runs the relaxed DNS cases of upstream's pod
 // integration test (k/k test/integration/pods/pods_test.go; #33-#36) on a Pod.
 func TestUpstreamIntegration(t *testing.T) {
+	t.Parallel()
 	pod := carriers[0]
 	tests := map[string][]write{
 		"#33 underscore on, then off and a label change": {
@@ -137,6 +138,7 @@ func TestUpstreamIntegration(t *testing.T) {
 // create with the gate off (with the KEP's messages, in today's wording) and
 // accepted with it on.
 func TestKEP4427MotivationExamples(t *testing.T) {
+	t.Parallel()
 	examples := []struct {
 		search []string
 		err    string
@@ -156,6 +158,7 @@ func TestKEP4427MotivationExamples(t *testing.T) {
 // ratcheting sequence) for every kind that carries a pod spec; the KEP asks
 // for Pod, Deployment, ReplicaSet and Job.
 func TestKEP4427IntegrationPlan(t *testing.T) {
+	t.Parallel()
 	legacy := map[string]struct {
 		search []string
 		err    string
@@ -165,6 +168,7 @@ func TestKEP4427IntegrationPlan(t *testing.T) {
 	}
 	for _, c := range carriers {
 		t.Run(c.kind, func(t *testing.T) {
+			t.Parallel()
 			for name, v := range legacy {
 				plan := map[string][]write{
 					"gate on, new " + name:      {{gate: true, search: v.search}},
@@ -205,6 +209,7 @@ func TestKEP4427IntegrationPlan(t *testing.T) {
 // TestObjectPaths: errors are rooted at the object, and everything in a
 // nested pod spec is checked, not only the searches.
 func TestObjectPaths(t *testing.T) {
+	t.Parallel()
 	spec := func() dpcorev1.PodSpec {
 		s := withCustom(dpcorev1.DNSCustom, []string{"$(HOST)", "x"}, "ndots:16")
 		return *s
@@ -215,6 +220,7 @@ func TestObjectPaths(t *testing.T) {
 	}
 	for _, c := range carriers {
 		t.Run(c.kind, func(t *testing.T) {
+			t.Parallel()
 			var full []string
 			for _, w := range want {
 				full = append(full, c.root+"."+w)
@@ -226,12 +232,14 @@ func TestObjectPaths(t *testing.T) {
 
 // TestObjectPolicyRatchet: the policy ratchet works through templates too.
 func TestObjectPolicyRatchet(t *testing.T) {
+	t.Parallel()
 	opts := allOn
 	opts.PodDNSAutopath = false
 	var s dpcorev1.PodSpec
 	s.DNSPolicy = dpcorev1.DNSClusterFirstWithAutopath
 	for _, c := range carriers {
 		t.Run(c.kind, func(t *testing.T) {
+			t.Parallel()
 			obj := c.build(metav1.ObjectMeta{}, s)
 			expectErrs(t, ValidateObjectDNS(obj, nil, opts),
 				c.root+`.dnsPolicy: Unsupported value: "ClusterFirstWithAutopath": `+noAuto)
@@ -243,6 +251,7 @@ func TestObjectPolicyRatchet(t *testing.T) {
 // TestObjectEdges covers inputs that carry no pod spec or no usable old
 // object.
 func TestObjectEdges(t *testing.T) {
+	t.Parallel()
 	bad := seedPod(underscore)
 	if errs := ValidateObjectDNS(&corev1.ConfigMap{}, nil, strictOpts); errs != nil {
 		t.Errorf("ConfigMap: %v", errs)

@@ -7,6 +7,7 @@ import (
 )
 
 func TestOptionsFromGates(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		gates string
 		want  Options

@@ -12,6 +12,7 @@ import (
 )
 
 func TestValidatePodSpecDNSEdges(t *testing.T) {
+	t.Parallel()
 	if errs := ValidatePodSpecDNS(nil, nil, specPath(), allOn); errs != nil {
 		t.Errorf("nil spec: %v", errs)
 	}

@@ -28,6 +28,7 @@ func validFor(policy corev1.DNSPolicy) *dpcorev1.PodSpec {
 }
 
 func TestDNSPolicy(t *testing.T) {
+	t.Parallel()
 	customOff := allOn
 	customOff.PodDNSCustomPolicy = false
 	autoOff := allOn
@@ -74,6 +75,7 @@ func TestDNSPolicy(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			var old *dpcorev1.PodSpec
 			if tt.old != "" {
 				old = validFor(tt.old)
@@ -91,6 +93,7 @@ func TestDNSPolicy(t *testing.T) {
 // TestRejectedPolicyStillChecksTheRest: a rejected policy must not hide the
 // other problems of the same request.
 func TestRejectedPolicyStillChecksTheRest(t *testing.T) {
+	t.Parallel()
 	customOff := Options{PodDNSAutopath: true}
 
 	spec := withCustom(dpcorev1.DNSCustom, []string{"$HOST"}, "ndots:99")
@@ -114,6 +117,7 @@ func TestRejectedPolicyStillChecksTheRest(t *testing.T) {
 // TestAutopath: dnsConfig follows the ClusterFirst rules, dnsParams is
 // forbidden (rule 5).
 func TestAutopath(t *testing.T) {
+	t.Parallel()
 	ap := dpcorev1.DNSClusterFirstWithAutopath
 	cfg := &corev1.PodDNSConfig{Nameservers: []string{"1.2.3.4"}, Searches: []string{"extra.example", "_srv.example"},
 		Options: []corev1.PodDNSConfigOption{{Name: "ndots", Value: ptr("2")}}}

@@ -27,6 +27,7 @@ func upstreamRatchet(old *dpcorev1.PodSpec) bool {
 // relaxed rules iff any search string of the old object fails strict
 // validation (KEP-4427 Proposal (b)).
 func TestKEP4427Ratchet(t *testing.T) {
+	t.Parallel()
 	long := strings.Repeat("a", 254)
 	tests := []struct {
 		name     string
@@ -62,6 +63,7 @@ func TestKEP4427Ratchet(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			if got := relaxedSearch(tt.old, false); got != tt.relaxed {
 				t.Errorf("relaxedSearch(gate off) = %v, want %v", got, tt.relaxed)
 			}
@@ -86,6 +88,7 @@ func TestKEP4427Ratchet(t *testing.T) {
 // TestRatchetCoversDNSParams: one legacy value anywhere in the old object
 // relaxes both search lists of the update.
 func TestRatchetCoversDNSParams(t *testing.T) {
+	t.Parallel()
 	old := withConfig(dpcorev1.DNSCustom, searches("Legacy.example"))
 	old.DNSParams = &dpcorev1.PodDNSParams{Custom: &dpcorev1.PodDNSParamsCustom{Search: []string{"$(HOST)"}}}
 	upd := withCustom(dpcorev1.DNSCustom, []string{"_x.$(CLUSTER)", "$(HOST)"})
@@ -95,6 +98,7 @@ func TestRatchetCoversDNSParams(t *testing.T) {
 }
 
 func TestCheckSearch(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		in              string
 		report          string // the trimmed value an error shows

@@ -10,9 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"k8s.io/apimachinery/pkg/util/wait"
-
 	"github.com/dnsplane/dnsplane/internal/storage"
+	"github.com/dnsplane/dnsplane/internal/testkit"
 )
 
 // fakeSource is an in-memory storage: a log of events that every watch
@@ -186,14 +185,10 @@ func revisions(evs []*Event) []int64 {
 	return out
 }
 
+// waitFor polls cond, in-process state, for up to 5 s.
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	err := wait.PollUntilContextTimeout(t.Context(), 5*time.Millisecond, 5*time.Second, true, func(context.Context) (bool, error) {
-		return cond(), nil
-	})
-	if err != nil {
-		t.Fatalf("waiting for %s: %v", what, err)
-	}
+	testkit.PollEvery(t, what, 5*time.Millisecond, 5*time.Second, func(context.Context) (bool, error) { return cond(), nil })
 }
 
 // Many watchers share one storage watch and one decode per value, and an

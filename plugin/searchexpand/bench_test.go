@@ -9,8 +9,9 @@ import (
 	"github.com/coredns/coredns/plugin/cache"
 	"github.com/coredns/coredns/plugin/pkg/dnstest"
 	"github.com/coredns/coredns/plugin/test"
-	"github.com/dnsplane/dnsplane/plugin/pkg/searchpath"
 	"github.com/miekg/dns"
+
+	"github.com/dnsplane/dnsplane/plugin/pkg/searchpath"
 )
 
 // BenchmarkServeDNS compares a plain Service lookup answered by the next

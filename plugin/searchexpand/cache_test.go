@@ -12,9 +12,10 @@ import (
 	"github.com/coredns/coredns/plugin"
 	"github.com/coredns/coredns/plugin/pkg/dnstest"
 	"github.com/coredns/coredns/plugin/test"
-	"github.com/dnsplane/dnsplane/plugin/pkg/searchpath"
 	"github.com/miekg/dns"
-	dto "github.com/prometheus/client_model/go"
+
+	"github.com/dnsplane/dnsplane/internal/testkit"
+	"github.com/dnsplane/dnsplane/plugin/pkg/searchpath"
 )
 
 // clock is a settable time for the answer cache.
@@ -306,13 +307,13 @@ func TestCacheMetrics(t *testing.T) {
 		got  float64
 		want float64
 	}{
-		{"hits", counterValue(t, cacheHits.WithLabelValues(server)), 2},
-		{"misses", counterValue(t, cacheMisses.WithLabelValues(server)), 1},
-		{"expansions", counterValue(t, expansionsCount.WithLabelValues(server)), 3},
-		{"position 0", counterValue(t, hitsCount.WithLabelValues(server, "0")), 3},
-		{"untrusted", counterValue(t, rejectedCount.WithLabelValues(server, "untrusted")), 3},
-		{"candidates", counterValue(t, candidatesCount.WithLabelValues(server)), 1},
-		{"entries", gaugeValue(t, cacheEntries.WithLabelValues(server)), 1},
+		{"hits", testkit.CounterValue(t, cacheHits.WithLabelValues(server)), 2},
+		{"misses", testkit.CounterValue(t, cacheMisses.WithLabelValues(server)), 1},
+		{"expansions", testkit.CounterValue(t, expansionsCount.WithLabelValues(server)), 3},
+		{"position 0", testkit.CounterValue(t, hitsCount.WithLabelValues(server, "0")), 3},
+		{"untrusted", testkit.CounterValue(t, rejectedCount.WithLabelValues(server, "untrusted")), 3},
+		{"candidates", testkit.CounterValue(t, candidatesCount.WithLabelValues(server)), 1},
+		{"entries", testkit.GaugeValue(t, cacheEntries.WithLabelValues(server)), 1},
 	} {
 		if c.got != c.want {
 			t.Errorf("%s = %v, want %v", c.name, c.got, c.want)
@@ -337,19 +338,10 @@ func TestCacheEvictions(t *testing.T) {
 	if l := s.cache.len(); l > 1024 {
 		t.Errorf("%d entries, more than the bound 1024", l)
 	}
-	ev := counterValue(t, cacheEvictions.WithLabelValues("dns://:5398"))
+	ev := testkit.CounterValue(t, cacheEvictions.WithLabelValues("dns://:5398"))
 	if ev == 0 || int(ev)+s.cache.len() != n {
 		t.Errorf("evictions %v + entries %d, want %d", ev, s.cache.len(), n)
 	}
-}
-
-func gaugeValue(t *testing.T, m interface{ Write(*dto.Metric) error }) float64 {
-	t.Helper()
-	var d dto.Metric
-	if err := m.Write(&d); err != nil {
-		t.Fatal(err)
-	}
-	return d.GetGauge().GetValue()
 }
 
 // TestSetupCache: cache_size and cache_max_ttl.

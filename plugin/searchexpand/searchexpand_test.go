@@ -15,11 +15,12 @@ import (
 	"github.com/coredns/coredns/plugin"
 	"github.com/coredns/coredns/plugin/pkg/dnstest"
 	"github.com/coredns/coredns/plugin/test"
-	"github.com/dnsplane/dnsplane/plugin/pkg/searchpath"
 	"github.com/miekg/dns"
 	ot "github.com/opentracing/opentracing-go"
 	"github.com/opentracing/opentracing-go/mocktracer"
-	dto "github.com/prometheus/client_model/go"
+
+	"github.com/dnsplane/dnsplane/internal/testkit"
+	"github.com/dnsplane/dnsplane/plugin/pkg/searchpath"
 )
 
 // fakeNext answers from records (lower-case name -> records of any type):
@@ -84,15 +85,6 @@ func rr(s string) dns.RR {
 		panic(err)
 	}
 	return r
-}
-
-func counterValue(t *testing.T, m interface{ Write(*dto.Metric) error }) float64 {
-	t.Helper()
-	var d dto.Metric
-	if err := m.Write(&d); err != nil {
-		t.Fatal(err)
-	}
-	return d.GetCounter().GetValue()
 }
 
 var testRecords = map[string][]dns.RR{
@@ -203,7 +195,7 @@ func TestServeDNS(t *testing.T) {
 			}
 			var before float64
 			if tt.rejected != "" {
-				before = counterValue(t, rejectedCount.WithLabelValues("", tt.rejected))
+				before = testkit.CounterValue(t, rejectedCount.WithLabelValues("", tt.rejected))
 			}
 			rec := dnstest.NewRecorder(&test.ResponseWriter{RemoteIP: tt.remote})
 			rcode, err := s.ServeDNS(context.Background(), rec, r)
@@ -239,7 +231,7 @@ func TestServeDNS(t *testing.T) {
 				}
 			}
 			if tt.rejected != "" {
-				if after := counterValue(t, rejectedCount.WithLabelValues("", tt.rejected)); after != before+1 {
+				if after := testkit.CounterValue(t, rejectedCount.WithLabelValues("", tt.rejected)); after != before+1 {
 					t.Errorf("option_rejected_total{reason=%q} went from %v to %v", tt.rejected, before, after)
 				}
 			}
@@ -734,7 +726,7 @@ func TestServeDNSDedupe(t *testing.T) {
 	for range searchpath.MaxEntries {
 		same = append(same, "corp.example")
 	}
-	before := counterValue(t, hitsCount.WithLabelValues("", "0"))
+	before := testkit.CounterValue(t, hitsCount.WithLabelValues("", "0"))
 	m, asked = expand(t, s, next, "app", same)
 	if c, ok := m.Answer[0].(*dns.CNAME); !ok || c.Target != "app.corp.example." {
 		t.Fatalf("answer %v, want CNAME app.corp.example.", m.Answer)
@@ -743,7 +735,7 @@ func TestServeDNSDedupe(t *testing.T) {
 		t.Errorf("asked %v, want %v", asked, want)
 	}
 	// Positions count in the list without the repeats.
-	if after := counterValue(t, hitsCount.WithLabelValues("", "0")); after != before+1 {
+	if after := testkit.CounterValue(t, hitsCount.WithLabelValues("", "0")); after != before+1 {
 		t.Errorf("hits_total{position=0} went from %v to %v", before, after)
 	}
 }
@@ -813,7 +805,7 @@ func TestServeDNSMaxForwarded(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			next := &fakeNext{records: records}
 			s := &SearchExpand{Next: next, ClusterDomain: "cluster.local", Code: searchpath.DefaultOptionCode, MaxForwarded: tt.max}
-			before := counterValue(t, maxForwardedCount.WithLabelValues(""))
+			before := testkit.CounterValue(t, maxForwardedCount.WithLabelValues(""))
 			m, asked := expand(t, s, next, tt.base, tt.list)
 			if tt.found == "" {
 				if m.Rcode != dns.RcodeNameError {
@@ -829,7 +821,7 @@ func TestServeDNSMaxForwarded(t *testing.T) {
 			if tt.cut {
 				want++
 			}
-			if after := counterValue(t, maxForwardedCount.WithLabelValues("")); after != want {
+			if after := testkit.CounterValue(t, maxForwardedCount.WithLabelValues("")); after != want {
 				t.Errorf("max_forwarded_exceeded_total went from %v to %v, want %v", before, after, want)
 			}
 		})
@@ -841,7 +833,7 @@ func TestServeDNSMaxForwarded(t *testing.T) {
 func TestServeDNSTrustNone(t *testing.T) {
 	next := &fakeNext{records: testRecords}
 	s := &SearchExpand{Next: next, ClusterDomain: "cluster.local", Code: searchpath.DefaultOptionCode, TrustNone: true}
-	before := counterValue(t, rejectedCount.WithLabelValues("", "untrusted"))
+	before := testkit.CounterValue(t, rejectedCount.WithLabelValues("", "untrusted"))
 	m, asked := expand(t, s, next, "app", append(searchpath.Derived("ns1", "cluster.local"), "corp.example"))
 	if m.Rcode != dns.RcodeNameError {
 		t.Errorf("reply %v, want NXDOMAIN: corp.example is not in the derived list", m)
@@ -849,7 +841,7 @@ func TestServeDNSTrustNone(t *testing.T) {
 	if want := sorted("app.ns1.svc.cluster.local.", "app.svc.cluster.local.", "app.cluster.local.", "app."); !slices.Equal(asked, want) {
 		t.Errorf("asked %v, want the derived list's candidates %v", asked, want)
 	}
-	if after := counterValue(t, rejectedCount.WithLabelValues("", "untrusted")); after != before+1 {
+	if after := testkit.CounterValue(t, rejectedCount.WithLabelValues("", "untrusted")); after != before+1 {
 		t.Errorf("option_rejected_total{reason=untrusted} went from %v to %v", before, after)
 	}
 }

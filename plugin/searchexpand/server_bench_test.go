@@ -11,8 +11,9 @@ import (
 	"github.com/coredns/caddy"
 	"github.com/coredns/coredns/core/dnsserver"
 	_ "github.com/coredns/coredns/plugin/cache" // The cache hits measured here.
-	"github.com/dnsplane/dnsplane/plugin/pkg/searchpath"
 	"github.com/miekg/dns"
+
+	"github.com/dnsplane/dnsplane/plugin/pkg/searchpath"
 )
 
 // BenchmarkCoreDNSServer measures whole queries through CoreDNS in-process,

@@ -17,8 +17,10 @@ import (
 	"github.com/coredns/coredns/plugin"
 	"github.com/coredns/coredns/plugin/pkg/dnstest"
 	"github.com/coredns/coredns/plugin/test"
-	"github.com/dnsplane/dnsplane/plugin/pkg/searchpath"
 	"github.com/miekg/dns"
+
+	"github.com/dnsplane/dnsplane/internal/testkit"
+	"github.com/dnsplane/dnsplane/plugin/pkg/searchpath"
 )
 
 // bigName has 60 A records at the stub nameserver.
@@ -85,7 +87,7 @@ func TestCandidatesInStubDomains(t *testing.T) {
 		t.Fatal(err)
 	}
 	// One port for both blocks, as the operator renders them.
-	port := freeUDPTCPPort(t)
+	port := testkit.FreeUDPTCPPort(t, "127.0.0.1")
 	input := fmt.Sprintf(`fwd.test:%[1]d {
     bind 127.0.0.1
     forward . %[2]s {
@@ -188,28 +190,6 @@ func TestCandidatesInStubDomains(t *testing.T) {
 	if got := metricSum(t, "coredns_searchexpand_expansions_total") - before; got != 1 {
 		t.Errorf("%v expansions for one query, want 1", got)
 	}
-}
-
-// freeUDPTCPPort is a port free on 127.0.0.1 for both UDP and TCP when
-// asked.
-func freeUDPTCPPort(t *testing.T) int {
-	t.Helper()
-	for range 20 {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		port := l.Addr().(*net.TCPAddr).Port
-		pc, err := net.ListenPacket("udp", fmt.Sprintf("127.0.0.1:%d", port))
-		l.Close()
-		if err != nil {
-			continue
-		}
-		pc.Close()
-		return port
-	}
-	t.Fatal("no port free for both UDP and TCP")
-	return 0
 }
 
 // BenchmarkForwardedCandidates is what asking the candidates outside the

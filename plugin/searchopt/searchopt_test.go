@@ -13,9 +13,10 @@ import (
 	"github.com/coredns/coredns/plugin"
 	"github.com/coredns/coredns/plugin/pkg/dnstest"
 	"github.com/coredns/coredns/plugin/test"
-	"github.com/dnsplane/dnsplane/plugin/pkg/searchpath"
 	"github.com/miekg/dns"
-	dto "github.com/prometheus/client_model/go"
+
+	"github.com/dnsplane/dnsplane/internal/testkit"
+	"github.com/dnsplane/dnsplane/plugin/pkg/searchpath"
 )
 
 // recordingNext answers NOERROR and keeps a packed copy of the request it
@@ -190,7 +191,7 @@ func TestServeDNS(t *testing.T) {
 				r.SetEdns0(1232, true)
 				r.IsEdns0().Option = append([]dns.EDNS0(nil), tt.options...)
 			}
-			before := counterValue(t, trimmedCount.WithLabelValues(""))
+			before := testkit.CounterValue(t, trimmedCount.WithLabelValues(""))
 			rec := dnstest.NewRecorder(&test.ResponseWriter{})
 			rcode, err := s.ServeDNS(context.Background(), rec, r)
 			if err != nil || rcode != dns.RcodeSuccess {
@@ -200,7 +201,7 @@ func TestServeDNS(t *testing.T) {
 			if tt.trimmed {
 				want++
 			}
-			if after := counterValue(t, trimmedCount.WithLabelValues("")); after != want {
+			if after := testkit.CounterValue(t, trimmedCount.WithLabelValues("")); after != want {
 				t.Errorf("host_search_trimmed_total went from %v to %v, want %v", before, after, want)
 			}
 			if rec.Msg == nil || rec.Rcode != dns.RcodeSuccess {
@@ -246,7 +247,7 @@ func TestTrimmedLoggedOnce(t *testing.T) {
 	}
 	var next recordingNext
 	s := &SearchOpt{Next: next.handler(t), ClusterDomain: "cluster.local", Code: searchpath.DefaultOptionCode, HostSearch: many}
-	before := counterValue(t, trimmedCount.WithLabelValues(""))
+	before := testkit.CounterValue(t, trimmedCount.WithLabelValues(""))
 	const queries = 5
 	for i := range queries {
 		r := new(dns.Msg)
@@ -255,7 +256,7 @@ func TestTrimmedLoggedOnce(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if after := counterValue(t, trimmedCount.WithLabelValues("")); after != before+queries {
+	if after := testkit.CounterValue(t, trimmedCount.WithLabelValues("")); after != before+queries {
 		t.Errorf("host_search_trimmed_total went from %v to %v, want +%d", before, after, queries)
 	}
 	out := logs.String()
@@ -267,15 +268,6 @@ func TestTrimmedLoggedOnce(t *testing.T) {
 			t.Errorf("log lacks %q:\n%s", want, out)
 		}
 	}
-}
-
-func counterValue(t *testing.T, m interface{ Write(*dto.Metric) error }) float64 {
-	t.Helper()
-	var d dto.Metric
-	if err := m.Write(&d); err != nil {
-		t.Fatal(err)
-	}
-	return d.GetCounter().GetValue()
 }
 
 // TestServeDNSCustomCode: only the configured code is stripped and set.

@@ -11,8 +11,9 @@ import (
 	"github.com/coredns/coredns/core/dnsserver"
 	_ "github.com/coredns/coredns/plugin/bind"    // Listen on 127.0.0.1 only.
 	_ "github.com/coredns/coredns/plugin/forward" // The upstream in the test Corefile.
-	"github.com/dnsplane/dnsplane/plugin/pkg/searchpath"
 	"github.com/miekg/dns"
+
+	"github.com/dnsplane/dnsplane/plugin/pkg/searchpath"
 )
 
 // corefile implements caddy.Input for a Corefile held in a string.

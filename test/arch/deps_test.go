@@ -131,3 +131,23 @@ func TestCmdOnlyWires(t *testing.T) {
 		}
 	}
 }
+
+// TestTestkitOnlyInTests: internal/testkit (polls that fail a test, ports
+// that were free a moment ago) is for _test.go files; no package the
+// binaries are built from imports it.
+func TestTestkitOnlyInTests(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs go list over the module")
+	}
+	const testkit = module + "internal/testkit"
+	for pkg, ds := range deps(t, "...") {
+		if pkg == testkit || strings.HasSuffix(pkg, "test") {
+			continue
+		}
+		for _, d := range ds {
+			if d == testkit {
+				t.Errorf("%s imports internal/testkit, which only tests may import", strings.TrimPrefix(pkg, module))
+			}
+		}
+	}
+}

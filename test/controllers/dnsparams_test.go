@@ -13,7 +13,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/util/retry"
 	"k8s.io/kubernetes/cmd/kube-controller-manager/names"
@@ -27,6 +26,7 @@ import (
 	"github.com/dnsplane/dnsplane/internal/controlplane/controllersrole"
 	"github.com/dnsplane/dnsplane/internal/controlplane/controlplanetest"
 	"github.com/dnsplane/dnsplane/internal/dnsparams"
+	"github.com/dnsplane/dnsplane/internal/testkit"
 )
 
 // cluster is a control plane running upstream's deployment, ReplicaSet,
@@ -66,21 +66,6 @@ func podTemplate(app string, p *dpcorev1.PodDNSParams) dpcorev1.PodTemplateSpec 
 	t.Spec.DNSPolicy = dpcorev1.DNSCustom
 	t.Spec.DNSParams = p
 	return t
-}
-
-func poll(t *testing.T, what string, cond func(context.Context) (bool, error)) {
-	t.Helper()
-	var last error
-	err := wait.PollUntilContextTimeout(context.Background(), 100*time.Millisecond, 60*time.Second, true, func(ctx context.Context) (bool, error) {
-		// Without the poll's deadline, so that the last error is the
-		// condition's, not a client's refusal to start a request near it.
-		ok, err := cond(context.WithoutCancel(ctx))
-		last = err
-		return ok, nil
-	})
-	if err != nil {
-		t.Fatalf("%s: %v (last error: %v)", what, err, last)
-	}
 }
 
 // podsWith reports whether exactly n pods match sel and all carry want.
@@ -142,7 +127,7 @@ func TestDeploymentKeepsDNSParams(t *testing.T) {
 	}
 
 	var first string
-	poll(t, "a ReplicaSet with the Deployment's dnsParams", func(ctx context.Context) (bool, error) {
+	testkit.Poll(t, "a ReplicaSet with the Deployment's dnsParams", time.Minute, func(ctx context.Context) (bool, error) {
 		rss, err := c.replicaSets(ctx, "web")
 		if err != nil || len(rss) != 1 {
 			return false, err
@@ -155,7 +140,7 @@ func TestDeploymentKeepsDNSParams(t *testing.T) {
 		}
 		return true, nil
 	})
-	poll(t, "a pod with the Deployment's dnsParams", func(ctx context.Context) (bool, error) {
+	testkit.Poll(t, "a pod with the Deployment's dnsParams", time.Minute, func(ctx context.Context) (bool, error) {
 		return c.podsWith(ctx, sel, 1, a)
 	})
 
@@ -172,10 +157,10 @@ func TestDeploymentKeepsDNSParams(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	poll(t, "two pods with the dnsParams after scaling", func(ctx context.Context) (bool, error) {
+	testkit.Poll(t, "two pods with the dnsParams after scaling", time.Minute, func(ctx context.Context) (bool, error) {
 		return c.podsWith(ctx, sel, 2, a)
 	})
-	poll(t, "the ReplicaSet scaled, dnsParams kept", func(ctx context.Context) (bool, error) {
+	testkit.Poll(t, "the ReplicaSet scaled, dnsParams kept", time.Minute, func(ctx context.Context) (bool, error) {
 		rss, err := c.replicaSets(ctx, "web")
 		if err != nil {
 			return false, err
@@ -207,7 +192,7 @@ func TestDeploymentKeepsDNSParams(t *testing.T) {
 		t.Fatal(err)
 	}
 	var second string
-	poll(t, "a second ReplicaSet with the new dnsParams", func(ctx context.Context) (bool, error) {
+	testkit.Poll(t, "a second ReplicaSet with the new dnsParams", time.Minute, func(ctx context.Context) (bool, error) {
 		rss, err := c.replicaSets(ctx, "web")
 		if err != nil || len(rss) != 2 {
 			return false, err
@@ -225,7 +210,7 @@ func TestDeploymentKeepsDNSParams(t *testing.T) {
 		}
 		return true, nil
 	})
-	poll(t, "the new ReplicaSet's pod has the new dnsParams", func(ctx context.Context) (bool, error) {
+	testkit.Poll(t, "the new ReplicaSet's pod has the new dnsParams", time.Minute, func(ctx context.Context) (bool, error) {
 		return c.podsWith(ctx, labels.SelectorFromSet(labels.Set{"app": "web", appsv1.DefaultDeploymentUniqueLabelKey: second}), 1, b)
 	})
 
@@ -269,11 +254,11 @@ func TestStatefulSetKeepsDNSParams(t *testing.T) {
 	if _, err := c.dns.AppsV1().StatefulSets(c.ns).Create(ctx, ss, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	poll(t, "pod db-0 with the set's dnsParams", func(ctx context.Context) (bool, error) {
+	testkit.Poll(t, "pod db-0 with the set's dnsParams", time.Minute, func(ctx context.Context) (bool, error) {
 		return c.podsWith(ctx, labels.SelectorFromSet(labels.Set{"app": "db"}), 1, a)
 	})
 	var rev string
-	poll(t, "the set's update revision", func(ctx context.Context) (bool, error) {
+	testkit.Poll(t, "the set's update revision", time.Minute, func(ctx context.Context) (bool, error) {
 		s, err := c.kube.AppsV1().StatefulSets(c.ns).Get(ctx, "db", metav1.GetOptions{})
 		if err != nil {
 			return false, err
@@ -292,7 +277,7 @@ func TestStatefulSetKeepsDNSParams(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	poll(t, "a new update revision", func(ctx context.Context) (bool, error) {
+	testkit.Poll(t, "a new update revision", time.Minute, func(ctx context.Context) (bool, error) {
 		s, err := c.kube.AppsV1().StatefulSets(c.ns).Get(ctx, "db", metav1.GetOptions{})
 		if err != nil {
 			return false, err
@@ -332,7 +317,7 @@ func TestDaemonSetKeepsDNSParams(t *testing.T) {
 	if _, err := c.dns.AppsV1().DaemonSets(c.ns).Create(ctx, ds, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	poll(t, "the node's pod with the set's dnsParams", func(ctx context.Context) (bool, error) {
+	testkit.Poll(t, "the node's pod with the set's dnsParams", time.Minute, func(ctx context.Context) (bool, error) {
 		return c.podsWith(ctx, sel, 1, a)
 	})
 	if err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
@@ -346,7 +331,7 @@ func TestDaemonSetKeepsDNSParams(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	poll(t, "the pod replaced by one with the new dnsParams", func(ctx context.Context) (bool, error) {
+	testkit.Poll(t, "the pod replaced by one with the new dnsParams", time.Minute, func(ctx context.Context) (bool, error) {
 		ok, err := c.podsWith(ctx, sel, 1, b)
 		if err != nil {
 			return false, nil // the old pod, until it goes
@@ -396,7 +381,7 @@ func TestReplicationControllerKeepsDNSParams(t *testing.T) {
 	if _, err := c.dns.CoreV1().ReplicationControllers(c.ns).Create(ctx, rc, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	poll(t, "a pod with the dnsParams", func(ctx context.Context) (bool, error) {
+	testkit.Poll(t, "a pod with the dnsParams", time.Minute, func(ctx context.Context) (bool, error) {
 		return c.podsWith(ctx, sel, 1, a)
 	})
 	if err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
@@ -410,7 +395,7 @@ func TestReplicationControllerKeepsDNSParams(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	poll(t, "two pods with the dnsParams", func(ctx context.Context) (bool, error) {
+	testkit.Poll(t, "two pods with the dnsParams", time.Minute, func(ctx context.Context) (bool, error) {
 		return c.podsWith(ctx, sel, 2, a)
 	})
 }

@@ -18,6 +18,8 @@ import (
 
 	"github.com/miekg/dns"
 	"k8s.io/apimachinery/pkg/util/wait"
+
+	"github.com/dnsplane/dnsplane/internal/testkit"
 )
 
 // The resolver tests run real C libraries in a pod's view of /etc through
@@ -119,7 +121,7 @@ func startZoneServer(t *testing.T, records map[string]string, delay time.Duratio
 		}
 		_ = w.WriteMsg(m)
 	})
-	port := freeUDPTCPPort(t)
+	port := testkit.FreeUDPTCPPort(t, "127.0.0.1")
 	addr := fmt.Sprintf("127.0.0.1:%d", port)
 	pc, err := net.ListenPacket("udp", addr)
 	if err != nil {
@@ -161,7 +163,7 @@ func startAgentCluster(t *testing.T) *agentCluster {
 	hostConf := writeFile(t, "host-resolv.conf", "nameserver 127.0.0.1\nsearch corp.test\noptions ndots:1\n")
 	dnsAddr, nodeAddr := loopback53(t, 11), loopback53(t, 21)
 	nodeIP, _, _ := net.SplitHostPort(nodeAddr)
-	metrics := net.JoinHostPort(nodeIP, strconv.Itoa(freeUDPTCPPort(t)))
+	metrics := net.JoinHostPort(nodeIP, strconv.Itoa(testkit.FreeUDPTCPPort(t, "127.0.0.1")))
 	u := startUp(t, filepath.Join(t.TempDir(), "data"), nil,
 		"--dns-listen", dnsAddr, "--nodecache-listen", nodeAddr, "--nodecache-metrics", metrics,
 		"--upstream", up.Addr, "--upstream-resolv-conf", hostConf)

@@ -17,6 +17,8 @@ import (
 	"github.com/miekg/dns"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
+
+	"github.com/dnsplane/dnsplane/internal/testkit"
 )
 
 const (
@@ -114,7 +116,7 @@ func TestBlackholeUpstreamKeepsUpAnswering(t *testing.T) {
 	if err != nil {
 		t.Skipf("prlimit (util-linux) is not on PATH: %v", err)
 	}
-	holeAddr := fmt.Sprintf("127.0.0.3:%d", freeUDPTCPPort(t))
+	holeAddr := fmt.Sprintf("127.0.0.3:%d", testkit.FreeUDPTCPPort(t, "127.0.0.3"))
 	asked := startBlackholeServer(t, holeAddr)
 	u := startUp(t, filepath.Join(t.TempDir(), "data"), []string{prlimit, fmt.Sprintf("--nofile=%d:%d", blackholeNofile, blackholeNofile)})
 	host, port, _ := strings.Cut(holeAddr, ":")

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"slices"
@@ -14,8 +15,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
+
+	"github.com/dnsplane/dnsplane/internal/testkit"
 )
 
 // The cluster tests (cluster_test.go, cluster_nodes_test.go) need what
@@ -46,17 +48,17 @@ func upControllerFlags(cfg controllerConfig) []string {
 // what and cond's last message.
 func waitUntil(t *testing.T, timeout time.Duration, what string, cond func(ctx context.Context) (bool, string)) {
 	t.Helper()
-	var last string
-	err := wait.PollUntilContextTimeout(t.Context(), 250*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
-		done, msg := cond(ctx)
-		if ctx.Err() == nil {
-			// Not what the poll's own deadline did to the last call.
-			last = msg
+	testkit.PollEvery(t, what, 250*time.Millisecond, timeout, explained(cond))
+}
+
+// explained is cond, which says why it does not hold yet in a message, as
+// a testkit condition.
+func explained(cond func(ctx context.Context) (bool, string)) func(context.Context) (bool, error) {
+	return func(ctx context.Context) (bool, error) {
+		if ok, msg := cond(ctx); !ok {
+			return false, errors.New(msg)
 		}
-		return done, nil
-	})
-	if err != nil {
-		t.Fatalf("%s: not within %v (%v): %s", what, timeout, err, last)
+		return true, nil
 	}
 }
 

@@ -17,6 +17,8 @@ import (
 	"time"
 
 	"github.com/miekg/dns"
+
+	"github.com/dnsplane/dnsplane/internal/testkit"
 )
 
 // testCA makes a CA and a server certificate for serverName signed by it;
@@ -87,7 +89,7 @@ func TestDNSOperatorCABundle(t *testing.T) {
 	requireKubectl(t)
 	const serverName = "dns.tls.test"
 	ca1, cert1 := testCA(t, serverName)
-	addr := fmt.Sprintf("127.0.0.1:%d", freeUDPTCPPort(t))
+	addr := fmt.Sprintf("127.0.0.1:%d", testkit.FreeUDPTCPPort(t, "127.0.0.1"))
 	srv := dotServer(t, addr, "192.0.2.53", cert1)
 	def := startNameserver(t, ".", "192.0.2.100")
 	u := startUp(t, filepath.Join(t.TempDir(), "data"), nil, "--upstream", def.Addr)

@@ -11,6 +11,8 @@ import (
 
 	"github.com/miekg/dns"
 	"sigs.k8s.io/yaml"
+
+	"github.com/dnsplane/dnsplane/internal/testkit"
 )
 
 // stoppableNameserver answers every A query under zone with ip on addr
@@ -66,7 +68,7 @@ func (s *stoppableNameserver) stop() {
 
 func newStoppableNameserver(t *testing.T, zone, ip string) *stoppableNameserver {
 	t.Helper()
-	s := &stoppableNameserver{zone: zone, ip: ip, Addr: fmt.Sprintf("127.0.0.1:%d", freeUDPTCPPort(t))}
+	s := &stoppableNameserver{zone: zone, ip: ip, Addr: fmt.Sprintf("127.0.0.1:%d", testkit.FreeUDPTCPPort(t, "127.0.0.1"))}
 	s.start(t)
 	t.Cleanup(s.stop)
 	return s

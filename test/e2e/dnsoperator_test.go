@@ -13,6 +13,8 @@ import (
 
 	"github.com/miekg/dns"
 	"sigs.k8s.io/yaml"
+
+	"github.com/dnsplane/dnsplane/internal/testkit"
 )
 
 // testNameserver is a DNS server on 127.0.0.1 (UDP and TCP) that answers
@@ -44,7 +46,7 @@ func startNameserver(t *testing.T, zone, ip string) *testNameserver {
 		_ = w.WriteMsg(m)
 	})
 	for attempt := 0; ; attempt++ {
-		port := freeUDPTCPPort(t)
+		port := testkit.FreeUDPTCPPort(t, "127.0.0.1")
 		ns.Addr = fmt.Sprintf("127.0.0.1:%d", port)
 		pc, err := net.ListenPacket("udp", ns.Addr)
 		if err != nil {

@@ -18,6 +18,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/dnsplane/dnsplane/internal/portowner"
+	"github.com/dnsplane/dnsplane/internal/testkit"
 )
 
 // TestEtcdIsolation: the embedded etcd of a running `up` answers only the
@@ -127,8 +128,8 @@ func TestEtcdIsolation(t *testing.T) {
 func TestSecondUpSamePorts(t *testing.T) {
 	t.Parallel()
 	dataDir := filepath.Join(t.TempDir(), "data")
-	port := freeUDPTCPPort(t)
-	securePort := fmt.Sprint(freePort(t))
+	port := testkit.FreeUDPTCPPort(t, "127.0.0.1")
+	securePort := fmt.Sprint(testkit.FreePort(t))
 	dns := []string{"--dns-listen", fmt.Sprintf("127.0.54.1:%d", port), "--nodecache-listen", fmt.Sprintf("127.0.54.2:%d", port)}
 	u := startUp(t, dataDir, nil, append([]string{"--secure-port", securePort}, dns...)...)
 	want := fmt.Sprintf("error: data dir %s is in use by dnsplane up (pid %d); stop it or choose another --data-dir\n", dataDir, u.cmd.Process.Pid)
@@ -137,7 +138,7 @@ func TestSecondUpSamePorts(t *testing.T) {
 		args []string
 	}{
 		{"up, same flags", append([]string{"up", "--data-dir", dataDir, "--upstream", "127.0.0.1:9", "--secure-port", securePort}, dns...)},
-		{"up, another --secure-port", append([]string{"up", "--data-dir", dataDir, "--upstream", "127.0.0.1:9", "--secure-port", fmt.Sprint(freePort(t))}, dns...)},
+		{"up, another --secure-port", append([]string{"up", "--data-dir", dataDir, "--upstream", "127.0.0.1:9", "--secure-port", fmt.Sprint(testkit.FreePort(t))}, dns...)},
 		{"apiserver, same --secure-port", []string{"apiserver", "--data-dir", dataDir, "--secure-port", securePort}},
 	} {
 		out, errOut, code := runDnsplane(t, tt.args...)

@@ -26,6 +26,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/client-go/kubernetes"
+
+	"github.com/dnsplane/dnsplane/internal/testkit"
 )
 
 // etcdBinary is the etcd server to run, or "" when none is installed.
@@ -47,8 +49,8 @@ func startEtcd(t *testing.T) string {
 	if bin == "" {
 		t.Skip("etcd is not installed (not on PATH, no /usr/bin/etcd): the external etcd test needs an etcd server binary (Debian: etcd-server)")
 	}
-	clientURL := fmt.Sprintf("http://127.0.0.1:%d", freePort(t))
-	peerURL := fmt.Sprintf("http://127.0.0.1:%d", freePort(t))
+	clientURL := fmt.Sprintf("http://127.0.0.1:%d", testkit.FreePort(t))
+	peerURL := fmt.Sprintf("http://127.0.0.1:%d", testkit.FreePort(t))
 	p, err := startProcess("etcd", bin,
 		"--name", "e2e", "--data-dir", filepath.Join(t.TempDir(), "etcd"),
 		"--listen-client-urls", clientURL, "--advertise-client-urls", clientURL,

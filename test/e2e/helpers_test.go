@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -20,6 +19,8 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/dnsplane/dnsplane/internal/testkit"
 )
 
 const (
@@ -451,32 +452,11 @@ func clientFor(t *testing.T, kubeconfig string) *kubernetes.Clientset {
 	return cs
 }
 
-// freePort is a TCP port on 127.0.0.1 that was free a moment ago.
-func freePort(t *testing.T) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
-}
-
 // eventually polls cond every interval until it holds; after timeout the
 // test fails with cond's last message.
 func eventually(t *testing.T, timeout, interval time.Duration, cond func() (bool, string)) {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		done, msg := cond()
-		if done {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("not within %v: %s", timeout, msg)
-		}
-		time.Sleep(interval)
-	}
+	testkit.PollEvery(t, "condition", interval, timeout, explained(func(context.Context) (bool, string) { return cond() }))
 }
 
 // rows splits kubectl's table output into lines of fields.

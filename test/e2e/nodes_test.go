@@ -17,7 +17,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 )
 
@@ -153,7 +152,7 @@ func TestNodes(t *testing.T) {
 		// While node-2 goes, the others stay Ready throughout: their
 		// Leases are renewed well within the 5s grace period.
 		var flapped []string
-		pollNodes(t, "node-2 Ready=Unknown with both unreachable taints", func(ctx context.Context) (bool, string) {
+		waitUntil(t, time.Minute, "node-2 Ready=Unknown with both unreachable taints", func(ctx context.Context) (bool, string) {
 			all, err := client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
 			if err != nil {
 				return false, err.Error()
@@ -184,7 +183,7 @@ func TestNodes(t *testing.T) {
 		if flapped != nil {
 			t.Errorf("other nodes not Ready while only node-2 stopped: %v", flapped)
 		}
-		pollNodes(t, "node-2's endpoints not ready, the others ready", func(ctx context.Context) (bool, string) {
+		waitUntil(t, time.Minute, "node-2's endpoints not ready, the others ready", func(ctx context.Context) (bool, string) {
 			return endpointsReady(ctx, client, ns, map[string]bool{"node-1": true, "node-2": false, "node-3": true})
 		})
 		if n, _ := client.CoreV1().Nodes().Get(ctxFor(t, 10*time.Second), "node-1", metav1.GetOptions{}); nodeReady(n) != corev1.ConditionTrue {
@@ -201,14 +200,14 @@ func TestNodes(t *testing.T) {
 		if code != 0 || out != "node node-2 started\n" {
 			t.Fatalf("node start node-2: %q %q exit %d", out, errOut, code)
 		}
-		pollNodes(t, "node-2 Ready, untainted", func(ctx context.Context) (bool, string) {
+		waitUntil(t, time.Minute, "node-2 Ready, untainted", func(ctx context.Context) (bool, string) {
 			n, err := client.CoreV1().Nodes().Get(ctx, "node-2", metav1.GetOptions{})
 			if err != nil {
 				return false, err.Error()
 			}
 			return nodeReady(n) == corev1.ConditionTrue && len(n.Spec.Taints) == 0, fmt.Sprintf("Ready=%s, taints %v", nodeReady(n), n.Spec.Taints)
 		})
-		pollNodes(t, "every endpoint ready again", func(ctx context.Context) (bool, string) {
+		waitUntil(t, time.Minute, "every endpoint ready again", func(ctx context.Context) (bool, string) {
 			return endpointsReady(ctx, client, ns, map[string]bool{"node-1": true, "node-2": true, "node-3": true})
 		})
 		if err := queryA(cacheOf["node-2"], "kubernetes.default.svc.cluster.local."); err != nil {
@@ -224,21 +223,6 @@ func TestNodes(t *testing.T) {
 			}
 		}
 	})
-}
-
-// pollNodes waits up to 60 s for cond (the grace period is 5 s, the
-// lifecycle controller checks every 5 s).
-func pollNodes(t *testing.T, what string, cond func(context.Context) (bool, string)) {
-	t.Helper()
-	var last string
-	err := wait.PollUntilContextTimeout(context.Background(), 200*time.Millisecond, 60*time.Second, true, func(ctx context.Context) (bool, error) {
-		var done bool
-		done, last = cond(ctx)
-		return done, nil
-	})
-	if err != nil {
-		t.Fatalf("%s: not within 60s: %s", what, last)
-	}
 }
 
 func nodeReady(n *corev1.Node) corev1.ConditionStatus {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -17,6 +16,8 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/dnsplane/dnsplane/internal/testkit"
 )
 
 // The reliability suite: each test reproduces one way the hardening issue
@@ -40,11 +41,11 @@ func startUp(t *testing.T, dataDir string, wrapper []string, extra ...string) *u
 	// extra may choose the DNS addresses (the agent tests need port 53).
 	dnsAddr := flagValue(extra, "--dns-listen")
 	if dnsAddr == "" {
-		dnsAddr = fmt.Sprintf("127.0.0.1:%d", freeUDPTCPPort(t))
+		dnsAddr = testkit.FreeUDPTCPAddr(t)
 	}
 	nodeAddr := flagValue(extra, "--nodecache-listen")
 	if nodeAddr == "" {
-		nodeAddr = fmt.Sprintf("127.0.0.1:%d", freeUDPTCPPort(t))
+		nodeAddr = testkit.FreeUDPTCPAddr(t)
 	}
 	args := []string{"up", "--data-dir", dataDir, "--secure-port", "0",
 		"--dns-listen", dnsAddr, "--nodecache-listen", nodeAddr}
@@ -85,20 +86,6 @@ func flagValue(args []string, name string) string {
 		}
 	}
 	return v
-}
-
-// freeUDPTCPPort is a port free for both UDP and TCP on 127.0.0.1 a moment ago.
-func freeUDPTCPPort(t *testing.T) int {
-	t.Helper()
-	for range 20 {
-		port := freePort(t)
-		if c, err := net.ListenPacket("udp", fmt.Sprintf("127.0.0.1:%d", port)); err == nil {
-			c.Close()
-			return port
-		}
-	}
-	t.Fatal("no port free for both UDP and TCP")
-	return 0
 }
 
 // requireDNS checks that both DNS servers of u answer a cluster name.
@@ -245,8 +232,8 @@ func TestStartupInterruptible(t *testing.T) {
 	for _, delay := range []time.Duration{0, 100 * time.Millisecond, 300 * time.Millisecond, 700 * time.Millisecond, 1500 * time.Millisecond, 3 * time.Second} {
 		t.Run(delay.String(), func(t *testing.T) {
 			p, err := startProcess("dnsplane up", dnsplaneBin, "up", "--data-dir", dir, "--secure-port", "0",
-				"--dns-listen", fmt.Sprintf("127.0.0.1:%d", freeUDPTCPPort(t)),
-				"--nodecache-listen", fmt.Sprintf("127.0.0.1:%d", freeUDPTCPPort(t)), "--upstream", "127.0.0.1:9")
+				"--dns-listen", testkit.FreeUDPTCPAddr(t),
+				"--nodecache-listen", testkit.FreeUDPTCPAddr(t), "--upstream", "127.0.0.1:9")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -364,8 +351,8 @@ func TestDNSSurvivesEtcdOutage(t *testing.T) {
 func TestCtrlCStopsCleanly(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "data")
 	p := &process{name: "dnsplane up", cmd: exec.Command(dnsplaneBin, "up", "--data-dir", dir, "--secure-port", "0",
-		"--dns-listen", fmt.Sprintf("127.0.0.1:%d", freeUDPTCPPort(t)),
-		"--nodecache-listen", fmt.Sprintf("127.0.0.1:%d", freeUDPTCPPort(t)), "--upstream", "127.0.0.1:9"),
+		"--dns-listen", testkit.FreeUDPTCPAddr(t),
+		"--nodecache-listen", testkit.FreeUDPTCPAddr(t), "--upstream", "127.0.0.1:9"),
 		stdout: newOutputBuffer(), stderr: newOutputBuffer(), exited: make(chan struct{})}
 	p.cmd.Stdout, p.cmd.Stderr = p.stdout, p.stderr
 	// A process group of its own, like a shell job, so the signal below

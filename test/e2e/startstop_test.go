@@ -18,6 +18,8 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/util/wait"
+
+	"github.com/dnsplane/dnsplane/internal/testkit"
 )
 
 // Start and stop as a user feels them (issue 21 item 3, docs/operations.md
@@ -30,7 +32,7 @@ const stoppingLine = "stopping (press Ctrl-C again to force)"
 // 127.0.53.x (node caches on .10 to .12), plus extra flags.
 func upNodes3(t *testing.T, dataDir string, extra ...string) *upServer {
 	t.Helper()
-	port := freeUDPTCPPort(t)
+	port := testkit.FreeUDPTCPPort(t, "127.0.0.1")
 	args := append([]string{"--nodes", "3", "--dns-listen", fmt.Sprintf("127.0.53.1:%d", port),
 		"--nodecache-listen", fmt.Sprintf("127.0.53.10:%d", port)}, extra...)
 	return startUp(t, dataDir, nil, args...)
@@ -197,7 +199,7 @@ func TestUpRefusesDamagedDatabase(t *testing.T) {
 		t.Fatal(err)
 	}
 	before := treeHashE2E(t, dataDir)
-	port := freeUDPTCPPort(t)
+	port := testkit.FreeUDPTCPPort(t, "127.0.0.1")
 	cmd := exec.CommandContext(ctxFor(t, 90*time.Second), dnsplaneBin, "up", "--data-dir", dataDir, "--secure-port", "0", "--nodes", "3",
 		"--dns-listen", fmt.Sprintf("127.0.53.1:%d", port), "--nodecache-listen", fmt.Sprintf("127.0.53.10:%d", port), "--upstream", "127.0.0.1:9")
 	var stderr strings.Builder

@@ -1,53 +1,25 @@
 package kube
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"os/exec"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/dnsplane/dnsplane/internal/testkit"
 )
 
 // stopTimeout bounds a graceful stop (SIGTERM) before the child is killed.
 const stopTimeout = 20 * time.Second
-
-// logBuffer collects a child's output.
-type logBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *logBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *logBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
-// tail is the end of the output, for failure messages.
-func (b *logBuffer) tail() string {
-	const maxTail = 8000
-	s := b.String()
-	if len(s) > maxTail {
-		return "…" + s[len(s)-maxTail:]
-	}
-	return s
-}
 
 // process is a child process the test owns: stopped at cleanup, killed
 // with the test process (PR_SET_PDEATHSIG) when that dies first.
 type process struct {
 	name   string
 	cmd    *exec.Cmd
-	out    *logBuffer
+	out    *testkit.Buffer
 	exited chan struct{}
 	err    error // cmd.Wait's result, set before exited is closed
 }
@@ -67,14 +39,14 @@ func startProcess(t testing.TB, name string, env []string, path string, args ...
 			}
 		}
 		if t.Failed() {
-			t.Logf("output of %s:\n%s", name, p.out.tail())
+			t.Logf("output of %s:\n%s", name, p.out.Tail(8000))
 		}
 	})
 	return p
 }
 
 func spawn(name string, env []string, path string, args ...string) (*process, error) {
-	p := &process{name: name, cmd: exec.Command(path, args...), out: &logBuffer{}, exited: make(chan struct{})}
+	p := &process{name: name, cmd: exec.Command(path, args...), out: &testkit.Buffer{}, exited: make(chan struct{})}
 	p.cmd.Stdout, p.cmd.Stderr = p.out, p.out
 	p.cmd.Env = append(p.cmd.Environ(), env...)
 	p.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}

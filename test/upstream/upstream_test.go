@@ -3,12 +3,10 @@
 package upstream
 
 import (
-	"bytes"
 	"context"
 	"crypto/tls"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -16,7 +14,6 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -28,6 +25,8 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/client-go/util/retry"
+
+	"github.com/dnsplane/dnsplane/internal/testkit"
 )
 
 // Environment of the run (run.sh sets it).
@@ -82,7 +81,7 @@ func TestUpstreamControllers(t *testing.T) {
 		"--use-service-account-credentials=false",
 		"--flex-volume-plugin-dir="+filepath.Join(dir, "flexvolume"),
 	)
-	schedPort := freePort(t)
+	schedPort := testkit.FreePort(t)
 	sched := start(t, "kube-scheduler", schedBin,
 		"--config="+schedulerConfig(t, dir, apiserver.kubeconfig),
 		"--bind-address=127.0.0.1",
@@ -269,7 +268,7 @@ func startAPIServer(t *testing.T, bin, dataDir string) *apiServer {
 		return servingRE.MatchString(p.stdout.String()), nil
 	})
 	if err != nil {
-		t.Fatalf("%s: %v\nstderr:\n%s", p.name, err, tail(p.stderr.String()))
+		t.Fatalf("%s: %v\nstderr:\n%s", p.name, err, p.stderr.Tail(8000))
 	}
 	return &apiServer{process: p, kubeconfig: servingRE.FindStringSubmatch(p.stdout.String())[2]}
 }
@@ -292,14 +291,14 @@ func clientFor(t *testing.T, kubeconfig string) kubernetes.Interface {
 type process struct {
 	name           string
 	cmd            *exec.Cmd
-	stdout, stderr *buffer
+	stdout, stderr *testkit.Buffer
 	exited         chan struct{}
 	err            error // cmd.Wait's, set before exited closes
 }
 
 func start(t *testing.T, name, bin string, args ...string) *process {
 	t.Helper()
-	p := &process{name: name, cmd: exec.Command(bin, args...), stdout: &buffer{}, stderr: &buffer{}, exited: make(chan struct{})}
+	p := &process{name: name, cmd: exec.Command(bin, args...), stdout: &testkit.Buffer{}, stderr: &testkit.Buffer{}, exited: make(chan struct{})}
 	p.cmd.Stdout, p.cmd.Stderr = p.stdout, p.stderr
 	// The kernel kills the child if the test binary dies without cleanup.
 	p.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
@@ -329,7 +328,7 @@ func start(t *testing.T, name, bin string, args ...string) *process {
 			}
 		}
 		if t.Failed() {
-			t.Logf("log of %s:\n%s", name, tail(p.stderr.String()))
+			t.Logf("log of %s:\n%s", name, p.stderr.Tail(8000))
 		}
 	})
 	return p
@@ -342,43 +341,6 @@ func (p *process) running() bool {
 	default:
 		return true
 	}
-}
-
-// buffer is a child's output, safe to read while it writes.
-type buffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *buffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *buffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
-func tail(s string) string {
-	const n = 8000
-	if len(s) > n {
-		return "…" + s[len(s)-n:]
-	}
-	return s
-}
-
-// freePort is a TCP port on 127.0.0.1 that was free a moment ago.
-func freePort(t *testing.T) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
 }
 
 // getInsecure GETs url from a server whose certificate is self-signed

@@ -29,6 +29,7 @@ import (
 	"github.com/dnsplane/dnsplane/internal/operator"
 	"github.com/dnsplane/dnsplane/internal/operator/clusterdnspolicy"
 	"github.com/dnsplane/dnsplane/internal/operator/render"
+	"github.com/dnsplane/dnsplane/internal/testkit"
 )
 
 // acceptAll stands for the operator's dry-load child, which `up` runs
@@ -48,7 +49,7 @@ func (acceptAll) Check(context.Context, []byte) error { return nil }
 func TestClusterDNSRunsAsItsOwnUser(t *testing.T) {
 	t.Parallel()
 	data := filepath.Join(t.TempDir(), "data")
-	listen := net.JoinHostPort("127.0.73.1", strconv.Itoa(freePort(t, "127.0.73.1")))
+	listen := net.JoinHostPort("127.0.73.1", strconv.Itoa(testkit.FreeUDPTCPPort(t, "127.0.73.1")))
 	newRoles := func() (*dnsroles.Roles, render.Options) {
 		r := dnsroles.New(dnsroles.Config{Listen: listen, ClusterDomain: "cluster.local", Upstreams: []string{"127.0.73.2:53"}})
 		if err := r.ChooseAddresses(nil); err != nil {
@@ -220,26 +221,6 @@ func certSubject(t *testing.T, data []byte) (string, []string) {
 		t.Fatal(err)
 	}
 	return leaf.Subject.CommonName, leaf.Subject.Organization
-}
-
-// freePort is a port free on host for both UDP and TCP.
-func freePort(t *testing.T, host string) int {
-	t.Helper()
-	for range 20 {
-		l, err := net.Listen("tcp", net.JoinHostPort(host, "0"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		port := l.Addr().(*net.TCPAddr).Port
-		u, err := net.ListenPacket("udp", net.JoinHostPort(host, strconv.Itoa(port)))
-		l.Close()
-		if err == nil {
-			u.Close()
-			return port
-		}
-	}
-	t.Fatal("no free port")
-	return 0
 }
 
 // lookupA is the last A record of name's answer at addr (after the CNAME

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"k8s.io/apimachinery/pkg/util/wait"
+	"github.com/dnsplane/dnsplane/internal/testkit"
 )
 
 // fakeComponent counts its starts and knows whether it runs.
@@ -51,14 +51,10 @@ func (f *fakeComponent) state() (int, bool) {
 	return f.starts, f.running
 }
 
+// waitFor polls cond, in-process state, for up to 5 s.
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	err := wait.PollUntilContextTimeout(context.Background(), time.Millisecond, 5*time.Second, true, func(context.Context) (bool, error) {
-		return cond(), nil
-	})
-	if err != nil {
-		t.Fatalf("%s: %v", what, err)
-	}
+	testkit.PollEvery(t, what, time.Millisecond, 5*time.Second, func(context.Context) (bool, error) { return cond(), nil })
 }
 
 // TestGate: a gated component starts with the control plane, is stopped
