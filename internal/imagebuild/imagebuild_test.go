@@ -320,8 +320,11 @@ func serveAndQuery(t *testing.T, root, entrypoint, addr string) error {
 	if err := cmd.Start(); err != nil {
 		return err
 	}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
+	// exited is closed once the server has exited, with its status in
+	// waitErr.
+	var waitErr error
+	exited := make(chan struct{})
+	go func() { waitErr = cmd.Wait(); close(exited) }()
 	defer func() { cancel(); <-exited }()
 	m := new(dns.Msg)
 	m.SetQuestion("version.bind.", dns.TypeTXT)
@@ -331,8 +334,8 @@ func serveAndQuery(t *testing.T, root, entrypoint, addr string) error {
 	var exitErr error
 	err = testkit.Until(ctx, 100*time.Millisecond, 30*time.Second, func(context.Context) (bool, error) {
 		select {
-		case exitErr = <-exited:
-			exited <- exitErr // for the deferred wait
+		case <-exited:
+			exitErr = waitErr
 			return true, nil
 		default:
 		}
@@ -347,9 +350,9 @@ func serveAndQuery(t *testing.T, root, entrypoint, addr string) error {
 	case err != nil:
 		return fmt.Errorf("no answer at %s: %w\n%s", addr, err, stderr.String())
 	case resp == nil && strings.Contains(stderr.String(), "already served by another process"):
-		return fmt.Errorf("%w: %v\n%s", errAddrTaken, exitErr, stderr.String())
+		return fmt.Errorf("%w: %w\n%s", errAddrTaken, exitErr, stderr.String())
 	case resp == nil:
-		return fmt.Errorf("exited before answering at %s: %v\n%s", addr, exitErr, stderr.String())
+		return fmt.Errorf("exited before answering at %s: %w\n%s", addr, exitErr, stderr.String())
 	case len(resp.Answer) != 1 || !strings.Contains(resp.Answer[0].String(), "dnsplane-image"):
 		return fmt.Errorf("answer at %s: %v\n%s", addr, resp, stderr.String())
 	}

@@ -64,9 +64,9 @@ func Until(ctx context.Context, interval, timeout time.Duration, cond func(conte
 		return nil
 	}
 	if last == nil {
-		return fmt.Errorf("not within %v (%v; %d tries, the last without an error)", timeout, err, calls)
+		return fmt.Errorf("not within %v (%w; %d tries, the last without an error)", timeout, err, calls)
 	}
-	return fmt.Errorf("not within %v (%v; %d tries): last error: %w", timeout, err, calls, last)
+	return fmt.Errorf("not within %v (%w; %d tries): last error: %w", timeout, err, calls, last)
 }
 
 // cutShort says whether err is the poll's deadline rather than the
