@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -77,62 +77,22 @@ func (stampAdmission) Validate(_ context.Context, a kadmission.Attributes, _ kad
 	return nil
 }
 
-// memStore is an objectStore of single objects in memory: Get, Create and
-// a compare-and-swap Update, what reads and writes of one object use.
-type memStore struct {
-	objectStore // nil: lists and watches are not called
-	mu          sync.Mutex
-	rev         int64
-	kvs         map[string]storage.KV
-}
-
-func (m *memStore) Get(_ context.Context, key string) (storage.KV, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	kv, ok := m.kvs[key]
-	if !ok {
-		return storage.KV{}, fmt.Errorf("%s: %w", key, storage.ErrNotFound)
-	}
-	return kv, nil
-}
-
-func (m *memStore) Create(_ context.Context, key string, value []byte) (storage.KV, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if _, ok := m.kvs[key]; ok {
-		return storage.KV{}, fmt.Errorf("%s: %w", key, storage.ErrExists)
-	}
-	m.rev++
-	kv := storage.KV{Key: key, Value: value, ModRevision: m.rev, CreateRevision: m.rev}
-	m.kvs[key] = kv
-	return kv, nil
-}
-
-func (m *memStore) Update(_ context.Context, key string, value []byte, expect int64) (storage.KV, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	kv, ok := m.kvs[key]
-	if !ok || kv.ModRevision != expect {
-		return storage.KV{}, fmt.Errorf("%s: %w", key, storage.ErrConflict)
-	}
-	m.rev++
-	kv.Value, kv.ModRevision = value, m.rev
-	m.kvs[key] = kv
-	return kv, nil
-}
-
-func (m *memStore) CurrentRevision(context.Context) (int64, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return m.rev, nil
-}
-
 // stampServer is a Server whose ConfigMap strategy is stamped, with what
 // New derives from its registry derived from that one.
 func stampServer(t *testing.T) *Server {
 	t.Helper()
-	mem := &memStore{kvs: map[string]storage.KV{}}
-	s, err := New(Config{Store: mem})
+	etcd, err := storage.StartEmbedded(t.Context(), filepath.Join(t.TempDir(), "etcd"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = etcd.Close() })
+	client, err := storage.Connect(t.Context(), etcd.ClientConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = client.Close() })
+	objects := storage.New(client, "/registry")
+	s, err := New(Config{Store: objects})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -155,7 +115,7 @@ func stampServer(t *testing.T) *Server {
 	// so that its managed fields are tracked from the start.
 	nsRes, _ := s.reg.Lookup(corev1.SchemeGroupVersion.WithResource("namespaces"))
 	ns := `{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"ns","uid":"u0"},"status":{"phase":"Active"}}`
-	if _, err := mem.Create(context.Background(), store.Key(&nsRes.Resource, "", "ns"), []byte(ns)); err != nil {
+	if _, err := objects.Create(context.Background(), store.Key(&nsRes.Resource, "", "ns"), []byte(ns)); err != nil {
 		t.Fatal(err)
 	}
 	created := `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"c","labels":{"app":"a"}},"data":{"a":"1"}}`
