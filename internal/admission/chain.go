@@ -34,66 +34,50 @@ type Plugin struct {
 	kadmission.Interface
 }
 
-// Chain runs plugins in order. The zero value admits everything.
+// Chain runs plugins in order: upstream's chain handler
+// (admission.NewChainHandler), which runs the mutating plugins that handle
+// a write's operation on Admit and the validating ones on Validate, the
+// first refusal ending either. The zero value and nil admit everything.
 type Chain struct {
-	plugins []Plugin
+	names   []string
+	handler interface {
+		kadmission.MutationInterface
+		kadmission.ValidationInterface
+	}
 }
 
 // NewChain returns the chain of plugins, in the order given. A plugin with
 // a nil Interface (one its configuration turned off) is left out.
 func NewChain(plugins []Plugin) *Chain {
 	c := &Chain{}
+	var handlers []kadmission.Interface
 	for _, p := range plugins {
 		if p.Interface != nil {
-			c.plugins = append(c.plugins, p)
+			c.names = append(c.names, p.Name)
+			handlers = append(handlers, p.Interface)
 		}
 	}
+	c.handler = kadmission.NewChainHandler(handlers...)
 	return c
 }
 
 // Names lists the plugins the chain runs, in order.
-func (c *Chain) Names() []string {
-	names := make([]string, 0, len(c.plugins))
-	for _, p := range c.plugins {
-		names = append(names, p.Name)
-	}
-	return names
-}
+func (c *Chain) Names() []string { return c.names }
 
-// Admit runs the mutating plugins that handle a's operation, in order, as
-// kube-apiserver's chainAdmissionHandler does; the first refusal ends it.
+// Admit runs the mutating plugins on a.
 func (c *Chain) Admit(ctx context.Context, a kadmission.Attributes) error {
-	if c == nil {
+	if c == nil || c.handler == nil {
 		return nil
 	}
-	for _, p := range c.plugins {
-		m, ok := p.Interface.(kadmission.MutationInterface)
-		if !ok || !p.Handles(a.GetOperation()) {
-			continue
-		}
-		if err := m.Admit(ctx, a, nil); err != nil {
-			return err
-		}
-	}
-	return nil
+	return c.handler.Admit(ctx, a, nil)
 }
 
-// Validate runs the validating plugins that handle a's operation, in
-// order; the first refusal ends it.
+// Validate runs the validating plugins on a.
 func (c *Chain) Validate(ctx context.Context, a kadmission.Attributes) error {
-	if c == nil {
+	if c == nil || c.handler == nil {
 		return nil
 	}
-	for _, p := range c.plugins {
-		v, ok := p.Interface.(kadmission.ValidationInterface)
-		if !ok || !p.Handles(a.GetOperation()) {
-			continue
-		}
-		if err := v.Validate(ctx, a, nil); err != nil {
-			return err
-		}
-	}
-	return nil
+	return c.handler.Validate(ctx, a, nil)
 }
 
 // Request is one write as the store hands it to the chain.

@@ -1,8 +1,6 @@
 package apiserver
 
 import (
-	"context"
-
 	"k8s.io/apiserver/pkg/admission/initializer"
 	"k8s.io/apiserver/pkg/authorization/authorizer"
 	"k8s.io/apiserver/pkg/authorization/authorizerfactory"
@@ -35,14 +33,4 @@ func newNodeRestriction(cfg Config) *noderestriction.Plugin {
 	p := noderestriction.New()
 	initializer.New(nil, nil, f, az, utilfeature.DefaultFeatureGate, nil, nil, nil).Initialize(p)
 	return p
-}
-
-// admitSubresourceWrite runs the store's admission of a POST to a
-// subresource served by its kind (store.AdmitSubresourceCreate); other
-// verbs are not writes.
-func (s *Server) admitSubresourceWrite(ctx context.Context, res *Resource, info requestInfo, body any) error {
-	if info.Verb != "create" {
-		return nil
-	}
-	return res.store.AdmitSubresourceCreate(ctx, info.Subresource, info.Namespace, info.Name, body)
 }

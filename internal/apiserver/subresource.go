@@ -302,3 +302,13 @@ func (o objects) Delete(ctx context.Context, gvr schema.GroupVersionResource, na
 	obj, _, err := res.store.Delete(ctx, namespace, name, store.DeleteOptions{Preconditions: opts.Preconditions, GracePeriod: opts.GracePeriodSeconds, DryRun: dryRun, GC: opts})
 	return obj, err
 }
+
+// admitSubresourceWrite runs the store's admission of a POST to a
+// subresource served by its kind (store.AdmitSubresourceCreate); other
+// verbs are not writes.
+func (s *Server) admitSubresourceWrite(ctx context.Context, res *Resource, info requestInfo, body any) error {
+	if info.Verb != "create" {
+		return nil
+	}
+	return res.store.AdmitSubresourceCreate(ctx, info.Subresource, info.Namespace, info.Name, body)
+}
