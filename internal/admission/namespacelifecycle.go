@@ -1,72 +1,37 @@
 package admission
 
 import (
-	"context"
 	"fmt"
 
-	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	kadmission "k8s.io/apiserver/pkg/admission"
+	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/apiserver/pkg/admission/plugin/namespace/lifecycle"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
 )
 
-// NamespaceGetter reads a stored namespace; a missing one is the
-// namespace's 404 (apierrors.NewNotFound).
-type NamespaceGetter interface {
-	GetNamespace(ctx context.Context, name string) (*corev1.Namespace, error)
-}
-
-// namespaceLifecycle is upstream's NamespaceLifecycle
-// (k8s.io/apiserver/pkg/admission/plugin/namespace/lifecycle) on creates:
-// the object's namespace must exist (its 404) and not be terminating (a 403
-// naming the object, or its generateName before a name is generated, with
-// a NamespaceTerminating cause). It is not upstream's plugin because that
-// one reads a namespace informer the store does not have yet (issue 32
-// serves these reads from caches); its answers are upstream's.
-type namespaceLifecycle struct {
-	*kadmission.Handler
-	namespaces NamespaceGetter
-}
-
-var _ kadmission.MutationInterface = namespaceLifecycle{}
-
-func newNamespaceLifecycle(ns NamespaceGetter) kadmission.Interface {
-	if ns == nil {
-		return nil
-	}
-	return namespaceLifecycle{Handler: kadmission.NewHandler(kadmission.Create), namespaces: ns}
-}
-
-// Admit refuses a create in a namespace that is missing or terminating.
-// Cluster-scoped objects and namespaces themselves have no namespace to
-// check.
-func (p namespaceLifecycle) Admit(ctx context.Context, a kadmission.Attributes, _ kadmission.ObjectInterfaces) error {
-	ns := a.GetNamespace()
-	if ns == "" || a.GetSubresource() != "" {
-		return nil
-	}
-	stored, err := p.namespaces.GetNamespace(ctx, ns)
+// NewNamespaceLifecycle is kube-apiserver's NamespaceLifecycle, upstream's
+// plugin itself, with kube's immortal namespaces (default, kube-system,
+// kube-public may not be deleted): a create in a missing namespace gets
+// the namespace's 404, one in a terminating namespace a 403 with the
+// NamespaceTerminating cause. It reads namespaces from f's informer, so a
+// create costs no storage read (issue 32; docs/apiserver.md, "Reads on the
+// write path"); on a miss it waits 50 ms for the informer and then asks
+// client, the server's loopback client, as kube does for a namespace
+// created a moment ago, and after a namespace's delete it asks client
+// until the informer has seen the namespace terminate. f must be started
+// by the caller; until its namespace informer has synced, creates wait
+// (10 s at most, then 403 "not yet ready to handle request").
+func NewNamespaceLifecycle(client kubernetes.Interface, f informers.SharedInformerFactory) (*lifecycle.Lifecycle, error) {
+	l, err := lifecycle.NewLifecycle(sets.New(metav1.NamespaceDefault, metav1.NamespaceSystem, metav1.NamespacePublic))
 	if err != nil {
-		return err
+		return nil, fmt.Errorf("namespace lifecycle: %w", err)
 	}
-	if stored.Status.Phase != corev1.NamespaceTerminating {
-		return nil
+	// What kube-apiserver's plugin initializer gives it.
+	l.SetExternalKubeInformerFactory(f)
+	l.SetExternalKubeClientSet(client)
+	if err := l.ValidateInitialization(); err != nil {
+		return nil, fmt.Errorf("namespace lifecycle: %w", err)
 	}
-	name := a.GetName()
-	if name == "" {
-		if m, err := meta.Accessor(a.GetObject()); err == nil {
-			name = m.GetGenerateName()
-		}
-	}
-	if name == "" {
-		name = "Unknown"
-	}
-	forbidden := apierrors.NewForbidden(a.GetResource().GroupResource(), name, fmt.Errorf("unable to create new content in namespace %s because it is being terminated", ns))
-	forbidden.ErrStatus.Details.Causes = append(forbidden.ErrStatus.Details.Causes, metav1.StatusCause{
-		Type:    corev1.NamespaceTerminatingCause,
-		Message: fmt.Sprintf("namespace %s is being terminated", ns),
-		Field:   "metadata.namespace",
-	})
-	return forbidden
+	return l, nil
 }

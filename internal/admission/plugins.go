@@ -2,6 +2,7 @@ package admission
 
 import (
 	kadmission "k8s.io/apiserver/pkg/admission"
+	"k8s.io/apiserver/pkg/admission/plugin/namespace/lifecycle"
 
 	"github.com/dnsplane/dnsplane/internal/admission/certadmission"
 	"github.com/dnsplane/dnsplane/internal/admission/escalation"
@@ -11,8 +12,10 @@ import (
 
 // Config is what the plugins read.
 type Config struct {
-	// Namespaces reads namespaces for NamespaceLifecycle; nil runs none.
-	Namespaces NamespaceGetter
+	// NamespaceLifecycle is upstream's plugin
+	// (k8s.io/apiserver/pkg/admission/plugin/namespace/lifecycle), built
+	// and initialised by NewNamespaceLifecycle; nil runs none.
+	NamespaceLifecycle *lifecycle.Lifecycle
 	// NodeRestriction judges node agents' writes; nil runs none.
 	NodeRestriction *noderestriction.Plugin
 	// PodSecurity is Pod Security admission; nil runs none.
@@ -34,9 +37,12 @@ type Config struct {
 // this package and a line here.
 func Plugins(cfg Config) []Plugin {
 	return []Plugin{
-		{"NamespaceLifecycle", newNamespaceLifecycle(cfg.Namespaces)},
+		{"NamespaceLifecycle", orNil(cfg.NamespaceLifecycle)},
 		{"ServiceAccount", newServiceAccount()},
-		{"NodeRestriction", newNodeRestriction(cfg.NodeRestriction)},
+		// On every write by a node agent: creates, updates and deletes of
+		// the main resource and creates on subresources (tokens,
+		// evictions, bindings); a write with no user passes.
+		{"NodeRestriction", orNil(cfg.NodeRestriction)},
 		{"PodSecurity", newPodSecurity(cfg.PodSecurity, cfg.View)},
 		{"DefaultTolerationSeconds", newDefaultTolerationSeconds()},
 		// CertificateApproval, CertificateSigning, ClusterTrustBundleAttest
@@ -54,3 +60,15 @@ func Plugins(cfg Config) []Plugin {
 func New(cfg Config) *Chain { return NewChain(Plugins(cfg)) }
 
 var _ kadmission.Interface = Plugin{}
+
+// orNil is p as an Interface, nil when p is a nil pointer, so that the
+// chain leaves out a plugin its configuration did not build.
+func orNil[P interface {
+	*T
+	kadmission.Interface
+}, T any](p P) kadmission.Interface {
+	if p == nil {
+		return nil
+	}
+	return p
+}

@@ -1,7 +1,11 @@
 package apiserver
 
 import (
+	"fmt"
+
+	lifecycle "k8s.io/apiserver/pkg/admission/plugin/namespace/lifecycle"
 	utilfeature "k8s.io/apiserver/pkg/util/feature"
+	psadmission "k8s.io/pod-security-admission/admission"
 
 	"github.com/dnsplane/dnsplane/internal/admission"
 	"github.com/dnsplane/dnsplane/internal/admission/certadmission"
@@ -10,17 +14,37 @@ import (
 )
 
 // newAdmission builds the server's admission chain (internal/admission)
-// over its storage and authorizer.
+// over its informers and authorizer. What each plugin reads, and from
+// where, is docs/apiserver.md's "Reads on the write path".
 func newAdmission(s *Server, cfg Config) (*admission.Chain, error) {
-	ps, err := podsecurity.New(s, s)
+	var lc *lifecycle.Lifecycle
+	// Pod Security reads the namespace of every pod and pod template
+	// write, and lists a namespace's pods when its level becomes stricter:
+	// from the informers, as kube-apiserver's plugin does, with its live
+	// lookup on a miss; from storage without them.
+	var nsGetter podsecurity.NamespaceGetter = s
+	var pods podsecurity.PodLister = s
+	if cfg.Informers != nil {
+		if cfg.Loopback == nil {
+			return nil, fmt.Errorf("apiserver: informers without their loopback client")
+		}
+		var err error
+		if lc, err = admission.NewNamespaceLifecycle(cfg.Loopback, cfg.Informers); err != nil {
+			return nil, err
+		}
+		core := cfg.Informers.Core().V1()
+		nsGetter = psadmission.NamespaceGetterFromListerAndClient(core.Namespaces().Lister(), cfg.Loopback)
+		pods = psadmission.PodListerFromInformer(core.Pods().Lister())
+	}
+	ps, err := podsecurity.New(nsGetter, pods)
 	if err != nil {
 		return nil, err
 	}
 	return admission.New(admission.Config{
-		Namespaces:      s,
-		NodeRestriction: s.nodeRestriction,
-		PodSecurity:     ps,
-		View:            admission.Views(s.reg.strategies()),
+		NamespaceLifecycle: lc,
+		NodeRestriction:    s.nodeRestriction,
+		PodSecurity:        ps,
+		View:               admission.Views(s.reg.strategies()),
 		// kube's own gates: ClusterTrustBundleAttest reads
 		// ClusterTrustBundle, which dnsplane's --feature-gates does not
 		// carry.

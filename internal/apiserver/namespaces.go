@@ -11,7 +11,9 @@ import (
 )
 
 // GetNamespace reads a stored namespace, for the strategies whose rules
-// depend on its labels (internal/registry: DRA admin access).
+// depend on its labels (internal/registry: DRA admin access, which
+// kube-apiserver's resourceclaim storage also reads live) and for Pod
+// Security on a server without informers (tests).
 func (s *Server) GetNamespace(ctx context.Context, name string) (*corev1.Namespace, error) {
 	nsRes, _ := s.reg.Lookup(schema.GroupVersionResource{Version: "v1", Resource: "namespaces"})
 	kv, err := s.storage.Get(ctx, store.Key(&nsRes.Resource, "", name))
@@ -31,8 +33,9 @@ func (s *Server) GetNamespace(ctx context.Context, name string) (*corev1.Namespa
 
 // ListPods reads the pods of a namespace as k8s.io/api Pods, for Pod
 // Security admission's warnings about the pods a stricter enforce level
-// would refuse (internal/admission/podsecurity); kube-apiserver's plugin reads its pod
-// informer's cache, dnsplane reads storage, as GetNamespace does.
+// would refuse (internal/admission/podsecurity), on a server without
+// informers (tests); with them, the pod informer's cache is read, as
+// kube-apiserver's plugin does.
 func (s *Server) ListPods(ctx context.Context, namespace string) ([]*corev1.Pod, error) {
 	res, _ := s.reg.Lookup(schema.GroupVersionResource{Version: "v1", Resource: "pods"})
 	viewer, ok := res.Strategy.(interface {

@@ -5,10 +5,8 @@ import (
 	"k8s.io/apiserver/pkg/authorization/authorizer"
 	"k8s.io/apiserver/pkg/authorization/authorizerfactory"
 	utilfeature "k8s.io/apiserver/pkg/util/feature"
-	"k8s.io/client-go/informers"
 
 	"github.com/dnsplane/dnsplane/internal/admission/noderestriction"
-	"github.com/dnsplane/dnsplane/internal/authz"
 )
 
 // newNodeRestriction is kube's NodeRestriction admission, upstream's
@@ -18,19 +16,15 @@ import (
 // plugins: kube's feature gates, the informers the authorizers read
 // (kube-apiserver's VersionedInformers, which the caller starts once the
 // server serves) and the authorizer, asked about the grants a node may
-// hold beyond its pods' volumes. Without those informers (an authorizer
-// that is not authz's) node writes are refused: docs/apiserver.md says so.
+// hold beyond its pods' volumes. Without those informers (Config.Informers
+// nil) node writes are refused: docs/apiserver.md says so.
 func newNodeRestriction(cfg Config) *noderestriction.Plugin {
-	var f informers.SharedInformerFactory
-	if a, ok := cfg.Authorizer.(*authz.Authorizer); ok {
-		f = a.Informers
-	}
 	var az authorizer.Authorizer = authorizerfactory.NewAlwaysAllowAuthorizer()
 	if cfg.Authorizer != nil {
 		// Without one, every user may do everything, these grants too.
 		az = cfg.Authorizer
 	}
 	p := noderestriction.New()
-	initializer.New(nil, nil, f, az, utilfeature.DefaultFeatureGate, nil, nil, nil).Initialize(p)
+	initializer.New(nil, nil, cfg.Informers, az, utilfeature.DefaultFeatureGate, nil, nil, nil).Initialize(p)
 	return p
 }

@@ -18,6 +18,8 @@ import (
 	"k8s.io/apiserver/pkg/authentication/authenticator"
 	"k8s.io/apiserver/pkg/authorization/authorizer"
 	apirequest "k8s.io/apiserver/pkg/endpoints/request"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/component-base/featuregate"
 	rbacregistryvalidation "k8s.io/kubernetes/pkg/registry/rbac/validation"
 
@@ -125,6 +127,19 @@ type Config struct {
 	// Limits are the request limits Handler enforces (max in flight,
 	// request timeout); nil = filters.DefaultLimits().
 	Limits *filters.Limits
+
+	// Informers are shared informers of the server's own loopback client
+	// (kube-apiserver's VersionedInformers), which the caller starts once
+	// the server serves: admission and the service account token
+	// authenticator read what they need on the write path from them, not
+	// from storage (docs/apiserver.md, "Reads on the write path"). The
+	// authorizers read the same factory (internal/authz). nil: the plugins
+	// that read the API through it (NamespaceLifecycle, NodeRestriction)
+	// do not run, and the others read storage (tests only).
+	Informers informers.SharedInformerFactory
+	// Loopback is that client, for the live lookups kube makes on an
+	// informer miss (a namespace created a moment ago). Set with Informers.
+	Loopback kubernetes.Interface
 }
 
 // Server is the HTTP API server. Create it with New and serve Handler.

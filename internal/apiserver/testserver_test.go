@@ -3,6 +3,7 @@ package apiserver
 import (
 	"context"
 	"crypto/x509"
+	"fmt"
 	"net"
 	"path/filepath"
 	"testing"
@@ -11,6 +12,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 
@@ -32,6 +34,20 @@ type testRunning struct {
 	Server     *Server
 	serving    *Serving
 	closers    []func() error
+	// informers are those of the server's loopback client, and
+	// stopInformers ends them.
+	informers     informers.SharedInformerFactory
+	stopInformers func()
+}
+
+// waitInformers waits until the server's informers have listed once.
+func (r *testRunning) waitInformers(ctx context.Context) error {
+	for typ, ok := range r.informers.WaitForCacheSync(ctx.Done()) {
+		if !ok {
+			return fmt.Errorf("informer of %v did not sync", typ)
+		}
+	}
+	return nil
 }
 
 func startRunning(ctx context.Context, dir string, cfg Config) (_ *testRunning, err error) {
@@ -90,6 +106,22 @@ func startRunning(ctx context.Context, dir string, cfg Config) (_ *testRunning, 
 		cfg.ServiceAccountIssuer = testIssuer
 	}
 	cfg.MaxObjectBytes = EmbeddedEtcdMaxObjectBytes
+	// The informers admission reads, of a client of the server itself, as
+	// internal/controlplane gives them (kube-apiserver's loopback client
+	// and VersionedInformers), started once it serves.
+	if cfg.Informers == nil {
+		loopback, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+		if err != nil {
+			ln.Close()
+			return nil, err
+		}
+		loopback.QPS = -1
+		if cfg.Loopback, err = kubernetes.NewForConfig(loopback); err != nil {
+			ln.Close()
+			return nil, err
+		}
+		cfg.Informers = informers.NewSharedInformerFactory(cfg.Loopback, 10*time.Minute)
+	}
 	srv, err := New(cfg)
 	if err != nil {
 		ln.Close()
@@ -118,12 +150,23 @@ func startRunning(ctx context.Context, dir string, cfg Config) (_ *testRunning, 
 		ln.Close()
 		return nil, err
 	}
+	stop := make(chan struct{})
+	cfg.Informers.Start(stop)
+	run.informers = cfg.Informers
+	run.stopInformers = func() {
+		close(stop)
+		cfg.Informers.Shutdown()
+	}
 	return run, nil
 }
 
 // Stop shuts the server down gracefully, then closes storage.
 func (r *testRunning) Stop(ctx context.Context) error {
 	var err error
+	if r.stopInformers != nil {
+		r.stopInformers()
+		r.stopInformers = nil
+	}
 	if r.serving != nil {
 		err = r.serving.Shutdown(ctx)
 	}

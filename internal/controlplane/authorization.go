@@ -24,8 +24,9 @@ const policyTimeout = 30 * time.Second
 
 // authorization is the API server's authorizer (--authorization-mode) and
 // the informers of its own loopback client it reads, kube-apiserver's
-// VersionedInformerFactory: the authorizer is built before the API server
-// and the informers start once it serves.
+// VersionedInformerFactory, which admission and the token authenticator
+// read too (apiserver.Config.Informers): the authorizer is built before the
+// API server and the informers start once it serves.
 type authorization struct {
 	authorizer *authz.Authorizer
 	client     kubernetes.Interface

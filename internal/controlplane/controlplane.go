@@ -336,7 +336,8 @@ func Start(ctx context.Context, c Config) (*ControlPlane, error) {
 		AgentDial:         agentDial(roles, c.AgentRules, services),
 		ServiceAccountKey: saKey, ServiceAccountIssuer: serviceAccountIssuer(c.ClusterDomain),
 		Authorizer: authorization.authorizer, RuleResolver: authorization.authorizer.RuleResolver,
-		RBACRules: authorization.authorizer.EscalationRules})
+		RBACRules: authorization.authorizer.EscalationRules,
+		Informers: authorization.factory, Loopback: authorization.client})
 	if err != nil {
 		return fail(err)
 	}

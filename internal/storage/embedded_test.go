@@ -45,6 +45,7 @@ func TestEmbeddedRestartKeepsData(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	upd.CreateRevision = want[upd.Key].CreateRevision // Update does not return it
 	want[upd.Key] = upd
 	if _, err := s.Delete(ctx, "pods/ns/p01", 0); err != nil {
 		t.Fatal(err)

@@ -129,7 +129,7 @@ func (s *Store) Get(ctx context.Context, key string) (KV, error) {
 // Update replaces the value of an existing key if its mod revision is still
 // expectModRevision. expectModRevision 0 skips the revision check (an unconditional
 // update, as for a PUT without resourceVersion), but the key must still exist: an update
-// never creates.
+// never creates. The KV returned has no CreateRevision.
 func (s *Store) Update(ctx context.Context, key string, value []byte, expectModRevision int64) (KV, error) {
 	full, err := s.fullKey(key)
 	if err != nil {
@@ -139,11 +139,14 @@ func (s *Store) Update(ctx context.Context, key string, value []byte, expectModR
 	if expectModRevision == 0 {
 		cond = clientv3.Compare(clientv3.CreateRevision(full), ">", 0)
 	}
-	// Keys-only reads inside the transaction give us the create revision (success) or
-	// the current revision (failure) without shipping the value back.
+	// The else branch's keys-only read says why a failed compare failed
+	// without shipping the value back. The success branch reads nothing:
+	// etcd counts a range inside a write transaction as a read of its own
+	// (twice, in 3.6 and later), and the create revision it would give is
+	// the caller's already.
 	resp, err := s.client.Txn(ctx).
 		If(cond).
-		Then(clientv3.OpPut(full, string(value)), clientv3.OpGet(full, clientv3.WithKeysOnly())).
+		Then(clientv3.OpPut(full, string(value))).
 		Else(clientv3.OpGet(full, clientv3.WithKeysOnly())).
 		Commit()
 	if err != nil {
@@ -152,11 +155,7 @@ func (s *Store) Update(ctx context.Context, key string, value []byte, expectModR
 	if !resp.Succeeded {
 		return KV{}, s.casFailure("updating", key, expectModRevision, resp)
 	}
-	kv := KV{Key: key, Value: value, ModRevision: resp.Header.Revision}
-	if kvs := resp.Responses[1].GetResponseRange().GetKvs(); len(kvs) == 1 {
-		kv.CreateRevision = kvs[0].CreateRevision
-	}
-	return kv, nil
+	return KV{Key: key, Value: value, ModRevision: resp.Header.Revision}, nil
 }
 
 // Delete removes key if its mod revision is still expectModRevision (0: unconditionally)

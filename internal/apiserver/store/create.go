@@ -31,11 +31,11 @@ func (s *Store) Create(ctx context.Context, obj any, opts CreateOptions) (any, e
 	if s.resource.Namespaced && m.GetNamespace() == "" {
 		return nil, apierrors.NewBadRequest("the namespace of the provided object does not match the namespace sent on the request")
 	}
-	// Admission sees the name the request gave: upstream's
-	// NamespaceLifecycle names the generateName when there is none.
 	req := s.admissionRequest(kadmission.Create, "", m.GetNamespace(), m.GetName(), obj, nil, opts.DryRun)
+	generated := ""
 	if m.GetName() == "" && m.GetGenerateName() != "" {
-		m.SetName(names.SimpleNameGenerator.GenerateName(m.GetGenerateName()))
+		generated = names.SimpleNameGenerator.GenerateName(m.GetGenerateName())
+		m.SetName(generated)
 	}
 	initMetadata(obj, s.now())
 	s.initGeneration(obj)
@@ -47,7 +47,18 @@ func (s *Store) Create(ctx context.Context, obj any, opts CreateOptions) (any, e
 	}
 	// After the managed fields, as kube-apiserver admits: what admission
 	// adds is owned by no manager.
-	if err := s.admit(ctx, req); err != nil {
+	// Mutating admission sees the name the request gave, as in
+	// kube-apiserver, where the name is generated after it (BeforeCreate):
+	// upstream's NamespaceLifecycle names the generateName in its refusal.
+	// The strategy's defaults above already had it (a Job's labels).
+	if generated != "" {
+		m.SetName("")
+	}
+	err := s.admit(ctx, req)
+	if generated != "" && m.GetName() == "" {
+		m.SetName(generated)
+	}
+	if err != nil {
 		return nil, err
 	}
 	if err := s.validate(ctx, req, obj, nil); err != nil {

@@ -7,7 +7,8 @@
 //
 //	create: namespace → generated name → server metadata, generation →
 //	        strategy.PrepareForCreate → managed fields (the caller's) →
-//	        mutating admission → validation → validating admission →
+//	        mutating admission (which sees the name the request gave, as
+//	        kube's generates it after) → validation → validating admission →
 //	        reservations (Reserver) → etcd create
 //	update: (read, resourceVersion precondition) → what the write may not
 //	        change kept (PrepareForUpdate, the /status or object
