@@ -301,13 +301,13 @@ rss_cell() {
 }
 
 # row LABEL KUBE DNSPLANE RATIO
-row() { printf '%-42s | %-24s | %-24s | %s\n' "$@"; }
+row() { printf '%-42s | %-28s | %-28s | %s\n' "$@"; }
 
 echo
 echo "summary: median over $ROUNDS rounds (each round's value); ratio = dnsplane/kube (creates/s: above 1 is faster,"
 echo "the median (min-max) of the per-round ratios; latency, etcd requests, RSS: below 1 is less)"
 row '' kube-apiserver dnsplane dnsplane/kube
-row '' ------------------------ ------------------------ -------------
+row '' ---------------------------- ---------------------------- -------------
 for v in Strict Ignore; do
 	row "creates/s, $v, ${ROUNDS}x$PER_ROUND, $CLIENTS clients" "$(rate_cell kube "$v")" "$(rate_cell dnsplane "$v")" "$(rate_ratio "$v")"
 done
