@@ -184,16 +184,6 @@ while read -r s mode user round rps p50 p99 az; do
 	printf '%-9s %-12s %-7s %5s %9s %10s %10s %9s\n' "$s" "$mode" "$user" "$round" "$rps" "$p50" "$p99" "$az"
 done <"$results"
 
-# median_range FORMAT: "median (min-max)" of the numbers on stdin, one a
-# line, each printed with the printf FORMAT; "-" if there are none.
-median_range() {
-	sort -g | awk -v f="$1" '{ v[NR] = $1 } END {
-		if (NR == 0) { print "-"; exit }
-		m = NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
-		printf f " (" f "-" f ")\n", m, v[1], v[NR]
-	}'
-}
-
 # column SERVER MODE USER FIELD: FIELD (5 req/s, 8 authz_µs) of those runs,
 # one per round, in round order.
 column() {

@@ -1,6 +1,6 @@
 # Shared by the benchmark scripts (dns.sh, autopath.sh, operator.sh, agent.sh,
-# rss.sh, forwardplugins.sh, apiserver.sh, watchfan.sh, authz.sh); sourced, not
-# run. The
+# rss.sh, forwardplugins.sh, apiserver.sh, watchfan.sh, authz.sh,
+# createpath.sh); sourced, not run. The
 # sourcing script sets $script (its name, for messages) and $work, keeps the
 # processes it starts in pids (and server_pid, cache_pid for the one under test),
 # and traps cleanup on EXIT.
@@ -63,6 +63,17 @@ require_tools() {
 	command -v taskset >/dev/null 2>&1 || die "taskset (util-linux) is required"
 	command -v kubectl >/dev/null 2>&1 || die "kubectl is required"
 	command -v ss >/dev/null 2>&1 || die "ss (iproute2) is required"
+}
+
+# median_range FORMAT: "median (min-max)" of the numbers on stdin, one a
+# line, each printed with the printf FORMAT; "-" if there are none (authz.sh,
+# createpath.sh).
+median_range() {
+	sort -g | awk -v f="$1" '{ v[NR] = $1 } END {
+		if (NR == 0) { print "-"; exit }
+		m = NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
+		printf f " (" f "-" f ")\n", m, v[1], v[NR]
+	}'
 }
 
 # free_port prints a port that nothing on this machine uses for TCP or UDP
