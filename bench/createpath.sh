@@ -154,6 +154,12 @@ rss_mib() {
 	awk '/^VmRSS:/ { printf "%.0f\n", $2 / 1024 }' "/proc/${pid_of[$1]}/status"
 }
 
+# rss_split NAME: NAME's RssAnon and RssFile in MiB ("anon/file"): the
+# heap and stacks, and the pages of its binary it has touched.
+rss_split() {
+	awk '/^RssAnon:/ { a = $2 } /^RssFile:/ { f = $2 } END { printf "%.0f/%.0f\n", a / 1024, f / 1024 }' "/proc/${pid_of[$1]}/status"
+}
+
 # pod_count NAME: the pods in bench, by a list (kubectl pages it).
 pod_count() {
 	kubectl --kubeconfig "${kc[$1]}" -n bench get pods -o name | wc -l
@@ -239,6 +245,10 @@ echo "VmRSS of the API server (MiB)"
 printf '%-9s %-30s %-30s\n' server 'after the rounds' "after topping up to $TOTAL"
 for s in "${servers[@]}"; do
 	printf '%-9s %-30s %-30s\n' "$s" "${rss[$s|rounds]} (${pods[$s|rounds]} pods)" "${rss[$s|total]} (${pods[$s|total]} pods)"
+done
+echo "RssAnon/RssFile at the end (MiB): the heap and stacks / the touched pages of the binary"
+for s in "${servers[@]}"; do
+	printf '%-9s %s\n' "$s" "$(rss_split "$s")"
 done
 
 # column SERVER VALIDATION FIELD: FIELD (4 creates/s, 5 p50, 6 p99) of those

@@ -387,6 +387,11 @@ func (s *Server) route(w http.ResponseWriter, r *http.Request) {
 	case p == "/metrics":
 		promhttp.HandlerFor(s.gatherer, promhttp.HandlerOpts{}).ServeHTTP(w, r)
 		return
+	case strings.HasPrefix(p, "/debug/pprof/"):
+		// kube-apiserver's --profiling, on by default: Go's profiles, for
+		// whom RBAC lets GET the path (cluster-admin; docs/operations.md).
+		serveProfiling(w, r)
+		return
 	case p == "/api" || p == "/api/":
 		s.discovery.ServeAPI(w, r)
 		return

@@ -122,12 +122,15 @@ func startRunning(ctx context.Context, dir string, cfg Config) (_ *testRunning, 
 		}
 		cfg.Informers = informers.NewSharedInformerFactory(cfg.Loopback, 10*time.Minute)
 	}
+	pods := &PodSource{}
+	pods.Register(cfg.Informers)
 	srv, err := New(cfg)
 	if err != nil {
 		ln.Close()
 		return nil, err
 	}
 	run.Server = srv
+	pods.Attach(srv)
 	// The bootstrap objects tests rely on (internal/controlplane creates
 	// them all in a real cluster).
 	for _, obj := range []runtime.Object{

@@ -7,11 +7,13 @@ import (
 	"time"
 
 	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
+	"github.com/dnsplane/dnsplane/internal/apiserver"
 	"github.com/dnsplane/dnsplane/internal/authz"
 	"github.com/dnsplane/dnsplane/internal/operator/clusterdnspolicy"
 	"github.com/dnsplane/dnsplane/internal/operator/operatorpolicy"
@@ -31,6 +33,9 @@ type authorization struct {
 	authorizer *authz.Authorizer
 	client     kubernetes.Interface
 	factory    informers.SharedInformerFactory
+	// pods feeds the factory's pod informer from the API server in
+	// process; attached once the server is built.
+	pods *apiserver.PodSource
 }
 
 func newAuthorization(modes []string, loopback *rest.Config) (*authorization, error) {
@@ -45,13 +50,18 @@ func newAuthorization(modes []string, loopback *rest.Config) (*authorization, er
 	if err != nil {
 		return nil, fmt.Errorf("authorization's loopback client: %w", err)
 	}
-	// kube-apiserver's resync of its versioned informers.
-	factory := informers.NewSharedInformerFactory(client, 10*time.Minute)
+	// kube-apiserver's resync of its versioned informers. Their readers
+	// (the authorizers, admission, the token authenticator) never read
+	// managed fields, so the cached copies go without them: a pod's are a
+	// tenth of its size or more, and the pod informer holds every pod.
+	factory := informers.NewSharedInformerFactoryWithOptions(client, 10*time.Minute, informers.WithTransform(stripManagedFields))
+	pods := &apiserver.PodSource{}
+	pods.Register(factory)
 	a, err := authz.New(modes, factory)
 	if err != nil {
 		return nil, err
 	}
-	return &authorization{authorizer: a, client: client, factory: factory}, nil
+	return &authorization{authorizer: a, client: client, factory: factory, pods: pods}, nil
 }
 
 func (a *authorization) Name() string { return "authorizer-informers" }
@@ -99,4 +109,14 @@ func policy() authz.Policy {
 		p.RoleBindings[rb.Namespace] = append(p.RoleBindings[rb.Namespace], rb)
 	}
 	return p
+}
+
+// stripManagedFields drops an object's managed fields before its informer
+// stores it (cache.TransformFunc: the object is the informer's own, freshly
+// decoded). Tombstones and objects without metadata pass unchanged.
+func stripManagedFields(obj any) (any, error) {
+	if m, err := meta.Accessor(obj); err == nil {
+		m.SetManagedFields(nil)
+	}
+	return obj, nil
 }

@@ -342,6 +342,7 @@ func Start(ctx context.Context, c Config) (*ControlPlane, error) {
 		return fail(err)
 	}
 	cp.Server = srv
+	authorization.pods.Attach(srv)
 	if err := bootstrap(ctx, srv, ips.Range(), port); err != nil {
 		return fail(fmt.Errorf("bootstrapping: %w", err))
 	}
