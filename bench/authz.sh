@@ -45,17 +45,8 @@ trap 'exit 130' INT TERM
 script=authz.sh
 # shellcheck source=bench/lib.sh
 source "$repo/bench/lib.sh"
-command -v etcd >/dev/null 2>&1 || apt_install etcd-server
-command -v curl >/dev/null 2>&1 || die "curl is required"
-command -v kubectl >/dev/null 2>&1 || die "kubectl is required"
-if [[ -n $KUBE_APISERVER ]]; then
-	command -v openssl >/dev/null 2>&1 || die "openssl is required"
-	"$KUBE_APISERVER" --version >&2 || die "KUBE_APISERVER=$KUBE_APISERVER does not run"
-fi
-
+require_apiserver_tools
 dnsplane=$(dnsplane_binary)
-log "building apiload..."
-(cd "$repo" && go build -o "$work/apiload" ./bench/apiload)
 
 # One tokens file for every server, so that each authenticates the same two
 # users the same way.

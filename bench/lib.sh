@@ -123,6 +123,22 @@ dnsplane_binary() {
 	echo "$work/dnsplane"
 }
 
+# require_apiserver_tools: what the API server scripts (authz.sh,
+# createpath.sh) need: etcd (installed if missing), curl, kubectl, and
+# openssl and a kube-apiserver that runs when $KUBE_APISERVER is set; builds
+# bench/apiload into $work/apiload.
+require_apiserver_tools() {
+	command -v etcd >/dev/null 2>&1 || apt_install etcd-server
+	command -v curl >/dev/null 2>&1 || die "curl is required"
+	command -v kubectl >/dev/null 2>&1 || die "kubectl is required"
+	if [[ -n ${KUBE_APISERVER:-} ]]; then
+		command -v openssl >/dev/null 2>&1 || die "openssl is required"
+		"$KUBE_APISERVER" --version >&2 || die "KUBE_APISERVER=$KUBE_APISERVER does not run"
+	fi
+	log "building apiload..."
+	(cd "$repo" && go build -o "$work/apiload" ./bench/apiload)
+}
+
 # start_etcd DIR: a single-member etcd in DIR/etcd on free ports of $BIND
 # (default 127.0.0.1); sets etcd_url and etcd_pid. No fsync: etcd's own cost
 # is not what the scripts measure, and it is the same for every server.

@@ -53,7 +53,12 @@ func (p *PodSource) IsWatchListSemanticsUnSupported() bool { return true }
 
 var podsGVR = schema.GroupVersionResource{Version: "v1", Resource: "pods"}
 
-func (p *PodSource) resource() (*Server, *Resource, error) {
+// open is the server and its pods resource for a list or watch with opts,
+// which must have no selectors: the informers never ask for any.
+func (p *PodSource) open(opts metav1.ListOptions) (*Server, *Resource, error) {
+	if opts.LabelSelector != "" || opts.FieldSelector != "" {
+		return nil, nil, fmt.Errorf("pod source: selectors are not supported (label %q, field %q)", opts.LabelSelector, opts.FieldSelector)
+	}
 	s := p.server.Load()
 	if s == nil {
 		return nil, nil, errors.New("pod source: the API server is not built yet")
@@ -65,21 +70,10 @@ func (p *PodSource) resource() (*Server, *Resource, error) {
 	return s, res, nil
 }
 
-// unfiltered refuses what the informers never ask for.
-func unfiltered(opts metav1.ListOptions) error {
-	if opts.LabelSelector != "" || opts.FieldSelector != "" {
-		return fmt.Errorf("pod source: selectors are not supported (label %q, field %q)", opts.LabelSelector, opts.FieldSelector)
-	}
-	return nil
-}
-
 // List returns every pod at one revision, whatever resourceVersion asks
 // (a consistent read, which any of the semantics allows).
 func (p *PodSource) List(opts metav1.ListOptions) (runtime.Object, error) {
-	if err := unfiltered(opts); err != nil {
-		return nil, err
-	}
-	s, res, err := p.resource()
+	s, res, err := p.open(opts)
 	if err != nil {
 		return nil, err
 	}
@@ -102,10 +96,7 @@ func (p *PodSource) List(opts metav1.ListOptions) (runtime.Object, error) {
 // cache; a revision the cache no longer holds is the 410 Expired error
 // event after which a reflector lists again.
 func (p *PodSource) Watch(opts metav1.ListOptions) (watch.Interface, error) {
-	if err := unfiltered(opts); err != nil {
-		return nil, err
-	}
-	s, res, err := p.resource()
+	s, res, err := p.open(opts)
 	if err != nil {
 		return nil, err
 	}
