@@ -47,6 +47,12 @@ CLIENTS=${CLIENTS:-8}
 TOTAL=${TOTAL:-6000}
 BIND=${BIND:-127.0.0.1}
 KUBE_APISERVER=${KUBE_APISERVER:-}
+# dnsplane apiserver runs the namespace and garbage collector controllers
+# in its own process by default; kube-apiserver runs none (they are
+# kube-controller-manager's, which does not run here). Off by default, so
+# that both processes do the same work; DNSPLANE_CONTROLLERS= (empty) keeps
+# dnsplane's default.
+DNSPLANE_CONTROLLERS=${DNSPLANE_CONTROLLERS--namespace-controller,-garbage-collector-controller}
 # ETCD_CREATES is fixed, not a knob: the counters' deltas are divided by it,
 # so the run must make exactly this many creates (apiload's --max-requests,
 # one client, no errors).
@@ -86,7 +92,8 @@ start_server() {
 		: >"$dir/server.out"
 		"$dnsplane" apiserver --data-dir "$dir/data" --secure-port 0 --bind-address "$BIND" \
 			--etcd-servers "$etcd_url" --log-level warn --token-auth-file "$work/tokens.csv" \
-			--authorization-mode Node,RBAC >"$dir/server.out" 2>"$dir/server.out.err" &
+			--authorization-mode Node,RBAC ${DNSPLANE_CONTROLLERS:+--controllers "$DNSPLANE_CONTROLLERS"} \
+			>"$dir/server.out" 2>"$dir/server.out.err" &
 		pid=$!
 		pids+=("$pid")
 		k=$(wait_line "$dir/server.out" 's/^kubeconfig: //p' "$pid" "dnsplane apiserver")
@@ -164,7 +171,7 @@ for s in "${servers[@]}"; do
 done
 
 echo "# $(date -u '+%F %T UTC'), $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg); $(etcd --version | head -1)"
-echo "# ROUNDS=$ROUNDS PER_ROUND=$PER_ROUND CLIENTS=$CLIENTS TOTAL=$TOTAL; dnsplane $dnsplane${KUBE_APISERVER:+, kube-apiserver $KUBE_APISERVER}"
+echo "# ROUNDS=$ROUNDS PER_ROUND=$PER_ROUND CLIENTS=$CLIENTS TOTAL=$TOTAL DNSPLANE_CONTROLLERS=$DNSPLANE_CONTROLLERS; dnsplane $dnsplane${KUBE_APISERVER:+, kube-apiserver $KUBE_APISERVER}"
 
 # results: one line per timed run: server round validation rps p50 p99 errors.
 results=$work/results
