@@ -6,6 +6,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apiserver/pkg/admission"
+	"k8s.io/utils/ptr"
 )
 
 // BenchmarkAdmitPodCreate is what every pod create pays: the served pod
@@ -32,5 +33,23 @@ func BenchmarkAdmitPodCreate(b *testing.B) {
 	}
 	if tmpl.Spec.Priority == nil || *tmpl.Spec.Priority != 2000000000 {
 		b.Fatalf("priority %v, want 2000000000", tmpl.Spec.Priority)
+	}
+}
+
+// BenchmarkAdmitPodUpdate is a main-resource pod update (labels, say):
+// both pods converted, upstream keeping the stored priority, nothing read.
+func BenchmarkAdmitPodUpdate(b *testing.B) {
+	p := hosted(b, system()...)
+	old := pod("system-cluster-critical")
+	old.Spec.Priority = ptr.To[int32](2000000000)
+	old.Spec.PreemptionPolicy = ptr.To(corev1.PreemptLowerPriority)
+	obj := old.DeepCopy()
+	obj.Labels["tier"] = "front"
+	a := record(admission.Update, podsGVR, "", obj, old)
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := p.Admit(b.Context(), a, nil); err != nil {
+			b.Fatal(err)
+		}
 	}
 }

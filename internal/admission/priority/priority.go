@@ -63,7 +63,9 @@ var (
 // Plugin is upstream's Priority with dnsplane's objects. It is initialised
 // as kube-apiserver initialises upstream's (the initializer interfaces
 // below, k8s.io/apiserver/pkg/admission/initializer): the informers and
-// the client upstream's ValidateInitialization asks for. Use New.
+// the client upstream's ValidateInitialization asks for. It takes no
+// feature gates: upstream reads them (GenericWorkload, CompositePodGroup)
+// only for PodGroups, which dnsplane does not serve. Use New.
 type Plugin struct {
 	upstream *priority.Plugin
 	// synced is the PriorityClass informer's HasSynced; nil until
