@@ -8,6 +8,7 @@ import (
 	"github.com/dnsplane/dnsplane/internal/admission/escalation"
 	"github.com/dnsplane/dnsplane/internal/admission/noderestriction"
 	"github.com/dnsplane/dnsplane/internal/admission/podsecurity"
+	"github.com/dnsplane/dnsplane/internal/admission/priority"
 )
 
 // Config is what the plugins read.
@@ -20,6 +21,8 @@ type Config struct {
 	NodeRestriction *noderestriction.Plugin
 	// PodSecurity is Pod Security admission; nil runs none.
 	PodSecurity *podsecurity.Admission
+	// Priority resolves pods' PriorityClasses; nil runs none.
+	Priority *priority.Plugin
 	// View gives the k8s.io/api view of a served object (PodSecurity).
 	View Viewer
 	// Certificates are the certificate plugins.
@@ -44,6 +47,9 @@ func Plugins(cfg Config) []Plugin {
 		// evictions, bindings); a write with no user passes.
 		{"NodeRestriction", orNil(cfg.NodeRestriction)},
 		{"PodSecurity", newPodSecurity(cfg.PodSecurity, cfg.View)},
+		// Mutating on pod creates and updates, validating on
+		// PriorityClass creates and updates; other writes pass at once.
+		{"Priority", orNil(cfg.Priority)},
 		{"DefaultTolerationSeconds", newDefaultTolerationSeconds()},
 		// CertificateApproval, CertificateSigning, ClusterTrustBundleAttest
 		// and CertificateSubjectRestriction, upstream's plugins, in that

@@ -3,6 +3,7 @@ package apiserver
 import (
 	"fmt"
 
+	"k8s.io/apiserver/pkg/admission/initializer"
 	lifecycle "k8s.io/apiserver/pkg/admission/plugin/namespace/lifecycle"
 	utilfeature "k8s.io/apiserver/pkg/util/feature"
 	psadmission "k8s.io/pod-security-admission/admission"
@@ -11,6 +12,7 @@ import (
 	"github.com/dnsplane/dnsplane/internal/admission/certadmission"
 	"github.com/dnsplane/dnsplane/internal/admission/escalation"
 	"github.com/dnsplane/dnsplane/internal/admission/podsecurity"
+	"github.com/dnsplane/dnsplane/internal/admission/priority"
 )
 
 // newAdmission builds the server's admission chain (internal/admission)
@@ -18,6 +20,7 @@ import (
 // where, is docs/apiserver.md's "Reads on the write path".
 func newAdmission(s *Server, cfg Config) (*admission.Chain, error) {
 	var lc *lifecycle.Lifecycle
+	var prio *priority.Plugin
 	// Pod Security reads the namespace of every pod and pod template
 	// write, and lists a namespace's pods when its level becomes stricter:
 	// from the informers, as kube-apiserver's plugin does, with its live
@@ -32,6 +35,9 @@ func newAdmission(s *Server, cfg Config) (*admission.Chain, error) {
 		if lc, err = admission.NewNamespaceLifecycle(cfg.Loopback, cfg.Informers); err != nil {
 			return nil, err
 		}
+		if prio, err = newPriority(cfg); err != nil {
+			return nil, err
+		}
 		core := cfg.Informers.Core().V1()
 		nsGetter = psadmission.NamespaceGetterFromListerAndClient(core.Namespaces().Lister(), cfg.Loopback)
 		pods = psadmission.PodListerFromInformer(core.Pods().Lister())
@@ -44,6 +50,7 @@ func newAdmission(s *Server, cfg Config) (*admission.Chain, error) {
 		NamespaceLifecycle: lc,
 		NodeRestriction:    s.nodeRestriction,
 		PodSecurity:        ps,
+		Priority:           prio,
 		View:               admission.Views(s.reg.strategies()),
 		// kube's own gates: ClusterTrustBundleAttest reads
 		// ClusterTrustBundle, which dnsplane's --feature-gates does not
@@ -51,4 +58,19 @@ func newAdmission(s *Server, cfg Config) (*admission.Chain, error) {
 		Certificates: certadmission.New(cfg.Authorizer, utilfeature.DefaultFeatureGate),
 		RBAC:         &escalation.Checker{Authorizer: cfg.Authorizer, Rules: cfg.RBACRules},
 	}), nil
+}
+
+// newPriority is kube's Priority admission, upstream's plugin
+// (internal/admission/priority), initialised as kube-apiserver initialises
+// its plugins: the informers (the caller registers them before it starts
+// them once the server serves) and the loopback client upstream's
+// ValidateInitialization asks for. It reads the PriorityClass informer
+// only, never etcd.
+func newPriority(cfg Config) (*priority.Plugin, error) {
+	p := priority.New()
+	initializer.New(cfg.Loopback, nil, cfg.Informers, nil, nil, nil, nil, nil).Initialize(p)
+	if err := p.ValidateInitialization(); err != nil {
+		return nil, fmt.Errorf("apiserver: %s admission: %w", priority.PluginName, err)
+	}
+	return p, nil
 }

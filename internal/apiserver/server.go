@@ -134,8 +134,8 @@ type Config struct {
 	// authenticator read what they need on the write path from them, not
 	// from storage (docs/apiserver.md, "Reads on the write path"). The
 	// authorizers read the same factory (internal/authz). nil: the plugins
-	// that read the API through it (NamespaceLifecycle, NodeRestriction)
-	// do not run, and the others read storage (tests only).
+	// that read the API through it (NamespaceLifecycle, NodeRestriction,
+	// Priority) do not run, and the others read storage (tests only).
 	Informers informers.SharedInformerFactory
 	// Loopback is that client, for the live lookups kube makes on an
 	// informer miss (a namespace created a moment ago). Set with Informers.
