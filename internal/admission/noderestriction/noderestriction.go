@@ -16,15 +16,12 @@ package noderestriction
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/apiserver/pkg/admission"
 	"k8s.io/apiserver/pkg/admission/initializer"
 	"k8s.io/apiserver/pkg/authorization/authorizer"
@@ -36,22 +33,13 @@ import (
 	"k8s.io/kubernetes/plugin/pkg/admission/noderestriction"
 
 	dpcorev1 "github.com/dnsplane/dnsplane/api/core/v1"
+	"github.com/dnsplane/dnsplane/internal/admission/host"
 	"github.com/dnsplane/dnsplane/internal/registry/upstream"
 )
 
 // PluginName is upstream's: the name kube-apiserver's
 // --enable-admission-plugins and its admission metrics use.
 const PluginName = noderestriction.PluginName
-
-// readyTimeout is how long a node's write waits for the informers before
-// it is refused: kube's timeToWaitForReady (k8s.io/apiserver/pkg/admission,
-// handler.go).
-const readyTimeout = 10 * time.Second
-
-// errNotReady is kube's message for a plugin whose informers have not
-// synced (admission.Handler.WaitForReady's callers, NamespaceLifecycle's
-// among them).
-var errNotReady = errors.New("not yet ready to handle request")
 
 // restricted are the resources upstream's Admit decides on (its switch on
 // GroupResource); for the others it returns before reading anything.
@@ -156,32 +144,17 @@ func (p *Plugin) Admit(ctx context.Context, a admission.Attributes, o admission.
 	if err := p.ready(ctx); err != nil {
 		return admission.NewForbidden(a, err)
 	}
-	in, err := internal(a)
+	in, err := host.Attributes(a, toInternal)
 	if err != nil {
 		return apierrors.NewInternalError(fmt.Errorf("%s: %w", PluginName, err))
 	}
 	return p.upstream.Admit(ctx, in, o)
 }
 
-// ready waits until every informer upstream reads has listed once: before,
-// its listers answer "not found" for objects that exist. kube-apiserver
-// keeps /readyz failing until its informers sync (the informer-sync check),
-// so load-balanced clients do not meet that; `up`'s agents dial the server
-// directly, so here the request waits instead.
+// ready waits until every informer upstream reads has listed once:
+// before, its listers answer "not found" for objects that exist.
 func (p *Plugin) ready(ctx context.Context) error {
-	if err := p.upstream.ValidateInitialization(); err != nil {
-		return fmt.Errorf("%w: %w", errNotReady, err)
-	}
-	if p.hasSynced() {
-		return nil
-	}
-	err := wait.PollUntilContextTimeout(ctx, 20*time.Millisecond, readyTimeout, true, func(context.Context) (bool, error) {
-		return p.hasSynced(), nil
-	})
-	if err != nil {
-		return errNotReady
-	}
-	return nil
+	return host.WaitSynced(ctx, p.upstream.ValidateInitialization(), p.hasSynced)
 }
 
 func (p *Plugin) hasSynced() bool {
@@ -193,28 +166,9 @@ func (p *Plugin) hasSynced() bool {
 	return true
 }
 
-// internal is a with its objects converted to kube's internal types, which
-// upstream's rules type-assert (*core.Pod, *authentication.TokenRequest,
-// …), as kube-apiserver's handlers decode to them before admission.
-func internal(a admission.Attributes) (admission.Attributes, error) {
-	obj, err := toInternal(a.GetObject())
-	if err != nil {
-		return nil, err
-	}
-	old, err := toInternal(a.GetOldObject())
-	if err != nil {
-		return nil, err
-	}
-	return admission.NewAttributesRecord(obj, old, a.GetKind(), a.GetNamespace(), a.GetName(), a.GetResource(),
-		a.GetSubresource(), a.GetOperation(), a.GetOperationOptions(), a.IsDryRun(), a.GetUserInfo()), nil
-}
-
 // toInternal converts a served object with upstream's conversions
 // (internal/registry/upstream's scheme, kube-apiserver's legacyscheme).
 func toInternal(obj runtime.Object) (runtime.Object, error) {
-	if obj == nil {
-		return nil, nil
-	}
 	if pod, ok := obj.(*dpcorev1.Pod); ok {
 		// dnsParams has no upstream field: no rule of NodeRestriction
 		// could read it.

@@ -18,17 +18,14 @@ package priority
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sync/atomic"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/apiserver/pkg/admission"
 	"k8s.io/apiserver/pkg/admission/initializer"
 	"k8s.io/client-go/informers"
@@ -38,22 +35,13 @@ import (
 	"k8s.io/kubernetes/plugin/pkg/admission/priority"
 
 	dpcorev1 "github.com/dnsplane/dnsplane/api/core/v1"
+	"github.com/dnsplane/dnsplane/internal/admission/host"
 	"github.com/dnsplane/dnsplane/internal/registry/upstream"
 )
 
 // PluginName is upstream's: the name kube-apiserver's
 // --enable-admission-plugins and its admission metrics use.
 const PluginName = priority.PluginName
-
-// readyTimeout is how long a write that reads the PriorityClass informer
-// waits for it before it is refused: kube's timeToWaitForReady
-// (k8s.io/apiserver/pkg/admission, handler.go).
-const readyTimeout = 10 * time.Second
-
-// errNotReady is kube's message for a plugin whose informers have not
-// synced (admission.Handler.WaitForReady's callers, NamespaceLifecycle's
-// among them).
-var errNotReady = errors.New("not yet ready to handle request")
 
 var (
 	pods            = schema.GroupResource{Resource: "pods"}
@@ -144,7 +132,7 @@ func (p *Plugin) Admit(ctx context.Context, a admission.Attributes, o admission.
 			return admission.NewForbidden(a, err)
 		}
 	}
-	in, err := internal(a)
+	in, err := host.Attributes(a, toInternal)
 	if err != nil {
 		return apierrors.NewInternalError(fmt.Errorf("%s: %w", PluginName, err))
 	}
@@ -192,7 +180,7 @@ func (p *Plugin) Validate(ctx context.Context, a admission.Attributes, o admissi
 	if err := p.ready(ctx); err != nil {
 		return admission.NewForbidden(a, err)
 	}
-	in, err := internal(a)
+	in, err := host.Attributes(a, toInternal)
 	if err != nil {
 		return apierrors.NewInternalError(fmt.Errorf("%s: %w", PluginName, err))
 	}
@@ -209,33 +197,11 @@ func (p *Plugin) ready(ctx context.Context) error {
 	if p.listed.Load() {
 		return nil
 	}
-	if err := p.upstream.ValidateInitialization(); err != nil {
-		return fmt.Errorf("%w: %w", errNotReady, err)
-	}
-	err := wait.PollUntilContextTimeout(ctx, 20*time.Millisecond, readyTimeout, true, func(context.Context) (bool, error) {
-		return p.synced(), nil
-	})
-	if err != nil {
-		return errNotReady
+	if err := host.WaitSynced(ctx, p.upstream.ValidateInitialization(), p.synced); err != nil {
+		return err
 	}
 	p.listed.Store(true)
 	return nil
-}
-
-// internal is a with its objects converted to kube's internal types, which
-// upstream type-asserts (*core.Pod, *scheduling.PriorityClass), as
-// kube-apiserver's handlers decode to them before admission.
-func internal(a admission.Attributes) (admission.Attributes, error) {
-	obj, err := toInternal(a.GetObject())
-	if err != nil {
-		return nil, err
-	}
-	old, err := toInternal(a.GetOldObject())
-	if err != nil {
-		return nil, err
-	}
-	return admission.NewAttributesRecord(obj, old, a.GetKind(), a.GetNamespace(), a.GetName(), a.GetResource(),
-		a.GetSubresource(), a.GetOperation(), a.GetOperationOptions(), a.IsDryRun(), a.GetUserInfo()), nil
 }
 
 // toInternal converts a served object with upstream's conversions
@@ -243,9 +209,6 @@ func internal(a admission.Attributes) (admission.Attributes, error) {
 // on a copy: what upstream sets reaches the served object only through
 // copyBack.
 func toInternal(obj runtime.Object) (runtime.Object, error) {
-	if obj == nil {
-		return nil, nil
-	}
 	convert := upstream.Scheme().ConvertToVersion
 	if pod, ok := obj.(*dpcorev1.Pod); ok {
 		// dnsParams has no upstream field, and upstream reads only the
